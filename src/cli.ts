@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { startDaemon } from './daemon.js';
+import { formatStatus, readStatus } from './status.js';
+import { pulsePaths } from './store/paths.js';
+import { ensurePulseFolder } from './store/pulse-folder.js';
+import { VERSION } from './version.js';
+
+/** Shutdown must finish within this; past it the process exits anyway. */
+const SHUTDOWN_LIMIT_MS = 2000;
+
+const parsePort = (value: string): number => {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new InvalidArgumentError('Expected a port number from 0 to 65535 (0 picks a free port).');
+  }
+  return port;
+};
+
+const fail = (error: unknown): never => {
+  console.error(`pulse: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+};
+
+const program = new Command('pulse')
+  .description('Interrupt-aware MCP sidecar for long-running coding agents.')
+  .version(`pulse-agent ${VERSION}`, '-V, --version', 'print the version')
+  .showHelpAfterError();
+
+program
+  .command('start')
+  .description('initialise .pulse/ and serve MCP until stopped')
+  .option('-p, --project <dir>', 'project folder to watch', '.')
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--port <port>', 'port to listen on (0 for any free port)', parsePort, 8765)
+  .action(async (options: { project: string; host: string; port: number }) => {
+    const { startDaemon } = await import('./daemon.js');
+    const daemon = await startDaemon(options).catch(fail);
+    for (const name of daemon.created) console.log(`Created .pulse/${name}`);
+    for (const warning of daemon.warnings) console.warn(`warning: ${warning}`);
+    console.log(`Watching ${daemon.paths.dir}`);
+    console.log(`MCP endpoint: ${daemon.url}`);
+    const stop = (signal: string) => {
+      console.log(`Received ${signal}; shutting down.`);
+      setTimeout(() => process.exit(0), SHUTDOWN_LIMIT_MS).unref();
+      daemon.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+
+program
+  .command('init')
+  .description('create .pulse/ with its templates, without starting the daemon')
+  .option('-p, --project <dir>', 'project folder', '.')
+  .action(async (options: { project: string }) => {
+    const { ensurePulseFolder } = await import('./store/pulse-folder.js');
+    const paths = pulsePaths(options.project);
+    const created = await ensurePulseFolder(paths).catch(fail);
+    if (created.length === 0) console.log(`${paths.dir} is already initialised.`);
+    for (const name of created) console.log(`Created .pulse/${name}`);
+  });
+
+program
+  .command('status')
+  .description('show the replan state, from the running daemon or from the files')
+  .option('-p, --project <dir>', 'project folder', '.')
+  .option('--json', 'print JSON')
+  .action(async (options: { project: string; json?: boolean }) => {
+    const { formatStatus, readStatus } = await import('./status.js');
+    const report = await readStatus(pulsePaths(options.project)).catch(fail);
+    console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
+  });
+
+await program.parseAsync();

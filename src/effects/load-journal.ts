@@ -1,0 +1,27 @@
+import { EventIndex } from '../../machines/event-index.js';
+import type { LoadedJournal } from '../../machines/event-log.js';
+import { emptyFile, eventPath, PULSE_FILES, type TrackedFiles } from '../../machines/pulse-files.js';
+import type { EventStamper } from '../store/event-id.js';
+import { readEventLog } from '../store/event-log-file.js';
+import type { PulsePaths } from '../store/paths.js';
+import type { LoadedState } from '../store/state-file.js';
+
+/**
+ * Reads the log once and works out what the sidecar last knew of each file: the log's last
+ * event for it wins over state.json (the log is written first, so it is never behind).
+ */
+export const createJournalLoader =
+  ({ paths, stamper, state }: { paths: PulsePaths; stamper: EventStamper; state: LoadedState }) =>
+  async (): Promise<LoadedJournal> => {
+    const { events, warnings } = await readEventLog(paths.events);
+    const index = EventIndex.from(events);
+    const latest = index.latest;
+    if (latest) stamper.observe(latest.id);
+    const files = {} as TrackedFiles;
+    for (const name of PULSE_FILES) {
+      const last = index.lastFor(eventPath(name));
+      const sha256 = last ? last.sha256 : (state.lastHashes[name] ?? null);
+      files[name] = { ...emptyFile(), sha256 };
+    }
+    return { index, ack: state.ack, files, warnings: [...state.warnings, ...warnings] };
+  };

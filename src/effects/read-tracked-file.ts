@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { emptyFile, type TrackedFile } from '../../machines/pulse-files.js';
+
+/** How much of a protocol file the context resource inlines. */
+export const INLINE_LIMIT = 64 * 1024;
+/** Files up to this size are read in one go; larger ones are hashed as a stream. */
+const WHOLE_READ_LIMIT = 4 * 1024 * 1024;
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+const fingerprintOf = (s: import('node:fs').BigIntStats): string =>
+  `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+
+const hashStream = (path: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolve(hash.digest('hex')));
+  });
+
+/**
+ * Reads one protocol file as the sidecar tracks it. Skips hashing when the stat fingerprint
+ * matches `previous`. A missing file, or anything that is not a regular file, is absent.
+ */
+export const readTrackedFile = async (path: string, previous: TrackedFile): Promise<TrackedFile> => {
+  let stats: import('node:fs').BigIntStats;
+  try {
+    stats = await stat(path, { bigint: true });
+  } catch (error) {
+    if (
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (error as NodeJS.ErrnoException).code === 'ENOTDIR'
+    ) {
+      return emptyFile();
+    }
+    throw error;
+  }
+  if (!stats.isFile()) return { ...emptyFile(), fingerprint: `not-a-file:${stats.ino}` };
+  const fingerprint = fingerprintOf(stats);
+  if (fingerprint === previous.fingerprint) return previous;
+  const size = Number(stats.size);
+  if (size <= WHOLE_READ_LIMIT) {
+    const handle = await open(path, 'r');
+    try {
+      const bytes = await handle.readFile();
+      return {
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        size: bytes.length,
+        text: decoder.decode(bytes.subarray(0, INLINE_LIMIT)),
+        truncated: bytes.length > INLINE_LIMIT,
+        fingerprint,
+      };
+    } finally {
+      await handle.close();
+    }
+  }
+  const handle = await open(path, 'r');
+  let head: Buffer;
+  try {
+    head = Buffer.alloc(INLINE_LIMIT);
+    const { bytesRead } = await handle.read(head, 0, INLINE_LIMIT, 0);
+    head = head.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+  return { sha256: await hashStream(path), size, text: decoder.decode(head), truncated: true, fingerprint };
+};

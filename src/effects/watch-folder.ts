@@ -1,0 +1,41 @@
+import { basename, dirname, sep } from 'node:path';
+import { watch } from 'chokidar';
+import { fromCallback } from 'xstate';
+import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
+import type { WatchReport } from '../../machines/watcher.js';
+import type { PulsePaths } from '../store/paths.js';
+
+const WATCHED: ReadonlySet<string> = new Set(PULSE_FILES);
+
+/**
+ * chokidar on the project root, one level deep, seeing only `.pulse/` and what is in it: the
+ * watch survives `.pulse/` itself being removed and recreated. Editor temp and backup files
+ * are never reported; atomic saves (write temp, rename) are coalesced by chokidar's `atomic`.
+ * `onClosed` receives the close promise, so shutdown can await it.
+ */
+export const createFolderWatcher = (paths: PulsePaths, onClosed: (closing: Promise<void>) => void) =>
+  fromCallback<WatchReport>(({ sendBack }) => {
+    const inScope = (path: string) =>
+      path === paths.projectRoot || path === paths.dir || dirname(path) === paths.dir;
+    const watcher = watch(paths.projectRoot, {
+      depth: 1,
+      ignoreInitial: true,
+      atomic: true,
+      ignored: (path: string) => !inScope(path.endsWith(sep) ? path.slice(0, -1) : path),
+    });
+    watcher.on('all', (_event, path) => {
+      if (path === paths.dir) {
+        sendBack({ type: 'watch.change', name: 'unknown' });
+        return;
+      }
+      const name = basename(path);
+      if (dirname(path) === paths.dir && WATCHED.has(name)) {
+        sendBack({ type: 'watch.change', name: name as PulseFileName });
+      }
+    });
+    watcher.on('ready', () => sendBack({ type: 'watch.ready' }));
+    watcher.on('error', (error) =>
+      sendBack({ type: 'watch.error', message: error instanceof Error ? error.message : String(error) }),
+    );
+    return () => onClosed(watcher.close());
+  });

@@ -1,0 +1,37 @@
+import { Hono } from 'hono';
+import { createMcpServer } from '../mcp/server.js';
+import { logOf, replanOf } from '../requests.js';
+import { VERSION } from '../version.js';
+import type { PulseActor } from '../wiring.js';
+import { hostGuard } from './host-guard.js';
+import { createMcpRoute } from './mcp-route.js';
+
+/** The daemon's HTTP surface: `/mcp`, and `/healthz` for scripts. */
+export const createHttpApp = ({ actor, projectRoot }: { actor: PulseActor; projectRoot: string }) => {
+  const mcp = createMcpRoute(() => createMcpServer({ actor }));
+  const app = new Hono();
+  app.use('*', hostGuard());
+  app.get('/healthz', function health(c) {
+    const log = logOf(actor).getSnapshot();
+    const replan = replanOf(actor).getSnapshot();
+    const ok = !log.matches('failed');
+    return c.json(
+      {
+        ok,
+        name: 'pulse-agent',
+        version: VERSION,
+        project: projectRoot,
+        events: log.context.index.size,
+        replan: replan.value,
+        sessions: mcp.sessionCount,
+        error: log.context.lastError,
+      },
+      ok ? 200 : 503,
+    );
+  });
+  app.all('/mcp', mcp.handle);
+  app.notFound((c) =>
+    c.json({ error: `No route ${c.req.method} ${c.req.path}. The MCP endpoint is /mcp.` }, 404),
+  );
+  return { app, closeSessions: () => mcp.close() };
+};

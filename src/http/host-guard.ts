@@ -1,0 +1,39 @@
+import type { MiddlewareHandler } from 'hono';
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+const hostnameOf = (host: string): string => {
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1).toLowerCase();
+  return (host.split(':')[0] ?? '').toLowerCase();
+};
+
+/**
+ * DNS-rebinding guard: a browser page on another site can reach a loopback port, but it
+ * cannot make its Host or Origin say localhost. Requests naming any other host get 403.
+ * (The SDK's own guard is Express-only.)
+ */
+export const hostGuard = ({ extraHosts = [] }: { extraHosts?: string[] } = {}): MiddlewareHandler => {
+  const allowed = new Set([...LOOPBACK_NAMES, ...extraHosts.map((h) => h.toLowerCase())]);
+  return async function hostGuardMiddleware(c, next) {
+    const host = c.req.header('host');
+    if (host !== undefined && !allowed.has(hostnameOf(host))) {
+      return c.json(
+        { error: `Host "${host}" is not allowed: pulse answers only on ${[...allowed].join(', ')}.` },
+        403,
+      );
+    }
+    const origin = c.req.header('origin');
+    if (origin !== undefined && origin !== 'null') {
+      let originHost: string | null = null;
+      try {
+        originHost = new URL(origin).host;
+      } catch {}
+      if (originHost === null || !allowed.has(hostnameOf(originHost))) {
+        return c.json({ error: `Origin "${origin}" is not allowed: only local pages may call pulse.` }, 403);
+      }
+    } else if (origin === 'null') {
+      return c.json({ error: 'Origin "null" is not allowed: only local pages may call pulse.' }, 403);
+    }
+    await next();
+  };
+};

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Context } from 'hono';
+
+/** Bodies above this are refused with 413 before parsing. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const rpcError = (status: number, code: number, message: string) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+
+interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: McpServer;
+}
+
+const readLimited = async (request: Request): Promise<string | null> => {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > MAX_BODY_BYTES) return null;
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+const withAccept = (request: Request): Request => {
+  const accept = request.headers.get('accept') ?? '';
+  if (accept.includes('application/json') && accept.includes('text/event-stream')) return request;
+  // One-shot scripts (curl) often send no Accept at all; they get a JSON answer either way.
+  const headers = new Headers(request.headers);
+  headers.set('accept', 'application/json, text/event-stream');
+  return new Request(request.url, { method: request.method, headers });
+};
+
+/**
+ * The `/mcp` endpoint for both kinds of client: session clients (`initialize`, then
+ * `Mcp-Session-Id`) and one-shot JSON-RPC POSTs without a session, served statelessly as
+ * PulseAgent does.
+ */
+export const createMcpRoute = (createServer: () => McpServer) => {
+  const sessions = new Map<string, Session>();
+
+  const serveOneShot = async (request: Request, body: unknown): Promise<Response> => {
+    const server = createServer();
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(withAccept(request), { parsedBody: body });
+    } finally {
+      await server.close().catch(() => {});
+    }
+  };
+
+  const openSession = async (request: Request, body: unknown): Promise<Response> => {
+    const server = createServer();
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server });
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    return transport.handleRequest(request, { parsedBody: body });
+  };
+
+  const handle = async function mcpRoute(c: Context): Promise<Response> {
+    const request = c.req.raw;
+    const sessionId = request.headers.get('mcp-session-id');
+    let body: unknown;
+    if (request.method === 'POST') {
+      const text = await readLimited(request);
+      if (text === null) {
+        return rpcError(413, -32600, `Request body too large: the limit is ${MAX_BODY_BYTES} bytes.`);
+      }
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return rpcError(400, -32700, 'Parse error: the request body is not valid JSON.');
+      }
+    }
+    if (sessionId) {
+      const session = sessions.get(sessionId);
+      if (!session) {
+        return rpcError(
+          404,
+          -32001,
+          'Session not found: it expired or the daemon restarted. Initialize a new session.',
+        );
+      }
+      return session.transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body });
+    }
+    if (request.method !== 'POST') {
+      return rpcError(
+        400,
+        -32000,
+        'Bad Request: Mcp-Session-Id header is required. Initialize a session first.',
+      );
+    }
+    const messages = Array.isArray(body) ? body : [body];
+    if (messages.some((m) => isInitializeRequest(m))) return openSession(request, body);
+    return serveOneShot(request, body);
+  };
+
+  return {
+    handle,
+    get sessionCount() {
+      return sessions.size;
+    },
+    /** Closes every session; one failing close does not skip the rest. */
+    async close(): Promise<void> {
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.allSettled(
+        open.map(async ({ transport, server }) => {
+          try {
+            await transport.close();
+          } finally {
+            await server.close();
+          }
+        }),
+      );
+    },
+  };
+};

@@ -1,0 +1,33 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { ackReplan } from '../requests.js';
+import type { PulseActor } from '../wiring.js';
+import { jsonResult } from './json-result.js';
+
+export const ackOutput = {
+  accepted: z.boolean(),
+  acknowledged_event_id: z.string().nullable(),
+  plan_sha256: z.string().nullable(),
+  reason: z.string(),
+  code: z
+    .enum(['missing_event_id', 'unknown_event', 'not_invalidating', 'no_pending_replan', 'stale_event'])
+    .optional()
+    .describe('Why the ack was refused, for programs; absent when accepted.'),
+};
+
+export const registerAckReplan = (server: McpServer, actor: PulseActor): void => {
+  server.registerTool(
+    'pulse_ack_replan',
+    {
+      description:
+        'Acknowledge that an agent replanned for the latest guidance or constraints event. Pass pending_replan_event_id from pulse_should_interrupt, after updating .pulse/plan.md.',
+      inputSchema: { event_id: z.string() },
+      outputSchema: ackOutput,
+      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async ({ event_id }) => {
+      const { requestId: _requestId, ...reply } = await ackReplan(actor, event_id);
+      return jsonResult(reply);
+    },
+  );
+};

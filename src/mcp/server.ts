@@ -1,0 +1,26 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { VERSION } from '../version.js';
+import type { PulseActor } from '../wiring.js';
+import { registerAckReplan } from './ack-replan.js';
+import { registerContextResource } from './context-resource.js';
+import { registerReplanPrompt } from './replan-prompt.js';
+import { registerShouldInterrupt } from './should-interrupt.js';
+
+/**
+ * One MCP server bound to the actor system. The SDK binds a server to one transport, so the
+ * HTTP layer builds one per session (or per one-shot request); they are cheap.
+ */
+export const createMcpServer = ({ actor }: { actor: PulseActor }): McpServer => {
+  const server = new McpServer(
+    { name: 'pulse-agent', version: VERSION },
+    {
+      instructions:
+        'Before continuing long-running work, read pulse://context/latest and call pulse_should_interrupt. If needs_replan is true, update .pulse/plan.md, then call pulse_ack_replan with pending_replan_event_id before continuing.',
+    },
+  );
+  registerContextResource(server, actor);
+  registerShouldInterrupt(server, actor);
+  registerAckReplan(server, actor);
+  registerReplanPrompt(server);
+  return server;
+};

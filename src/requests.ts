@@ -1,0 +1,70 @@
+import { type ActorRefFrom, waitFor } from 'xstate';
+import type { eventLogMachine } from '../machines/event-log.js';
+import type { AckReply, replanMachine } from '../machines/replan.js';
+import { formatMicros, systemMicroClock } from './store/event-id.js';
+import type { PulseActor } from './wiring.js';
+
+/** How long a request waits on an actor before it reports the daemon as stuck. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export type LogRef = ActorRefFrom<typeof eventLogMachine>;
+export type ReplanRef = ActorRefFrom<typeof replanMachine>;
+
+/** A request the actor system could not serve; the message says why. */
+export class PulseUnavailableError extends Error {
+  override name = 'PulseUnavailableError';
+}
+
+export const logOf = (actor: PulseActor): LogRef => actor.system.get('log') as LogRef;
+export const replanOf = (actor: PulseActor): ReplanRef => actor.system.get('replan') as ReplanRef;
+
+/**
+ * Read-your-writes: asks the log owner to reconcile with the files and waits until a scan
+ * that started after this request has finished. A write that returned before this call is
+ * then in the snapshot, whatever the watcher's timing.
+ */
+export const reconcile = async (actor: PulseActor): Promise<void> => {
+  const log = logOf(actor);
+  const ready = await waitFor(log, (s) => !s.matches('loading'), { timeout: REQUEST_TIMEOUT_MS });
+  if (ready.matches('failed'))
+    throw new PulseUnavailableError(ready.context.lastError ?? 'The event log failed to load.');
+  log.send({ type: 'log.reconcile' });
+  const ticket = log.getSnapshot().context.scansRequested;
+  await waitFor(log, (s) => s.context.scansCompleted >= ticket, { timeout: REQUEST_TIMEOUT_MS });
+};
+
+let nextRequestId = 1;
+
+/** Asks the replan lifecycle to accept an ack; an accepted one is answered only once it is durable. */
+export const ackReplan = async (actor: PulseActor, eventId: string): Promise<AckReply> => {
+  await reconcile(actor);
+  const log = logOf(actor);
+  const replan = replanOf(actor);
+  const { index, files } = log.getSnapshot().context;
+  const target = index.get(eventId);
+  const requestId = nextRequestId++;
+  replan.send({
+    type: 'replan.ack',
+    requestId,
+    eventId,
+    target: target ? { id: target.id, path: target.path } : null,
+    planSha256: files['plan.md'].sha256,
+    at: formatMicros(systemMicroClock()).iso,
+  });
+  const { context } = await waitFor(replan, (s) => s.context.lastReply?.requestId === requestId, {
+    timeout: REQUEST_TIMEOUT_MS,
+  });
+  const reply = context.lastReply!;
+  if (!reply.accepted) return reply;
+  const saved = await waitFor(
+    log,
+    (s) => s.context.ackSavedRequestId >= requestId || s.context.ackError?.requestId === requestId,
+    { timeout: REQUEST_TIMEOUT_MS },
+  );
+  if (saved.context.ackSavedRequestId < requestId) {
+    throw new PulseUnavailableError(
+      `The ack was accepted but could not be written to state.json: ${saved.context.ackError?.message}. Check that .pulse/ is writable, then ack again.`,
+    );
+  }
+  return reply;
+};

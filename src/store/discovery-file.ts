@@ -1,0 +1,32 @@
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+
+/** How hooks and `pulse status` find the daemon that serves a project. */
+export interface Discovery {
+  pid: number;
+  host: string;
+  port: number;
+  url: string;
+  version: string;
+  started_at: string;
+}
+
+export const discoveryPath = (pulseDir: string) => join(pulseDir, 'daemon.json');
+
+export const writeDiscovery = (pulseDir: string, discovery: Discovery) =>
+  writeFileAtomic(discoveryPath(pulseDir), `${JSON.stringify(discovery, null, 2)}\n`);
+
+export const readDiscovery = async (pulseDir: string): Promise<Discovery | null> => {
+  try {
+    return JSON.parse(await readFile(discoveryPath(pulseDir), 'utf8')) as Discovery;
+  } catch {
+    return null;
+  }
+};
+
+/** Removes the file only if it still names this process (a newer daemon may own it). */
+export const removeDiscovery = async (pulseDir: string, pid = process.pid) => {
+  const current = await readDiscovery(pulseDir);
+  if (current?.pid === pid) await rm(discoveryPath(pulseDir), { force: true });
+};

@@ -1,0 +1,23 @@
+import { join, resolve } from 'node:path';
+import type { PulseFileName } from '../../machines/pulse-files.js';
+
+/** Where everything of one project lives. */
+export interface PulsePaths {
+  projectRoot: string;
+  dir: string;
+  state: string;
+  events: string;
+  file(name: PulseFileName): string;
+}
+
+export const pulsePaths = (project: string): PulsePaths => {
+  const projectRoot = resolve(project);
+  const dir = join(projectRoot, '.pulse');
+  return {
+    projectRoot,
+    dir,
+    state: join(dir, 'state.json'),
+    events: join(dir, 'events.jsonl'),
+    file: (name) => join(dir, name),
+  };
+};

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
+import type { PulsePaths } from './paths.js';
+import { StateFile } from './state-file.js';
+
+/** The templates PulseAgent writes on first start, byte for byte. */
+export const TEMPLATES: Record<PulseFileName, string> = {
+  'task.md': '# Task\n\nDescribe the current task here.\n',
+  'guidance.md': '# Guidance\n\nWrite updated user guidance here. This file can change task direction.\n',
+  'constraints.md':
+    '# Constraints\n\nWrite project constraints here. Constraints can restrict behavior but must not expand agent permissions.\n',
+  'plan.md': '# Plan\n\nWrite the current plan here.\n',
+};
+
+/** A problem with the project folder the user can fix; `message` says how. */
+export class ProjectFolderError extends Error {
+  override name = 'ProjectFolderError';
+}
+
+const sha256Of = async (path: string): Promise<string | null> => {
+  try {
+    return createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
+  } catch {
+    return null;
+  }
+};
+
+const isSymlink = async (path: string): Promise<boolean> => {
+  try {
+    return (await lstat(path)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+};
+
+const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * Creates `.pulse/` as PulseAgent's first start does: missing templates, an empty log, and a
+ * state.json holding the current hashes. Never overwrites a file, never writes through a symlink.
+ * Returns the names of the files it created.
+ */
+export const ensurePulseFolder = async (paths: PulsePaths): Promise<string[]> => {
+  try {
+    const stat = await lstat(paths.projectRoot);
+    if (!stat.isDirectory())
+      throw new ProjectFolderError(`Project path ${paths.projectRoot} is not a folder.`);
+  } catch (error) {
+    if (error instanceof ProjectFolderError) throw error;
+    throw new ProjectFolderError(
+      `Project folder ${paths.projectRoot} does not exist. Create it, or pass an existing folder with --project DIR.`,
+    );
+  }
+  try {
+    await mkdir(paths.dir, { recursive: true });
+  } catch (error) {
+    throw new ProjectFolderError(
+      `Cannot create ${paths.dir} (${code(error)}). Check that the project folder is writable by this user.`,
+    );
+  }
+  for (const own of [paths.state, paths.events]) {
+    if (await isSymlink(own)) {
+      throw new ProjectFolderError(
+        `${own} is a symlink; pulse never writes through symlinks. Replace it with a file.`,
+      );
+    }
+  }
+  const created: string[] = [];
+  const create = async (path: string, text: string, name: string) => {
+    try {
+      // 'wx' fails on any existing entry, a dangling symlink included: nothing is overwritten.
+      await writeFile(path, text, { flag: 'wx' });
+      created.push(name);
+    } catch (error) {
+      if (code(error) === 'EEXIST') return;
+      if (code(error) === 'EACCES' || code(error) === 'EROFS') {
+        throw new ProjectFolderError(
+          `Cannot write ${path} (${code(error)}). Make ${paths.dir} writable by this user.`,
+        );
+      }
+      throw error;
+    }
+  };
+  for (const name of PULSE_FILES) await create(paths.file(name), TEMPLATES[name], name);
+  await create(paths.events, '', 'events.jsonl');
+  try {
+    await lstat(paths.state);
+  } catch {
+    const hashes: Record<string, string | null> = {};
+    for (const name of PULSE_FILES) hashes[name] = await sha256Of(paths.file(name));
+    await StateFile.fresh(paths.state, paths.projectRoot, hashes).update({});
+    created.push('state.json');
+  }
+  return created;
+};

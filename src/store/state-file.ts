@@ -1,0 +1,153 @@
+import { copyFile, readFile } from 'node:fs/promises';
+import writeFileAtomic from 'write-file-atomic';
+import type { AckRecord, PulseFileName } from '../../machines/pulse-files.js';
+import { formatMicros, systemMicroClock } from './event-id.js';
+
+type Raw = Record<string, unknown>;
+
+/** What we use of `state.json`; every other key is kept as it was. */
+export interface LoadedState {
+  lastHashes: Partial<Record<PulseFileName, string | null>>;
+  ack: AckRecord | null;
+  warnings: string[];
+}
+
+const ACK_KEYS = [
+  'last_acknowledged_event_id',
+  'last_acknowledged_plan_sha256',
+  'last_acknowledged_at',
+] as const;
+
+const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+const ackOf = (raw: Raw): AckRecord | null => {
+  const eventId = stringOrNull(raw.last_acknowledged_event_id);
+  if (eventId === null) return null;
+  return {
+    eventId,
+    planSha256: stringOrNull(raw.last_acknowledged_plan_sha256),
+    at: stringOrNull(raw.last_acknowledged_at) ?? '',
+  };
+};
+
+/** Pulls what it can out of a state.json that no longer parses, key by key. */
+const salvage = (text: string): Raw => {
+  const raw: Raw = {};
+  for (const key of ACK_KEYS) {
+    const match = new RegExp(`"${key}"\\s*:\\s*"([^"]*)"`).exec(text);
+    if (match) raw[key] = match[1];
+  }
+  return raw;
+};
+
+const sortedJson = (raw: Raw): string => {
+  const sorted: Raw = {};
+  for (const key of Object.keys(raw).sort()) sorted[key] = raw[key];
+  return `${JSON.stringify(sorted, null, 2)}\n`;
+};
+
+/**
+ * `state.json`, written crash-safely (temp file, fsync, rename) and one write at a time.
+ * Keys we do not know are kept; schema 1 is migrated to 2 on load.
+ */
+export class StateFile {
+  #raw: Raw;
+  #writes: Promise<void> = Promise.resolve();
+
+  private constructor(
+    readonly path: string,
+    raw: Raw,
+  ) {
+    this.#raw = raw;
+  }
+
+  /** A fresh state for a project, as PulseAgent's first start writes it. */
+  static fresh(path: string, projectRoot: string, lastHashes: Record<string, string | null>): StateFile {
+    return new StateFile(path, {
+      schema_version: 2,
+      project_root: projectRoot,
+      initialized_at: formatMicros(systemMicroClock()).iso,
+      last_hashes: lastHashes,
+      last_acknowledged_event_id: null,
+      last_acknowledged_plan_sha256: null,
+      last_acknowledged_at: null,
+    });
+  }
+
+  /** Loads and migrates; a corrupt file is kept as `state.json.bak` and what can be read of it is recovered. */
+  static async load(path: string, projectRoot: string): Promise<{ file: StateFile; state: LoadedState }> {
+    const warnings: string[] = [];
+    let text: string | null = null;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    let raw: Raw;
+    if (text === null) {
+      raw = StateFile.fresh(path, projectRoot, {}).#raw;
+    } else {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {}
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+        raw = parsed as Raw;
+      } else {
+        await copyFile(path, `${path}.bak`);
+        raw = { ...StateFile.fresh(path, projectRoot, {}).#raw, ...salvage(text) };
+        const recovered = ackOf(raw) ? `the last ack (${raw.last_acknowledged_event_id})` : 'no ack';
+        warnings.push(
+          `state.json was corrupt; kept it as state.json.bak and recovered ${recovered}. File hashes are rebuilt from events.jsonl.`,
+        );
+      }
+    }
+    const file = new StateFile(path, raw);
+    const migrated = file.#migrate();
+    if (migrated) warnings.push(`state.json schema ${migrated} migrated to schema 2.`);
+    const hashes =
+      typeof raw.last_hashes === 'object' && raw.last_hashes !== null ? (raw.last_hashes as Raw) : {};
+    const lastHashes: LoadedState['lastHashes'] = {};
+    for (const [name, value] of Object.entries(hashes)) {
+      lastHashes[name as PulseFileName] = stringOrNull(value);
+    }
+    if (text === null || migrated || warnings.length > 0) await file.#write();
+    return { file, state: { lastHashes, ack: ackOf(file.#raw), warnings } };
+  }
+
+  #migrate(): number | null {
+    const version = this.#raw.schema_version;
+    if (version === 2) return null;
+    for (const key of ACK_KEYS) if (!(key in this.#raw)) this.#raw[key] = null;
+    this.#raw.schema_version = 2;
+    return typeof version === 'number' ? version : 0;
+  }
+
+  get raw(): Readonly<Raw> {
+    return this.#raw;
+  }
+
+  setHashes(lastHashes: Record<string, string | null>): Promise<void> {
+    return this.update({ last_hashes: lastHashes });
+  }
+
+  setAck(ack: AckRecord): Promise<void> {
+    return this.update({
+      last_acknowledged_event_id: ack.eventId,
+      last_acknowledged_plan_sha256: ack.planSha256,
+      last_acknowledged_at: ack.at,
+    });
+  }
+
+  /** Merges `patch` and writes; writes are serialised, so none overtakes another. */
+  update(patch: Raw): Promise<void> {
+    this.#raw = { ...this.#raw, ...patch };
+    const write = this.#writes.then(() => this.#write());
+    this.#writes = write.catch(() => {});
+    return write;
+  }
+
+  #write(): Promise<void> {
+    return writeFileAtomic(this.path, sortedJson(this.#raw), { fsync: true });
+  }
+}

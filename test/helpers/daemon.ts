@@ -1,0 +1,139 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
+
+/** A fresh project folder in the system temp dir. */
+export const tempProject = (prefix = 'pulse-test-'): Promise<string> => mkdtemp(join(tmpdir(), prefix));
+
+export const removeProject = (dir: string) => rm(dir, { recursive: true, force: true });
+
+export interface RunningDaemon {
+  project: string;
+  url: string;
+  port: number;
+  process: ChildProcess;
+  /** Everything the daemon printed so far. */
+  output(): string;
+  /** SIGTERM, and wait for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** SIGKILL, as a crash would. */
+  kill9(): Promise<void>;
+}
+
+/** Runs the CLI as a child process and returns what it printed and how it exited. */
+export const runCli = (args: string[], { timeoutMs = 15_000, env = {} } = {}) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`pulse ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+
+/**
+ * Starts `pulse start` on a project the way a user does (a child process on an ephemeral
+ * port) and resolves once it prints its MCP endpoint.
+ */
+export const startDaemon = async (
+  project: string,
+  { args = [], env = {} }: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<RunningDaemon> => {
+  const child = spawn(process.execPath, [CLI, 'start', '--project', project, '--port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (data: Buffer) => {
+      output += data;
+      const match = /MCP endpoint: (\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (data) => {
+      output += data;
+    });
+    child.on('exit', (code) =>
+      reject(new Error(`pulse start exited with ${code} before serving:\n${output}`)),
+    );
+    setTimeout(
+      () => reject(new Error(`pulse start printed no endpoint within 15 s:\n${output}`)),
+      15_000,
+    ).unref();
+  });
+  return {
+    project,
+    url,
+    port: Number(new URL(url).port),
+    process: child,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+    async kill9() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+};
+
+/** A session client (initialize, then Mcp-Session-Id), as Claude Code or the Inspector connect. */
+export const connectClient = async (url: string): Promise<Client> => {
+  const client = new Client({ name: 'pulse-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+};
+
+/** Calls a tool and returns its structuredContent, checking that the JSON text says the same. */
+export const callTool = async <T = Record<string, unknown>>(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<T> => {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+  const text = (result.content as Array<{ type: string; text: string }>)[0]!.text;
+  const fromText = JSON.parse(text);
+  const structured = result.structuredContent;
+  if (JSON.stringify(fromText) !== JSON.stringify(structured)) {
+    throw new Error(`${name}: JSON text and structuredContent differ`);
+  }
+  return structured as T;
+};
+
+/** A one-shot JSON-RPC POST with no session and no initialize, as a curl script sends. */
+export const oneShot = async (
+  url: string,
+  method: string,
+  params: unknown = {},
+  headers: Record<string, string> = {},
+) => {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+};

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/helpers/build.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Tests spawn daemons and watch real folders; two workers match the two cores of our machines.
+    maxWorkers: 2,
+    passWithNoTests: false,
+  },
+});
