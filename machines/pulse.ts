@@ -1,6 +1,8 @@
 import { setup } from 'xstate';
 import { eventLogMachine } from './event-log.js';
+import { inboxMachine } from './inbox.js';
 import { replanMachine } from './replan.js';
+import { sourcesMachine } from './sources.js';
 import { watcherMachine } from './watcher.js';
 
 /**
@@ -12,14 +14,19 @@ export const pulseMachine = setup({
     replan: replanMachine,
     eventLog: eventLogMachine,
     watcher: watcherMachine,
+    inbox: inboxMachine,
+    sources: sourcesMachine,
   },
 }).createMachine({
   id: 'pulse',
-  description: 'The pulse sidecar: replan lifecycle, event log owner and .pulse/ watcher.',
-  // replan starts first so it is there to receive the log owner's restored state.
+  description:
+    'The pulse sidecar: replan lifecycle, event log owner, .pulse/ watcher, inbox, and the sources supervisor with one poller per source.',
+  // replan starts before log, and inbox before sources, so each is there to receive the other's first messages.
   invoke: [
     { src: 'replan', id: 'replan', systemId: 'replan' },
     { src: 'eventLog', id: 'log', systemId: 'log' },
+    { src: 'inbox', id: 'inbox', systemId: 'inbox', input: {} },
+    { src: 'sources', id: 'sources', systemId: 'sources' },
     { src: 'watcher', id: 'watcher', systemId: 'watcher' },
   ],
 });

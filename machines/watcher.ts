@@ -1,10 +1,13 @@
 import { assign, fromCallback, sendTo, setup } from 'xstate';
 import type { PulseFileName } from './pulse-files.js';
 
+/** The external sources config, also under `.pulse/`. */
+export const SOURCES_FILE = 'sources.json';
+
 /** What the file-watching effect reports to the watcher. */
 export type WatchReport =
   | { type: 'watch.ready' }
-  | { type: 'watch.change'; name: PulseFileName | 'unknown' }
+  | { type: 'watch.change'; name: PulseFileName | typeof SOURCES_FILE | 'unknown' }
   | { type: 'watch.error'; message: string };
 
 export interface WatcherContext {
@@ -14,8 +17,8 @@ export interface WatcherContext {
 }
 
 /**
- * Turns file-system notices about `.pulse/` into `file.changed` hints for the log owner.
- * A hint only asks for a reconcile; the log owner decides, by hash, whether anything changed.
+ * Turns file-system notices about `.pulse/` into hints: `file.changed` for the log owner (which
+ * decides, by hash, whether anything changed) and `config.changed` for the sources supervisor.
  */
 export const watcherMachine = setup({
   types: {
@@ -27,14 +30,18 @@ export const watcherMachine = setup({
       throw new Error('watchFolder not provided');
     }),
   },
+  guards: {
+    isSourcesFile: ({ event }) => event.type === 'watch.change' && event.name === SOURCES_FILE,
+  },
   actions: {
     forwardChange: sendTo(
       ({ system }) => system.get('log'),
       ({ event }) => ({
         type: 'file.changed' as const,
-        name: event.type === 'watch.change' ? event.name : 'unknown',
+        name: event.type === 'watch.change' && event.name !== SOURCES_FILE ? event.name : 'unknown',
       }),
     ),
+    forwardConfigChange: sendTo(({ system }) => system.get('sources'), { type: 'config.changed' as const }),
     countChange: assign(({ context }) => ({ changesSeen: context.changesSeen + 1 })),
     recordError: assign(({ context, event }) =>
       event.type === 'watch.error' ? { lastError: event.message, errorCount: context.errorCount + 1 } : {},
@@ -46,7 +53,10 @@ export const watcherMachine = setup({
   invoke: { src: 'watchFolder', id: 'folder' },
   initial: 'starting',
   on: {
-    'watch.change': { actions: ['countChange', 'forwardChange'] },
+    'watch.change': [
+      { guard: 'isSourcesFile', actions: ['countChange', 'forwardConfigChange'] },
+      { actions: ['countChange', 'forwardChange'] },
+    ],
     'watch.error': { actions: 'recordError' },
   },
   states: {

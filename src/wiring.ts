@@ -1,12 +1,24 @@
+import { join } from 'node:path';
 import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
 import { eventLogMachine } from '../machines/event-log.js';
+import { inboxMachine } from '../machines/inbox.js';
+import { pollerMachine } from '../machines/poller.js';
 import { pulseMachine } from '../machines/pulse.js';
+import { sourcesMachine } from '../machines/sources.js';
 import { watcherMachine } from '../machines/watcher.js';
+import { createItemAcceptor } from './effects/accept-items.js';
+import { createItemFetcher } from './effects/fetch-items.js';
+import { createInboxLoader } from './effects/load-inbox.js';
 import { createJournalLoader } from './effects/load-journal.js';
+import { createSourcesLoader, type SourcesRuntime } from './effects/load-sources.js';
 import { createReconciler } from './effects/reconcile-files.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
+import { ClientPool } from './sources/client-pool.js';
+import { redactSecrets } from './sources/config.js';
 import { createEventStamper } from './store/event-id.js';
+import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';
+import { SeenStore } from './store/seen-store.js';
 import { StateFile } from './store/state-file.js';
 
 /** The root actor of one project's system. */
@@ -14,8 +26,15 @@ export type PulseActor = Actor<typeof pulseMachine>;
 
 export interface PulseSystem {
   actor: PulseActor;
-  /** Stops every actor and waits for the file watcher to let go. */
+  /** Stops every actor, the source servers' clients, and waits for the file watcher to let go. */
   stop(): Promise<void>;
+}
+
+export interface SystemOptions {
+  inspect?: (event: InspectionEvent) => void;
+  /** Where diagnostics go (source servers' stderr among them); secrets are redacted first. */
+  log?: (line: string) => void;
+  env?: Record<string, string | undefined>;
 }
 
 /**
@@ -24,12 +43,33 @@ export interface PulseSystem {
  */
 export const createPulseSystem = async (
   paths: PulsePaths,
-  { inspect }: { inspect?: (event: InspectionEvent) => void } = {},
+  { inspect, log = (line) => console.error(line), env = process.env }: SystemOptions = {},
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
   const stamper = createEventStamper();
   const closing: Promise<void>[] = [];
   const reconcile = createReconciler({ paths, stamper, stateFile });
+
+  const runtime: SourcesRuntime = { config: null };
+  const secrets = () => runtime.config?.secrets ?? [];
+  const safeLog = (line: string) => log(redactSecrets(line, secrets()));
+  const pool = new ClientPool(
+    {},
+    {
+      onStderr: (server, line) => safeLog(`[source server ${server}] ${line}`),
+      onLog: safeLog,
+    },
+  );
+  const seen = await SeenStore.load(join(paths.dir, 'external_seen.jsonl'));
+  const inboxFile = new InboxFile(join(paths.dir, 'inbox.jsonl'), join(paths.dir, 'dead-letters.jsonl'));
+  const acceptItems = createItemAcceptor({
+    inbox: inboxFile,
+    seen,
+    storeDetail: () => runtime.config?.storeDetail ?? false,
+  });
+  const fetchItems = createItemFetcher({ pool, secrets });
+  const loadSources = createSourcesLoader({ path: join(paths.dir, 'sources.json'), env, pool, runtime });
+
   const machine = pulseMachine.provide({
     actors: {
       eventLog: eventLogMachine.provide({
@@ -42,6 +82,27 @@ export const createPulseSystem = async (
       watcher: watcherMachine.provide({
         actors: { watchFolder: createFolderWatcher(paths, (promise) => closing.push(promise)) },
       }),
+      inbox: inboxMachine.provide({
+        actors: {
+          loadInbox: fromPromise(createInboxLoader({ inbox: inboxFile, seen })),
+          acceptItems: fromPromise(({ input }) => acceptItems(input)),
+        },
+        actions: {
+          recordDrops: (_, { drops }) => {
+            inboxFile
+              .drop(drops, new Date().toISOString())
+              .catch((error) => safeLog(`Could not record dropped events: ${error}`));
+          },
+        },
+      }),
+      sources: sourcesMachine.provide({
+        actors: {
+          loadSources: fromPromise(loadSources),
+          poller: pollerMachine.provide({
+            actors: { fetchItems: fromPromise(({ input }) => fetchItems(input)) },
+          }),
+        },
+      }),
     },
   });
   const actor = createActor(machine, inspect ? { inspect } : {});
@@ -49,7 +110,7 @@ export const createPulseSystem = async (
     actor,
     async stop(): Promise<void> {
       actor.stop();
-      await Promise.allSettled(closing);
+      await Promise.allSettled([...closing, pool.close()]);
     },
   };
 };

@@ -2,10 +2,10 @@ import { basename, dirname, sep } from 'node:path';
 import { watch } from 'chokidar';
 import { fromCallback } from 'xstate';
 import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
-import type { WatchReport } from '../../machines/watcher.js';
+import { SOURCES_FILE, type WatchReport } from '../../machines/watcher.js';
 import type { PulsePaths } from '../store/paths.js';
 
-const WATCHED: ReadonlySet<string> = new Set(PULSE_FILES);
+const WATCHED: ReadonlySet<string> = new Set([...PULSE_FILES, SOURCES_FILE]);
 
 /**
  * chokidar on the project root, one level deep, seeing only `.pulse/` and what is in it: the
@@ -30,7 +30,7 @@ export const createFolderWatcher = (paths: PulsePaths, onClosed: (closing: Promi
       }
       const name = basename(path);
       if (dirname(path) === paths.dir && WATCHED.has(name)) {
-        sendBack({ type: 'watch.change', name: name as PulseFileName });
+        sendBack({ type: 'watch.change', name: name as PulseFileName | typeof SOURCES_FILE });
       }
     });
     watcher.on('ready', () => sendBack({ type: 'watch.ready' }));

@@ -38,9 +38,13 @@ const readLimited = async (request: Request): Promise<string | null> => {
   return Buffer.concat(chunks).toString('utf8');
 };
 
-const withAccept = (request: Request): Request => {
+const acceptsStream = (request: Request): boolean => {
   const accept = request.headers.get('accept') ?? '';
-  if (accept.includes('application/json') && accept.includes('text/event-stream')) return request;
+  return accept.includes('application/json') && accept.includes('text/event-stream');
+};
+
+const withAccept = (request: Request): Request => {
+  if (acceptsStream(request)) return request;
   // One-shot scripts (curl) often send no Accept at all; they get a JSON answer either way.
   const headers = new Headers(request.headers);
   headers.set('accept', 'application/json, text/event-stream');
@@ -115,7 +119,10 @@ export const createMcpRoute = (createServer: () => McpServer) => {
       );
     }
     const messages = Array.isArray(body) ? body : [body];
-    if (messages.some((m) => isInitializeRequest(m))) return openSession(request, body);
+    // A script that cannot read a stream initializes statelessly and gets JSON, as from PulseAgent.
+    if (messages.some((m) => isInitializeRequest(m)) && acceptsStream(request)) {
+      return openSession(request, body);
+    }
     return serveOneShot(request, body);
   };
 

@@ -1,0 +1,215 @@
+import { type ActorRef, assign, enqueueActions, fromPromise, type Snapshot, setup } from 'xstate';
+import type { ExternalItem, InboxEvent } from './external.js';
+
+export const INBOX_CAPACITY = 200;
+export const PER_TICK_CAP = 20;
+
+/** What a poller offers after one poll. */
+export interface Offer {
+  pollId: number;
+  source: string;
+  items: ExternalItem[];
+  replyTo: ActorRef<Snapshot<unknown>, OfferReply>;
+}
+
+/** The inbox's answer to an offer. */
+export interface OfferReply {
+  type: 'inbox.offered';
+  pollId: number;
+  inserted: number;
+  /** More unseen items were listed than the per-tick cap or the room let in. */
+  capped: boolean;
+  roomLeft: number;
+}
+
+export interface AcceptInput {
+  source: string;
+  items: ExternalItem[];
+  /** How many may enter now: the per-tick cap, bounded by the room left. */
+  limit: number;
+}
+
+export interface AcceptOutput {
+  inserted: InboxEvent[];
+  capped: boolean;
+}
+
+/** Why events left the inbox without being delivered. */
+export interface Drop {
+  event: InboxEvent;
+  reason: 'overflow';
+}
+
+export interface InboxContext {
+  events: InboxEvent[];
+  capacity: number;
+  perTickCap: number;
+  offers: Offer[];
+  dropped: number;
+  inserted: number;
+  lastDrain: { requestId: number; events: InboxEvent[] } | null;
+  lastError: string | null;
+}
+
+export type InboxEventMessage =
+  | ({ type: 'inbox.offer' } & Offer)
+  | { type: 'inbox.drain'; requestId: number }
+  | { type: 'inbox.putBack'; events: InboxEvent[] };
+
+const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** Puts `taken` back at the front in the order taken; over capacity, the put-back (older) ones go first. */
+export const putBack = (
+  queue: readonly InboxEvent[],
+  taken: readonly InboxEvent[],
+  capacity: number,
+): { events: InboxEvent[]; dropped: InboxEvent[] } => {
+  const present = new Set(queue.map((e) => e.id));
+  const returning = taken.filter((e) => !present.has(e.id));
+  // The queue alone never exceeds capacity (offers are bounded by the room), so only returning events overflow.
+  const overflow = Math.max(0, returning.length + queue.length - capacity);
+  return { events: [...returning.slice(overflow), ...queue], dropped: returning.slice(0, overflow) };
+};
+
+/**
+ * The durable inbox: takes offers from pollers one at a time (written before they count as
+ * inserted, marked seen after), is drained whole by a reflection, and takes undelivered
+ * events back at the front. Every drop is recorded, never silent.
+ */
+export const inboxMachine = setup({
+  types: {
+    context: {} as InboxContext,
+    events: {} as InboxEventMessage,
+    input: {} as { capacity?: number; perTickCap?: number } | undefined,
+  },
+  actors: {
+    loadInbox: fromPromise<InboxEvent[]>(async () => {
+      throw new Error('loadInbox not provided');
+    }),
+    acceptItems: fromPromise<AcceptOutput, AcceptInput>(async () => {
+      throw new Error('acceptItems not provided');
+    }),
+  },
+  actions: {
+    /** Effect: record drops durably (journal and dead-letter file). Provided by the wiring. */
+    recordDrops: (_, _params: { drops: Drop[] }) => {},
+  },
+  guards: {
+    hasOffers: ({ context }) => context.offers.length > 0,
+  },
+}).createMachine({
+  id: 'inbox',
+  context: ({ input }) => ({
+    events: [],
+    capacity: input?.capacity ?? INBOX_CAPACITY,
+    perTickCap: input?.perTickCap ?? PER_TICK_CAP,
+    offers: [],
+    dropped: 0,
+    inserted: 0,
+    lastDrain: null,
+    lastError: null,
+  }),
+  initial: 'loading',
+  on: {
+    'inbox.offer': {
+      actions: assign(({ context, event }) => ({
+        offers: [
+          ...context.offers,
+          { pollId: event.pollId, source: event.source, items: event.items, replyTo: event.replyTo },
+        ],
+      })),
+    },
+  },
+  states: {
+    loading: {
+      description: 'Restoring the inbox from its journal; offers wait until it is back.',
+      invoke: {
+        src: 'loadInbox',
+        onDone: { target: 'ready', actions: assign(({ event }) => ({ events: event.output })) },
+        onError: {
+          target: 'ready',
+          actions: assign(({ event }) => ({
+            lastError: `Could not restore the inbox: ${message(event.error)}`,
+          })),
+        },
+      },
+    },
+    ready: {
+      on: {
+        'inbox.drain': {
+          actions: assign(({ context, event }) => ({
+            events: [],
+            lastDrain: { requestId: event.requestId, events: context.events },
+          })),
+        },
+        'inbox.putBack': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const { events, dropped } = putBack(context.events, event.events, context.capacity);
+            enqueue.assign({ events, dropped: context.dropped + dropped.length });
+            if (dropped.length > 0) {
+              enqueue({
+                type: 'recordDrops',
+                params: { drops: dropped.map((e) => ({ event: e, reason: 'overflow' as const })) },
+              });
+            }
+          }),
+        },
+      },
+      initial: 'idle',
+      states: {
+        idle: {
+          always: { guard: 'hasOffers', target: 'accepting' },
+        },
+        accepting: {
+          description: 'Writing one offer durably: new items go to the journal first, then are marked seen.',
+          invoke: {
+            src: 'acceptItems',
+            input: ({ context }) => {
+              const offer = context.offers[0]!;
+              const room = Math.max(0, context.capacity - context.events.length);
+              return { source: offer.source, items: offer.items, limit: Math.min(context.perTickCap, room) };
+            },
+            onDone: {
+              target: 'idle',
+              actions: enqueueActions(({ context, event, enqueue }) => {
+                const [offer, ...rest] = context.offers;
+                const events = [...context.events, ...event.output.inserted];
+                enqueue.assign({
+                  events,
+                  offers: rest,
+                  inserted: context.inserted + event.output.inserted.length,
+                });
+                const reply: OfferReply = {
+                  type: 'inbox.offered',
+                  pollId: offer!.pollId,
+                  inserted: event.output.inserted.length,
+                  capped: event.output.capped,
+                  roomLeft: Math.max(0, context.capacity - events.length),
+                };
+                enqueue.sendTo(offer!.replyTo, reply);
+              }),
+            },
+            onError: {
+              target: 'idle',
+              actions: enqueueActions(({ context, event, enqueue }) => {
+                const [offer, ...rest] = context.offers;
+                enqueue.assign({
+                  offers: rest,
+                  lastError: `Could not store new items: ${message(event.error)}`,
+                });
+                const reply: OfferReply = {
+                  type: 'inbox.offered',
+                  pollId: offer!.pollId,
+                  inserted: 0,
+                  capped: true,
+                  roomLeft: 0,
+                };
+                enqueue.sendTo(offer!.replyTo, reply);
+              }),
+            },
+          },
+        },
+      },
+    },
+  },
+});

@@ -1,0 +1,175 @@
+import { assign, fromPromise, sendTo, setup } from 'xstate';
+import type { ExternalItem, PolledSource } from './external.js';
+import type { OfferReply } from './inbox.js';
+
+/** The outcome of one call to a source's tool. Failures are data: the effect never throws. */
+export type FetchOutcome =
+  | { ok: true; items: ExternalItem[]; at: number; jitter: number }
+  | { ok: false; error: string; at: number; jitter: number };
+
+export const RETRY_BASE_MS = 1_000;
+export const RETRY_CAP_MS = 5 * 60_000;
+/** How soon a source whose poll hit the cap is polled again. */
+export const CATCH_UP_MS = 2_000;
+
+/** Exponential backoff, capped, with jitter in [50%, 100%] of the step. */
+export const retryDelayMs = (failures: number, jitter: number): number =>
+  Math.round(Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.max(0, failures - 1)) * (0.5 + jitter / 2));
+
+export interface PollerContext {
+  source: PolledSource;
+  polls: number;
+  failures: number;
+  lastPollAt: number | null;
+  nextPollAt: number | null;
+  lastError: string | null;
+  jitter: number;
+  pending: ExternalItem[];
+  lastListed: number;
+  lastInserted: number;
+  itemsInserted: number;
+  catchUps: number;
+}
+
+export type PollerEvent = OfferReply | { type: 'poller.pollNow' };
+
+/**
+ * One source's schedule: polls at once on start, then every `interval_sec`; polls again soon
+ * while a poll hits the per-tick cap (catching up), and backs off after failures.
+ */
+export const pollerMachine = setup({
+  types: {
+    context: {} as PollerContext,
+    events: {} as PollerEvent,
+    input: {} as { source: PolledSource },
+  },
+  actors: {
+    fetchItems: fromPromise<FetchOutcome, PolledSource>(async () => {
+      throw new Error('fetchItems not provided');
+    }),
+  },
+  delays: {
+    pollInterval: ({ context }) => context.source.intervalMs,
+    catchUpDelay: CATCH_UP_MS,
+    retryDelay: ({ context }) => retryDelayMs(context.failures, context.jitter),
+  },
+  guards: {
+    shouldCatchUp: ({ event }) => event.type === 'inbox.offered' && event.capped && event.roomLeft > 0,
+  },
+  actions: {
+    offer: sendTo(
+      ({ system }) => system.get('inbox'),
+      ({ context, self }) => ({
+        type: 'inbox.offer' as const,
+        pollId: context.polls,
+        source: context.source.name,
+        items: context.pending,
+        replyTo: self,
+      }),
+    ),
+  },
+}).createMachine({
+  id: 'poller',
+  context: ({ input }) => ({
+    source: input.source,
+    polls: 0,
+    failures: 0,
+    lastPollAt: null,
+    nextPollAt: null,
+    lastError: null,
+    jitter: 0,
+    pending: [],
+    lastListed: 0,
+    lastInserted: 0,
+    itemsInserted: 0,
+    catchUps: 0,
+  }),
+  initial: 'polling',
+  states: {
+    polling: {
+      description: "Calling the source's tool, bounded by its server's timeout.",
+      entry: assign(({ context }) => ({ polls: context.polls + 1, nextPollAt: null })),
+      invoke: {
+        src: 'fetchItems',
+        input: ({ context }) => context.source,
+        onDone: [
+          {
+            guard: ({ event }) => event.output.ok,
+            target: 'offering',
+            actions: assign(({ event }) => {
+              const outcome = event.output;
+              if (!outcome.ok) return {};
+              return {
+                pending: outcome.items,
+                lastListed: outcome.items.length,
+                lastPollAt: outcome.at,
+                jitter: outcome.jitter,
+                failures: 0,
+                lastError: null,
+              };
+            }),
+          },
+          {
+            target: 'backingOff',
+            actions: assign(({ context, event }) => {
+              const outcome = event.output;
+              if (outcome.ok) return {};
+              const failures = context.failures + 1;
+              return {
+                failures,
+                lastError: outcome.error,
+                lastPollAt: outcome.at,
+                jitter: outcome.jitter,
+                nextPollAt: outcome.at + retryDelayMs(failures, outcome.jitter),
+              };
+            }),
+          },
+        ],
+      },
+    },
+    offering: {
+      description: 'Handing the listed items to the inbox, which keeps the unseen ones durably.',
+      entry: 'offer',
+      on: {
+        'inbox.offered': [
+          {
+            guard: 'shouldCatchUp',
+            target: 'catchingUp',
+            actions: assign(({ context, event }) => ({
+              pending: [],
+              lastInserted: event.inserted,
+              itemsInserted: context.itemsInserted + event.inserted,
+              catchUps: context.catchUps + 1,
+              nextPollAt: (context.lastPollAt ?? 0) + CATCH_UP_MS,
+            })),
+          },
+          {
+            target: 'waiting',
+            actions: assign(({ context, event }) => ({
+              pending: [],
+              lastInserted: event.inserted,
+              itemsInserted: context.itemsInserted + event.inserted,
+              nextPollAt: (context.lastPollAt ?? 0) + context.source.intervalMs,
+            })),
+          },
+        ],
+      },
+    },
+    waiting: {
+      description: 'Idle until the next interval.',
+      after: { pollInterval: 'polling' },
+      on: { 'poller.pollNow': 'polling' },
+    },
+    catchingUp: {
+      description:
+        'The last poll hit the per-tick cap: polling again soon so items do not scroll out of the source.',
+      after: { catchUpDelay: 'polling' },
+      on: { 'poller.pollNow': 'polling' },
+    },
+    backingOff: {
+      description: 'The last poll failed: waiting an exponentially growing, jittered delay before retrying.',
+      after: { retryDelay: 'polling' },
+      on: { 'poller.pollNow': 'polling' },
+    },
+  },
+});

@@ -1,0 +1,33 @@
+import type { PolledSource } from '../../machines/external.js';
+import type { FetchOutcome } from '../../machines/poller.js';
+import type { ClientPool } from '../sources/client-pool.js';
+import { redactSecrets } from '../sources/config.js';
+import { extractItems } from '../sources/extract.js';
+
+/**
+ * Calls a source's tool through the shared client of its server and extracts the items.
+ * Never throws: a timeout, a crash, garbage or `isError` come back as a failed outcome.
+ */
+export const createItemFetcher =
+  ({
+    pool,
+    secrets,
+    random = Math.random,
+    now = Date.now,
+  }: {
+    pool: ClientPool;
+    secrets: () => readonly string[];
+    random?: () => number;
+    now?: () => number;
+  }) =>
+  async (source: PolledSource): Promise<FetchOutcome> => {
+    const at = now();
+    const jitter = random();
+    try {
+      const result = await pool.callTool(source.server, source.tool, source.args);
+      return { ok: true, items: extractItems(result), at, jitter };
+    } catch (error) {
+      const text = error instanceof Error ? error.message : String(error);
+      return { ok: false, error: redactSecrets(text, secrets()), at, jitter };
+    }
+  };

@@ -1,0 +1,22 @@
+import type { InboxEvent } from '../../machines/external.js';
+import type { InboxFile } from '../store/inbox-file.js';
+import type { SeenStore } from '../store/seen-store.js';
+
+/**
+ * Restores the inbox. First marks seen every item the journal records as inserted (an item
+ * inserted just before a crash may not be marked yet), then compacts the journal.
+ */
+export const createInboxLoader =
+  ({ inbox, seen }: { inbox: InboxFile; seen: SeenStore }) =>
+  async (): Promise<InboxEvent[]> => {
+    const { events, inserted, journalRows } = await inbox.load();
+    const bySource = new Map<string, string[]>();
+    for (const event of inserted) {
+      const ids = bySource.get(event.source) ?? [];
+      ids.push(event.item_id);
+      bySource.set(event.source, ids);
+    }
+    for (const [source, ids] of bySource) await seen.mark(source, ids);
+    if (journalRows !== events.length) await inbox.compact(events);
+    return events;
+  };
