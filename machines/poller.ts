@@ -12,6 +12,9 @@ export const RETRY_CAP_MS = 5 * 60_000;
 /** How soon a source whose poll hit the cap is polled again. */
 export const CATCH_UP_MS = 2_000;
 
+/** Catching up is never slower than the source's own interval. */
+const catchUpMs = (source: PolledSource): number => Math.min(CATCH_UP_MS, source.intervalMs);
+
 /** Exponential backoff, capped, with jitter in [50%, 100%] of the step. */
 export const retryDelayMs = (failures: number, jitter: number): number =>
   Math.round(Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.max(0, failures - 1)) * (0.5 + jitter / 2));
@@ -50,7 +53,7 @@ export const pollerMachine = setup({
   },
   delays: {
     pollInterval: ({ context }) => context.source.intervalMs,
-    catchUpDelay: CATCH_UP_MS,
+    catchUpDelay: ({ context }) => catchUpMs(context.source),
     retryDelay: ({ context }) => retryDelayMs(context.failures, context.jitter),
   },
   guards: {
@@ -140,7 +143,7 @@ export const pollerMachine = setup({
               lastInserted: event.inserted,
               itemsInserted: context.itemsInserted + event.inserted,
               catchUps: context.catchUps + 1,
-              nextPollAt: (context.lastPollAt ?? 0) + CATCH_UP_MS,
+              nextPollAt: (context.lastPollAt ?? 0) + catchUpMs(context.source),
             })),
           },
           {

@@ -29,7 +29,7 @@ export interface TrackedFile {
   text: string | null;
   /** True when `text` holds only the first part of the file. */
   truncated: boolean;
-  /** Stat fingerprint, so a reconcile hashes only files whose stat changed. */
+  /** Stat fingerprint, so a reconcile hashes only files whose stat changed; '' while too recent to trust. */
   fingerprint: string;
 }
 

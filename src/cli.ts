@@ -75,4 +75,30 @@ program
     console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
   });
 
+const sources = program.command('sources').description('external MCP sources polled into the inbox');
+
+sources
+  .command('list')
+  .description("each source's poller: state, last poll, next poll, last error, items seen")
+  .option('-p, --project <dir>', 'project folder', '.')
+  .option('--json', 'print JSON')
+  .action(async (options: { project: string; json?: boolean }) => {
+    const { formatSourceList, listSources } = await import('./sources-command.js');
+    const list = await listSources(pulsePaths(options.project), process.env).catch(fail);
+    console.log(options.json ? JSON.stringify(list, null, 2) : formatSourceList(list));
+  });
+
+sources
+  .command('test')
+  .description('poll one source once now and print the items it lists; marks nothing seen')
+  .argument('<name>', 'the source name in .pulse/sources.json')
+  .option('-p, --project <dir>', 'project folder', '.')
+  .option('--json', 'print JSON')
+  .action(async (name: string, options: { project: string; json?: boolean }) => {
+    const { formatSourceTest, testSource } = await import('./sources-command.js');
+    const result = await testSource(pulsePaths(options.project), name, process.env).catch(fail);
+    console.log(options.json ? JSON.stringify(result, null, 2) : formatSourceTest(result));
+    if (!result.ok) process.exitCode = 1;
+  });
+
 await program.parseAsync();

@@ -3,6 +3,7 @@ import { EventIndex } from '../machines/event-index.js';
 import { type Discovery, readDiscovery } from './store/discovery-file.js';
 import { readEventLog } from './store/event-log-file.js';
 import type { PulsePaths } from './store/paths.js';
+import type { PollerStatus, SystemStatus } from './system-status.js';
 
 /** What `pulse status` reports, from the running daemon or, when none runs, from the files. */
 export interface StatusReport {
@@ -17,23 +18,16 @@ export interface StatusReport {
   last_acknowledged_plan_sha256: string | null;
   last_acknowledged_at: string | null;
   warnings: string[];
+  /** Only from a running daemon. */
+  inbox?: SystemStatus['inbox'];
+  sources?: SystemStatus['sources'];
 }
 
-const askDaemon = async (discovery: Discovery): Promise<Record<string, unknown> | null> => {
+/** The running daemon's `/status`, or null when none answers. */
+export const fetchSystemStatus = async (discovery: Discovery): Promise<SystemStatus | null> => {
   try {
-    const response = await fetch(discovery.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'pulse_should_interrupt', arguments: {} },
-      }),
-      signal: AbortSignal.timeout(2000),
-    });
-    const body = (await response.json()) as { result?: { structuredContent?: Record<string, unknown> } };
-    return body.result?.structuredContent ?? null;
+    const response = await fetch(new URL('/status', discovery.url), { signal: AbortSignal.timeout(2000) });
+    return response.ok ? ((await response.json()) as SystemStatus) : null;
   } catch {
     return null;
   }
@@ -53,7 +47,7 @@ const str = (value: unknown) => (typeof value === 'string' ? value : null);
 /** Reads status without writing anything, so it is safe beside a running daemon. */
 export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
   const discovery = await readDiscovery(paths.dir);
-  const live = discovery ? await askDaemon(discovery) : null;
+  const live = discovery ? await fetchSystemStatus(discovery) : null;
   const state = await readState(paths.state);
   const daemon = {
     running: live !== null,
@@ -65,15 +59,17 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
     return {
       project: paths.projectRoot,
       daemon,
-      needs_replan: live.needs_replan === true,
-      pending_replan_event_id: str(live.pending_replan_event_id),
-      pending_replan_files: (live.pending_replan_files as string[]) ?? [],
-      latest_event_id: str(live.latest_event_id),
-      events: Number(live.new_event_count ?? 0),
-      last_acknowledged_event_id: str(live.last_acknowledged_event_id),
-      last_acknowledged_plan_sha256: str(live.last_acknowledged_plan_sha256),
+      needs_replan: live.replan.pending_replan_event_id !== null,
+      pending_replan_event_id: live.replan.pending_replan_event_id,
+      pending_replan_files: live.replan.pending_replan_files,
+      latest_event_id: live.log.latest_event_id,
+      events: live.log.events,
+      last_acknowledged_event_id: live.replan.last_acknowledged_event_id,
+      last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
       last_acknowledged_at: str(state.last_acknowledged_at),
-      warnings: [],
+      warnings: live.log.warnings,
+      inbox: live.inbox,
+      sources: live.sources,
     };
   }
   const { events, warnings } = await readEventLog(paths.events, { repair: false });
@@ -104,6 +100,23 @@ export const formatStatus = (report: StatusReport): string => {
     `events:    ${report.events}${report.latest_event_id ? `, latest ${report.latest_event_id}` : ''}`,
     `last ack:  ${report.last_acknowledged_event_id ? `${report.last_acknowledged_event_id} at ${report.last_acknowledged_at ?? '?'} (plan ${report.last_acknowledged_plan_sha256?.slice(0, 12) ?? 'none'})` : 'none'}`,
   ];
+  if (report.inbox) {
+    lines.push(
+      `inbox:     ${report.inbox.size}/${report.inbox.capacity} events, ${report.inbox.inserted} received, ${report.inbox.dropped} dropped`,
+    );
+  }
+  if (report.sources) {
+    if (report.sources.error)
+      lines.push(`sources:   ERROR ${report.sources.error} (the last good config keeps running)`);
+    if (report.sources.pollers.length === 0) lines.push('sources:   none configured (.pulse/sources.json)');
+    for (const poller of report.sources.pollers) lines.push(`source:    ${formatPoller(poller)}`);
+    for (const warning of report.sources.warnings) lines.push(`warning:   ${warning}`);
+  }
   for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
   return lines.join('\n');
 };
+
+/** One poller on one line. */
+export const formatPoller = (p: PollerStatus): string =>
+  `${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): ${p.state}, ${p.items_seen} items, ` +
+  `last poll ${p.last_poll_at ?? 'never'}, next ${p.next_poll_at ?? '-'}${p.last_error ? `, last error: ${p.last_error}` : ''}`;

@@ -5,6 +5,7 @@ import type { EventStamper } from '../store/event-id.js';
 import { readEventLog } from '../store/event-log-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import type { LoadedState } from '../store/state-file.js';
+import { readTrackedFile } from './read-tracked-file.js';
 
 /**
  * Reads the log once and works out what the sidecar last knew of each file: the log's last
@@ -20,8 +21,13 @@ export const createJournalLoader =
     const files = {} as TrackedFiles;
     for (const name of PULSE_FILES) {
       const last = index.lastFor(eventPath(name));
-      const sha256 = last ? last.sha256 : (state.lastHashes[name] ?? null);
-      files[name] = { ...emptyFile(), sha256 };
+      if (last || name in state.lastHashes) {
+        files[name] = { ...emptyFile(), sha256: last ? last.sha256 : (state.lastHashes[name] ?? null) };
+      } else {
+        // No baseline at all (state.json was lost): take the file as it is, as a first start does,
+        // rather than log an unchanged file as created (and raise a replan for it).
+        files[name] = await readTrackedFile(paths.file(name), emptyFile());
+      }
     }
     return { index, ack: state.ack, files, warnings: [...state.warnings, ...warnings] };
   };

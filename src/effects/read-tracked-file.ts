@@ -9,6 +9,8 @@ export const INLINE_LIMIT = 64 * 1024;
 const WHOLE_READ_LIMIT = 4 * 1024 * 1024;
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
+/** A stat this recent may not change on the next write (coarse kernel clocks, 1–2 s filesystems). */
+const RACY_WINDOW_NS = 3_000_000_000n;
 
 const fingerprintOf = (s: import('node:fs').BigIntStats): string =>
   `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
@@ -40,8 +42,11 @@ export const readTrackedFile = async (path: string, previous: TrackedFile): Prom
     throw error;
   }
   if (!stats.isFile()) return { ...emptyFile(), fingerprint: `not-a-file:${stats.ino}` };
-  const fingerprint = fingerprintOf(stats);
-  if (fingerprint === previous.fingerprint) return previous;
+  if (fingerprintOf(stats) === previous.fingerprint) return previous;
+  // git's "racy index" rule: a file changed this recently can change again with the same stat,
+  // so its fingerprint is not kept and the next reconcile hashes it again.
+  const settled = BigInt(Date.now()) * 1_000_000n - RACY_WINDOW_NS;
+  const fingerprint = stats.mtimeNs < settled && stats.ctimeNs < settled ? fingerprintOf(stats) : '';
   const size = Number(stats.size);
   if (size <= WHOLE_READ_LIMIT) {
     const handle = await open(path, 'r');

@@ -6,6 +6,8 @@ import { SOURCES_FILE, type WatchReport } from '../../machines/watcher.js';
 import type { PulsePaths } from '../store/paths.js';
 
 const WATCHED: ReadonlySet<string> = new Set([...PULSE_FILES, SOURCES_FILE]);
+/** chokidar drops a path's `change` events for this long after reporting one, with no trailing event. */
+const CHOKIDAR_CHANGE_THROTTLE_MS = 50;
 
 /**
  * chokidar on the project root, one level deep, seeing only `.pulse/` and what is in it: the
@@ -23,19 +25,34 @@ export const createFolderWatcher = (paths: PulsePaths, onClosed: (closing: Promi
       atomic: true,
       ignored: (path: string) => !inScope(path.endsWith(sep) ? path.slice(0, -1) : path),
     });
+    // A second save inside chokidar's throttle window would go unreported, so every report is
+    // followed by one more once the window has passed; the log owner hashes, so extras are cheap.
+    const trailing = new Map<string, NodeJS.Timeout>();
+    const report = (name: PulseFileName | typeof SOURCES_FILE | 'unknown') => {
+      sendBack({ type: 'watch.change', name });
+      clearTimeout(trailing.get(name));
+      const timer = setTimeout(() => {
+        trailing.delete(name);
+        sendBack({ type: 'watch.change', name });
+      }, CHOKIDAR_CHANGE_THROTTLE_MS + 10);
+      trailing.set(name, timer);
+    };
     watcher.on('all', (_event, path) => {
       if (path === paths.dir) {
-        sendBack({ type: 'watch.change', name: 'unknown' });
+        report('unknown');
         return;
       }
       const name = basename(path);
       if (dirname(path) === paths.dir && WATCHED.has(name)) {
-        sendBack({ type: 'watch.change', name: name as PulseFileName | typeof SOURCES_FILE });
+        report(name as PulseFileName | typeof SOURCES_FILE);
       }
     });
     watcher.on('ready', () => sendBack({ type: 'watch.ready' }));
     watcher.on('error', (error) =>
       sendBack({ type: 'watch.error', message: error instanceof Error ? error.message : String(error) }),
     );
-    return () => onClosed(watcher.close());
+    return () => {
+      for (const timer of trailing.values()) clearTimeout(timer);
+      onClosed(watcher.close());
+    };
   });

@@ -1,12 +1,13 @@
 import { Hono } from 'hono';
 import { createMcpServer } from '../mcp/server.js';
 import { logOf, replanOf } from '../requests.js';
+import { systemStatus } from '../system-status.js';
 import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
 
-/** The daemon's HTTP surface: `/mcp`, and `/healthz` for scripts. */
+/** The daemon's HTTP surface: `/mcp`, `/healthz` for scripts, `/status` for the CLI. */
 export const createHttpApp = ({ actor, projectRoot }: { actor: PulseActor; projectRoot: string }) => {
   const mcp = createMcpRoute(() => createMcpServer({ actor }));
   const app = new Hono();
@@ -28,6 +29,9 @@ export const createHttpApp = ({ actor, projectRoot }: { actor: PulseActor; proje
       },
       ok ? 200 : 503,
     );
+  });
+  app.get('/status', function status(c) {
+    return c.json(systemStatus(actor));
   });
   app.all('/mcp', mcp.handle);
   app.notFound((c) =>

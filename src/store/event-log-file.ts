@@ -1,7 +1,16 @@
-import { appendFile, open, readFile, truncate } from 'node:fs/promises';
+import { appendFile, open, truncate } from 'node:fs/promises';
 import type { EventKind, PulseEvent } from '../../machines/pulse-files.js';
 
 const KINDS: ReadonlySet<string> = new Set<EventKind>(['created', 'modified', 'deleted']);
+
+// A long log repeats a handful of paths: share one string each instead of one per event.
+const interned = new Map<string, string>();
+const intern = (text: string): string => {
+  const known = interned.get(text);
+  if (known !== undefined) return known;
+  if (interned.size < 64) interned.set(text, text);
+  return text;
+};
 
 const asEvent = (value: unknown): PulseEvent | null => {
   if (typeof value !== 'object' || value === null) return null;
@@ -12,7 +21,7 @@ const asEvent = (value: unknown): PulseEvent | null => {
     id: v.id,
     timestamp: typeof v.timestamp === 'string' ? v.timestamp : '',
     kind: v.kind as EventKind,
-    path: v.path,
+    path: intern(v.path),
     sha256: typeof v.sha256 === 'string' ? v.sha256 : null,
     size: typeof v.size === 'number' ? v.size : null,
   };
@@ -34,48 +43,64 @@ export interface ReadLog {
   warnings: string[];
 }
 
+const parseLine = (line: string): PulseEvent | null => {
+  try {
+    return asEvent(JSON.parse(line));
+  } catch {
+    return null;
+  }
+};
+
 /**
- * Reads the whole log once. A torn last line (a crash mid-append) is cut off the file; any
- * other line that is not an event is skipped with a warning instead of breaking every call.
+ * Reads the whole log once, streaming it line by line so a long history does not leave a
+ * file-sized string (and the heap it grew) behind. A torn last line (a crash mid-append) is
+ * cut off the file; any other line that is not an event is skipped with a warning instead of
+ * breaking every call.
  */
 export const readEventLog = async (path: string, { repair = true } = {}): Promise<ReadLog> => {
-  let buffer: Buffer;
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    buffer = await readFile(path);
+    handle = await open(path, 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { events: [], warnings: [] };
     throw error;
   }
-  const warnings: string[] = [];
-  const text = buffer.toString('utf8');
-  const lines = text.split('\n');
-  const tail = lines.pop() ?? '';
   const events: PulseEvent[] = [];
   let skipped = 0;
-  for (const line of lines) {
-    if (line.trim() === '') continue;
-    let event: PulseEvent | null = null;
-    try {
-      event = asEvent(JSON.parse(line));
-    } catch {}
-    if (event) events.push(event);
-    else skipped++;
+  // Lines are split on the newline byte, so a multi-byte character is never cut in two.
+  let tail: Buffer = Buffer.alloc(0);
+  /** File offset of `tail`'s first byte: where a torn line starts. */
+  let tailStart = 0;
+  try {
+    for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false })) {
+      const data: Buffer = tail.length > 0 ? Buffer.concat([tail, chunk as Buffer]) : (chunk as Buffer);
+      let from = 0;
+      for (let newline = data.indexOf(0x0a, from); newline !== -1; newline = data.indexOf(0x0a, from)) {
+        const line = data.toString('utf8', from, newline);
+        from = newline + 1;
+        if (line.trim() === '') continue;
+        const event = parseLine(line);
+        if (event) events.push(event);
+        else skipped++;
+      }
+      tailStart += from;
+      tail = Buffer.from(data.subarray(from));
+    }
+  } finally {
+    await handle.close();
   }
-  if (tail.trim() !== '') {
-    let event: PulseEvent | null = null;
-    try {
-      event = asEvent(JSON.parse(tail));
-    } catch {}
+  const warnings: string[] = [];
+  const tailText = tail.toString('utf8');
+  if (tailText.trim() !== '') {
+    const event = parseLine(tailText);
     if (event) {
       events.push(event);
       if (repair) await appendFile(path, '\n');
     } else if (repair) {
-      await truncate(path, buffer.length - Buffer.byteLength(tail));
-      warnings.push(`events.jsonl ended in a torn line (${Buffer.byteLength(tail)} bytes); removed it.`);
+      await truncate(path, tailStart);
+      warnings.push(`events.jsonl ended in a torn line (${tail.length} bytes); removed it.`);
     } else {
-      warnings.push(
-        `events.jsonl ends in a torn line (${Buffer.byteLength(tail)} bytes); pulse start removes it.`,
-      );
+      warnings.push(`events.jsonl ends in a torn line (${tail.length} bytes); pulse start removes it.`);
     }
   }
   if (skipped > 0) warnings.push(`events.jsonl has ${skipped} line(s) that are not events; skipped them.`);

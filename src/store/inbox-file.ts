@@ -22,7 +22,7 @@ export class InboxFile {
    * insert and its seen-marking cannot let an item in twice.
    */
   async load(): Promise<{ events: InboxEvent[]; inserted: InboxEvent[]; journalRows: number }> {
-    const { rows } = await readJsonLines(this.path);
+    const { rows, bad } = await readJsonLines(this.path);
     const live = new Map<string, InboxEvent>();
     const inserted: InboxEvent[] = [];
     for (const row of rows as JournalRow[]) {
@@ -33,7 +33,9 @@ export class InboxFile {
         for (const id of row.ids) live.delete(id);
       }
     }
-    return { events: [...live.values()], inserted, journalRows: rows.length };
+    // Unparsable lines count as rows, so a torn tail forces a compaction: appended after it, the
+    // next insert would share its line and be lost on the following load.
+    return { events: [...live.values()], inserted, journalRows: rows.length + bad };
   }
 
   /** Rewrites the journal as the live events alone. */

@@ -98,7 +98,7 @@ export class StateFile {
         raw = { ...StateFile.fresh(path, projectRoot, {}).#raw, ...salvage(text) };
         const recovered = ackOf(raw) ? `the last ack (${raw.last_acknowledged_event_id})` : 'no ack';
         warnings.push(
-          `state.json was corrupt; kept it as state.json.bak and recovered ${recovered}. File hashes are rebuilt from events.jsonl.`,
+          `state.json was corrupt; kept it as state.json.bak and recovered ${recovered}. File hashes are rebuilt from events.jsonl; files it never logged are taken as they are now.`,
         );
       }
     }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -136,4 +136,44 @@ export const oneShot = async (
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, any> };
+};
+
+/**
+ * Waits for a file-system effect: checks every `intervalMs` until `check` returns a value
+ * other than undefined/false, and fails after `timeoutMs` with `describe()` in the message.
+ */
+export const waitUntil = async <T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  {
+    timeoutMs = 5000,
+    intervalMs = 25,
+    describe = () => 'condition',
+  }: { timeoutMs?: number; intervalMs?: number; describe?: () => string } = {},
+): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+};
+
+/** One line of `events.jsonl`, as read back by a test. */
+export interface LoggedEvent {
+  id: string;
+  timestamp: string;
+  kind: string;
+  path: string;
+  sha256: string | null;
+  size: number | null;
+}
+
+/** The lines of `<project>/.pulse/events.jsonl`, parsed (a line that does not parse throws). */
+export const readEvents = async (project: string): Promise<LoggedEvent[]> => {
+  const text = await readFile(join(project, '.pulse', 'events.jsonl'), 'utf8');
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line));
 };

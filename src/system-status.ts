@@ -1,0 +1,105 @@
+import type { AnyActorRef } from 'xstate';
+import type { InboxContext } from '../machines/inbox.js';
+import type { PollerContext } from '../machines/poller.js';
+import { pollerId, type SourcesContext } from '../machines/sources.js';
+import { logOf, replanOf } from './requests.js';
+import type { PulseActor } from './wiring.js';
+
+export interface PollerStatus {
+  source: string;
+  server: string;
+  tool: string;
+  enabled: boolean;
+  state: string;
+  interval_sec: number;
+  polls: number;
+  last_poll_at: string | null;
+  next_poll_at: string | null;
+  last_error: string | null;
+  failures: number;
+  items_seen: number;
+  catch_ups: number;
+}
+
+/** The live state of every actor, for `/status`, `pulse status` and `pulse sources list`. */
+export interface SystemStatus {
+  replan: {
+    state: string;
+    pending_replan_event_id: string | null;
+    pending_replan_files: string[];
+    last_acknowledged_event_id: string | null;
+  };
+  log: {
+    state: string;
+    events: number;
+    latest_event_id: string | null;
+    last_error: string | null;
+    warnings: string[];
+  };
+  inbox: { size: number; capacity: number; inserted: number; dropped: number; last_error: string | null };
+  sources: { error: string | null; warnings: string[]; pollers: PollerStatus[] };
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+const stateName = (value: unknown): string =>
+  typeof value === 'string'
+    ? value
+    : Object.entries(value as Record<string, unknown>)
+        .map(([k, v]) => `${k}.${stateName(v)}`)
+        .join(',');
+
+/** Reads the snapshots; sends nothing. */
+export const systemStatus = (actor: PulseActor): SystemStatus => {
+  const log = logOf(actor).getSnapshot();
+  const replan = replanOf(actor).getSnapshot();
+  const inbox = (actor.system.get('inbox') as AnyActorRef | undefined)?.getSnapshot() as
+    | { context: InboxContext }
+    | undefined;
+  const sources = (actor.system.get('sources') as AnyActorRef | undefined)?.getSnapshot() as
+    | { context: SourcesContext }
+    | undefined;
+  const pollers: PollerStatus[] = (sources?.context.sources ?? []).map((source) => {
+    const ref = actor.system.get(pollerId(source.name)) as AnyActorRef | undefined;
+    const snapshot = ref?.getSnapshot() as { value: unknown; context: PollerContext } | undefined;
+    const c = snapshot?.context;
+    return {
+      source: source.name,
+      server: source.server,
+      tool: source.tool,
+      enabled: source.enabled,
+      state: !source.enabled ? 'disabled' : snapshot ? stateName(snapshot.value) : 'stopped',
+      interval_sec: source.intervalMs / 1000,
+      polls: c?.polls ?? 0,
+      last_poll_at: iso(c?.lastPollAt ?? null),
+      next_poll_at: iso(c?.nextPollAt ?? null),
+      last_error: c?.lastError ?? null,
+      failures: c?.failures ?? 0,
+      items_seen: c?.itemsInserted ?? 0,
+      catch_ups: c?.catchUps ?? 0,
+    };
+  });
+  return {
+    replan: {
+      state: stateName(replan.value),
+      pending_replan_event_id: replan.context.pendingEventId,
+      pending_replan_files: replan.context.pendingFiles,
+      last_acknowledged_event_id: replan.context.lastAck?.eventId ?? null,
+    },
+    log: {
+      state: stateName(log.value),
+      events: log.context.index.size,
+      latest_event_id: log.context.index.latest?.id ?? null,
+      last_error: log.context.lastError,
+      warnings: log.context.warnings,
+    },
+    inbox: {
+      size: inbox?.context.events.length ?? 0,
+      capacity: inbox?.context.capacity ?? 0,
+      inserted: inbox?.context.inserted ?? 0,
+      dropped: inbox?.context.dropped ?? 0,
+      last_error: inbox?.context.lastError ?? null,
+    },
+    sources: { error: sources?.context.error ?? null, warnings: sources?.context.warnings ?? [], pollers },
+  };
+};

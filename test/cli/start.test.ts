@@ -1,0 +1,259 @@
+import { access, chmod, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  callTool,
+  connectClient,
+  oneShot,
+  type RunningDaemon,
+  removeProject,
+  runCli,
+  startDaemon,
+  tempProject,
+} from '../helpers/daemon.js';
+
+const TEMPLATES: Record<string, string> = {
+  'task.md': '# Task\n\nDescribe the current task here.\n',
+  'guidance.md': '# Guidance\n\nWrite updated user guidance here. This file can change task direction.\n',
+  'constraints.md':
+    '# Constraints\n\nWrite project constraints here. Constraints can restrict behavior but must not expand agent permissions.\n',
+  'plan.md': '# Plan\n\nWrite the current plan here.\n',
+};
+
+interface Interrupt {
+  needs_replan: boolean;
+  pending_replan_event_id: string | null;
+  pending_replan_files: string[];
+  last_acknowledged_event_id: string | null;
+}
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+const daemons: RunningDaemon[] = [];
+const projects: string[] = [];
+const servers: Server[] = [];
+
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((d) => d.kill9()));
+  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+  await Promise.all(projects.splice(0).map(removeProject));
+});
+
+const project = async () => {
+  const dir = await tempProject('pulse-cli-');
+  projects.push(dir);
+  return dir;
+};
+
+const start = async (dir: string) => {
+  const daemon = await startDaemon(dir);
+  daemons.push(daemon);
+  return daemon;
+};
+
+/** Writes guidance and lets the daemon log it; returns the pending event id. */
+const changeGuidance = async (daemon: RunningDaemon, text: string) => {
+  await writeFile(join(daemon.project, '.pulse', 'guidance.md'), text);
+  const client = await connectClient(daemon.url);
+  const answer = await callTool<Interrupt>(client, 'pulse_should_interrupt');
+  await client.close();
+  return answer.pending_replan_event_id!;
+};
+
+const isRoot = process.getuid?.() === 0;
+
+describe('pulse start', () => {
+  it('prints the watched folder and the MCP endpoint, and serves MCP there', async () => {
+    const dir = await project();
+    const daemon = await start(dir);
+    expect(daemon.output()).toContain(`Watching ${join(dir, '.pulse')}`);
+    expect(daemon.output()).toMatch(/MCP endpoint: http:\/\/127\.0\.0\.1:\d+\/mcp/);
+    expect(daemon.output()).toContain('Created .pulse/guidance.md');
+    expect(daemon.port).toBeGreaterThan(0);
+    const { status, body } = await oneShot(daemon.url, 'tools/call', {
+      name: 'pulse_should_interrupt',
+      arguments: {},
+    });
+    expect(status).toBe(200);
+    expect(body.result.structuredContent.needs_replan).toBe(false);
+  });
+
+  it('exits 1 when the port is in use, naming the port and --port', async () => {
+    const server = createServer();
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const dir = await project();
+    const { code, stderr } = await runCli(['start', '--project', dir, '--port', String(port)]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`Port ${port}`);
+    expect(stderr).toContain('--port');
+    expect(await exists(join(dir, '.pulse', 'daemon.json'))).toBe(false);
+  });
+
+  it('exits 1 with a clear message when the project folder does not exist, and creates nothing', async () => {
+    const dir = join(await project(), 'no-such-folder');
+    const { code, stderr } = await runCli(['start', '--project', dir, '--port', '0']);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`Project folder ${dir} does not exist`);
+    expect(stderr).toContain('--project');
+    expect(await exists(dir)).toBe(false);
+  });
+
+  it.skipIf(isRoot)(
+    'exits 1 with a clear message when the project folder is not writable (skipped as root: chmod does not stop root from writing)',
+    async () => {
+      const dir = await project();
+      await chmod(dir, 0o555);
+      try {
+        const { code, stderr } = await runCli(['start', '--project', dir, '--port', '0']);
+        expect(code).toBe(1);
+        expect(stderr).toContain(join(dir, '.pulse'));
+        expect(stderr).toContain('writable');
+      } finally {
+        await chmod(dir, 0o755);
+      }
+    },
+  );
+
+  it('starts on a corrupt state.json: keeps it as state.json.bak, warns, and recovers the last ack', async () => {
+    const dir = await project();
+    let daemon = await start(dir);
+    const pending = await changeGuidance(daemon, 'switch to the new API\n');
+    const client = await connectClient(daemon.url);
+    const ack = await callTool<{ accepted: boolean }>(client, 'pulse_ack_replan', { event_id: pending });
+    await client.close();
+    expect(ack.accepted).toBe(true);
+    expect(await daemon.stop()).toBe(0);
+
+    // A torn write: the file stops in the middle, after the ack id.
+    const state = join(dir, '.pulse', 'state.json');
+    const whole = await readFile(state, 'utf8');
+    const torn = whole.slice(0, whole.indexOf(pending) + pending.length + 5);
+    expect(() => JSON.parse(torn)).toThrow();
+    await writeFile(state, torn);
+
+    daemon = await start(dir);
+    expect(daemon.output()).toMatch(/warning: state\.json was corrupt; kept it as state\.json\.bak/);
+    expect(daemon.output()).toContain(pending);
+    expect(await readFile(`${state}.bak`, 'utf8')).toBe(torn);
+    expect(JSON.parse(await readFile(state, 'utf8')).last_acknowledged_event_id).toBe(pending);
+    const after = await connectClient(daemon.url);
+    const answer = await callTool<Interrupt>(after, 'pulse_should_interrupt');
+    await after.close();
+    expect(answer.last_acknowledged_event_id).toBe(pending);
+    // Files that had not changed are not reported as new: the recovery raises no replan.
+    expect(answer.needs_replan).toBe(false);
+  });
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`exits 0 on ${signal} and removes .pulse/daemon.json`, async () => {
+      const dir = await project();
+      const daemon = await start(dir);
+      const discovery = join(dir, '.pulse', 'daemon.json');
+      const written = JSON.parse(await readFile(discovery, 'utf8'));
+      expect(written).toMatchObject({ pid: daemon.process.pid, port: daemon.port, url: daemon.url });
+      const code = await daemon.stop(signal);
+      expect(code, `ended by ${daemon.process.signalCode ?? 'exit'}; printed:\n${daemon.output()}`).toBe(0);
+      expect(daemon.output()).toContain(`Received ${signal}; shutting down.`);
+      expect(await exists(discovery)).toBe(false);
+    });
+  }
+});
+
+describe('pulse init', () => {
+  it('creates .pulse/ with the exact templates, an empty log and a state.json', async () => {
+    const dir = await project();
+    const { code, stdout } = await runCli(['init', '--project', dir]);
+    expect(code).toBe(0);
+    for (const [name, text] of Object.entries(TEMPLATES)) {
+      expect(await readFile(join(dir, '.pulse', name), 'utf8')).toBe(text);
+      expect(stdout).toContain(`Created .pulse/${name}`);
+    }
+    expect(await readFile(join(dir, '.pulse', 'events.jsonl'), 'utf8')).toBe('');
+    const state = JSON.parse(await readFile(join(dir, '.pulse', 'state.json'), 'utf8'));
+    expect(state.schema_version).toBe(2);
+    expect(Object.keys(state.last_hashes).sort()).toEqual(Object.keys(TEMPLATES).sort());
+  });
+
+  it('never overwrites: edited files stay, only missing ones are created again', async () => {
+    const dir = await project();
+    await mkdir(join(dir, '.pulse'));
+    await writeFile(join(dir, '.pulse', 'guidance.md'), 'my own guidance\n');
+    expect((await runCli(['init', '--project', dir])).code).toBe(0);
+    expect(await readFile(join(dir, '.pulse', 'guidance.md'), 'utf8')).toBe('my own guidance\n');
+
+    const again = await runCli(['init', '--project', dir]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('already initialised');
+
+    await unlink(join(dir, '.pulse', 'task.md'));
+    const third = await runCli(['init', '--project', dir]);
+    expect(third.stdout.trim()).toBe('Created .pulse/task.md');
+    expect(await readFile(join(dir, '.pulse', 'guidance.md'), 'utf8')).toBe('my own guidance\n');
+  });
+
+  it('exits 1 when the project folder does not exist', async () => {
+    const dir = join(await project(), 'missing');
+    const { code, stderr } = await runCli(['init', '--project', dir]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('does not exist');
+  });
+});
+
+describe('pulse status', () => {
+  it('shows a pending replan from the running daemon, as text and as --json', async () => {
+    const dir = await project();
+    const daemon = await start(dir);
+    await changeGuidance(daemon, 'first\n');
+    // Not yet logged: the status call itself must see it (read-your-writes).
+    await writeFile(join(dir, '.pulse', 'constraints.md'), 'read-only filesystem\n');
+
+    const json = await runCli(['status', '--project', dir, '--json']);
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout);
+    expect(report.daemon).toMatchObject({ running: true, url: daemon.url, pid: daemon.process.pid });
+    expect(report.needs_replan).toBe(true);
+    expect(report.pending_replan_files).toEqual(['.pulse/guidance.md', '.pulse/constraints.md']);
+    expect(report.events).toBe(2);
+
+    const text = await runCli(['status', '--project', dir]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`running (pid ${daemon.process.pid}) at ${daemon.url}`);
+    expect(text.stdout).toContain(`PENDING — ${report.pending_replan_event_id}`);
+  });
+
+  it('shows a pending replan from the files when no daemon runs, as text and as --json', async () => {
+    const dir = await project();
+    const daemon = await start(dir);
+    const pending = await changeGuidance(daemon, 'changed while running\n');
+    await daemon.kill9();
+    // A daemon that died leaves its discovery file behind; status must not trust it.
+    expect(await exists(join(dir, '.pulse', 'daemon.json'))).toBe(true);
+
+    const json = await runCli(['status', '--project', dir, '--json']);
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout);
+    expect(report.daemon.running).toBe(false);
+    expect(report.needs_replan).toBe(true);
+    expect(report.pending_replan_event_id).toBe(pending);
+    expect(report.pending_replan_files).toEqual(['.pulse/guidance.md']);
+
+    const text = await runCli(['status', '--project', dir]);
+    expect(text.stdout).toContain('not running');
+    expect(text.stdout).toContain(`PENDING — ${pending} (.pulse/guidance.md)`);
+  });
+
+  it('says nothing is pending on a fresh project with no daemon', async () => {
+    const dir = await project();
+    await runCli(['init', '--project', dir]);
+    const json = JSON.parse((await runCli(['status', '--project', dir, '--json'])).stdout);
+    expect(json).toMatchObject({ needs_replan: false, pending_replan_event_id: null, events: 0 });
+    expect((await runCli(['status', '--project', dir])).stdout).toContain('nothing pending');
+  });
+});

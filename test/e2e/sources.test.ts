@@ -1,0 +1,732 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SystemStatus } from '../../src/system-status.js';
+import {
+  callTool,
+  connectClient,
+  type RunningDaemon,
+  removeProject,
+  runCli,
+  startDaemon,
+  tempProject,
+  waitUntil,
+} from '../helpers/daemon.js';
+
+/*
+ * The external sources, end to end: a real `pulse start` polls real MCP servers (the fixture,
+ * one over stdio acting as a calendar, one over HTTP acting as a mail box), and the test reads
+ * what the daemon wrote (.pulse/inbox.jsonl, external_seen.jsonl), what it reports (/status,
+ * `pulse status`, `pulse sources list`), and what the servers recorded of each call.
+ */
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/source-server.mjs', import.meta.url));
+const SECRET = 's3cret';
+const OTHER_SECRET = 'other-0f-a-kind';
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+interface Control {
+  items?: unknown[];
+  mode?: 'ok' | 'hang' | 'crash' | 'garbage' | 'isError';
+  delayMs?: number;
+  window?: number;
+}
+
+interface RecordLine {
+  kind: 'initialize' | 'call';
+  tool?: string;
+  args?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  pid: number;
+  at: number;
+}
+
+interface InboxRow {
+  op: 'insert' | 'remove';
+  event?: { id: string; source: string; item_id: string; title: string; received_at: string };
+  ids?: string[];
+}
+
+type Poller = SystemStatus['sources']['pollers'][number];
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures, files and the daemon's reports.
+// ---------------------------------------------------------------------------------------------
+
+const projects: string[] = [];
+const daemons: RunningDaemon[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
+  await Promise.all(
+    children.splice(0).map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+  await Promise.all(projects.splice(0).map(removeProject));
+});
+
+const newProject = async () => {
+  const project = await tempProject('pulse-sources-');
+  projects.push(project);
+  return project;
+};
+
+const start = async (project: string) => {
+  const daemon = await startDaemon(project, { env: { MAIL_TOKEN: SECRET, OTHER_TOKEN: OTHER_SECRET } });
+  daemons.push(daemon);
+  return daemon;
+};
+
+/** Parses a JSON-lines file; a line that does not parse fails the test. */
+const readJsonLines = async <T>(path: string): Promise<T[]> => {
+  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return '';
+    throw error;
+  });
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as T);
+};
+
+/** A fixture's control and record files; the server re-reads the control file on every call. */
+const fixture = async (dir: string, name: string, control: Control = {}) => {
+  const files = { control: join(dir, `${name}.control.json`), record: join(dir, `${name}.record.jsonl`) };
+  await writeFile(files.control, JSON.stringify(control));
+  return {
+    ...files,
+    args: ['--control', files.control, '--record', files.record],
+    setControl: (next: Control) => writeFile(files.control, JSON.stringify(next)),
+    records: () => readJsonLines<RecordLine>(files.record),
+    calls: async (filter: (line: RecordLine) => boolean = () => true) =>
+      (await readJsonLines<RecordLine>(files.record)).filter((line) => line.kind === 'call' && filter(line)),
+  };
+};
+type Fixture = Awaited<ReturnType<typeof fixture>>;
+
+/** Starts the fixture over streamable HTTP and resolves with its URL. */
+const httpFixture = (files: Fixture) =>
+  new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [FIXTURE, '--http', ...files.args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let output = '';
+    child.stdout!.on('data', (data) => {
+      output += data;
+      const match = /LISTENING (\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.stderr!.on('data', (data) => {
+      output += data;
+    });
+    child.on('exit', (code) => reject(new Error(`the HTTP fixture exited with ${code}:\n${output}`)));
+  });
+
+const stdioServer = (files: Fixture, extra: Record<string, unknown> = {}) => ({
+  command: process.execPath,
+  args: [FIXTURE, ...files.args],
+  ...extra,
+});
+
+const source = (name: string, server: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  server,
+  tool: 'list_events',
+  args: { source: name },
+  interval_sec: 1,
+  ...extra,
+});
+
+const items = (prefix: string, count: number, from = 1) =>
+  Array.from({ length: count }, (_, i) => ({
+    id: `${prefix}-${from + i}`,
+    title: `${prefix} item ${from + i}`,
+  }));
+
+let writes = 0;
+/** Writes sources.json as editors do (temp file, then rename), so the watcher never reads half a file. */
+const writeSources = async (project: string, config: unknown) => {
+  await mkdir(join(project, '.pulse'), { recursive: true });
+  const temp = join(project, `.sources.${++writes}.tmp`);
+  await writeFile(temp, typeof config === 'string' ? config : JSON.stringify(config, null, 2));
+  await rename(temp, join(project, '.pulse', 'sources.json'));
+};
+
+/** The journal's rows, and the live events they leave (inserts minus removes). */
+const readInbox = async (project: string) => {
+  const rows = await readJsonLines<InboxRow>(join(project, '.pulse', 'inbox.jsonl'));
+  const live = new Map<string, NonNullable<InboxRow['event']>>();
+  for (const row of rows) {
+    if (row.op === 'insert') live.set(row.event!.id, row.event!);
+    else for (const id of row.ids ?? []) live.delete(id);
+  }
+  const inserts = rows.filter((row) => row.op === 'insert').map((row) => row.event!);
+  return { rows, inserts, live: [...live.values()] };
+};
+
+const itemIds = (events: ReadonlyArray<{ item_id: string }>) => events.map((e) => e.item_id).sort();
+
+const getStatus = async (daemon: RunningDaemon): Promise<SystemStatus> => {
+  const response = await fetch(new URL('/status', daemon.url));
+  expect(response.status).toBe(200);
+  return (await response.json()) as SystemStatus;
+};
+
+const pollerOf = (status: SystemStatus, name: string): Poller | undefined =>
+  status.sources.pollers.find((p) => p.source === name);
+
+const sourcesList = async (project: string) => {
+  const { code, stdout, stderr } = await runCli(['sources', 'list', '--project', project, '--json'], {
+    env: { MAIL_TOKEN: SECRET, OTHER_TOKEN: OTHER_SECRET },
+  });
+  expect(code, stderr).toBe(0);
+  return {
+    stdout,
+    stderr,
+    list: JSON.parse(stdout) as { running: boolean; pollers: Poller[]; error: string | null },
+  };
+};
+
+/**
+ * Waits up to `timeoutMs` for `check`, checking every 50 ms. A check that throws counts as not
+ * yet (a file read in the middle of an append), and its error is named if time runs out.
+ */
+const eventually = <T>(describe: string, check: () => Promise<T | undefined | false>, timeoutMs = 10_000) => {
+  let lastError = '';
+  const tolerant = async () => {
+    try {
+      return await check();
+    } catch (error) {
+      lastError = ` (last check failed: ${error instanceof Error ? error.message : String(error)})`;
+      return undefined;
+    }
+  };
+  return waitUntil(tolerant, { timeoutMs, intervalMs: 50, describe: () => `${describe}${lastError}` });
+};
+
+/** Gaps between successive calls, in ms. */
+const gaps = (calls: RecordLine[]) => calls.slice(1).map((call, i) => call.at - calls[i]!.at);
+
+// ---------------------------------------------------------------------------------------------
+
+describe('external sources, against real MCP servers', () => {
+  it('polls every source once at start, then each on its own interval', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', { items: items('cal', 2) });
+    const mail = await fixture(project, 'mail', {
+      items: [
+        { messageId: 'm-1', subject: 'Lunch?' },
+        { messageId: 'm-2', subject: 'Invoice' },
+      ],
+    });
+    await writeSources(project, {
+      mcpServers: { cal: stdioServer(cal), mail: { url: await httpFixture(mail) } },
+      sources: [source('cal', 'cal'), source('mail', 'mail', { tool: 'list_messages', interval_sec: 300 })],
+    });
+    const daemon = await start(project);
+
+    // The first tick: both sources, though mail's interval is five minutes.
+    await eventually(
+      'a first call to each source',
+      async () => (await mail.calls()).length === 1 && (await cal.calls()).length >= 1,
+    );
+    await eventually('both sources in the inbox', async () => (await readInbox(project)).live.length === 4);
+    const { live } = await readInbox(project);
+    expect(itemIds(live)).toEqual(['cal-1', 'cal-2', 'm-1', 'm-2']);
+    expect(live.find((e) => e.item_id === 'm-2')?.title).toBe('Invoice');
+    expect(new Set(live.map((e) => e.source))).toEqual(new Set(['cal', 'mail']));
+
+    // cal keeps coming, never sooner than its interval; mail waits for its own.
+    const calCalls = await eventually('five calls to cal', async () => {
+      const calls = await cal.calls();
+      return calls.length >= 5 && calls;
+    });
+    for (const gap of gaps(calCalls)) expect(gap).toBeGreaterThanOrEqual(900);
+    expect(calCalls.every((call) => call.tool === 'list_events' && call.args?.source === 'cal')).toBe(true);
+    expect(await mail.calls(), 'mail is not polled again within its 300 s interval').toHaveLength(1);
+    expect((await mail.calls())[0]!.tool).toBe('list_messages');
+
+    const status = await getStatus(daemon);
+    expect(pollerOf(status, 'cal')).toMatchObject({ interval_sec: 1, last_error: null, items_seen: 2 });
+    expect(pollerOf(status, 'cal')!.polls).toBeGreaterThanOrEqual(5);
+    expect(pollerOf(status, 'mail')).toMatchObject({
+      state: 'waiting',
+      polls: 1,
+      items_seen: 2,
+      interval_sec: 300,
+    });
+    expect((await readInbox(project)).inserts, 'nothing is inserted twice').toHaveLength(4);
+  });
+
+  it('lets 20 of 25 listed items in on the first poll and the other 5 on a catch-up poll, none twice', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', { items: items('cal', 25) });
+    await writeSources(project, {
+      mcpServers: { cal: stdioServer(cal) },
+      sources: [source('cal', 'cal', { interval_sec: 300 })],
+    });
+    const daemon = await start(project);
+
+    const all = await eventually('all 25 in the journal', async () => {
+      const { inserts } = await readInbox(project);
+      return inserts.length >= 25 && inserts;
+    });
+    expect(all).toHaveLength(25);
+    expect(new Set(all.map((e) => e.id)).size, 'no duplicate').toBe(25);
+    // One poll's inserts share their received_at: the first poll let in the first 20 listed, the next the rest.
+    const [first, rest] = [all.slice(0, 20), all.slice(20)];
+    expect(new Set(first.map((e) => e.received_at)).size).toBe(1);
+    expect(new Set(rest.map((e) => e.received_at)).size).toBe(1);
+    expect(rest[0]!.received_at > first[0]!.received_at, 'the rest came with a later poll').toBe(true);
+    expect(
+      first.map((e) => e.item_id),
+      'the cap: the first 20 listed',
+    ).toEqual(items('cal', 20).map((i) => i.id));
+    expect(rest.map((e) => e.item_id)).toEqual(items('cal', 5, 21).map((i) => i.id));
+
+    // With a five-minute interval, the second call can only be the catch-up.
+    const calls = await cal.calls();
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(1_900);
+    const poller = await eventually('the poller back to waiting', async () => {
+      const current = pollerOf(await getStatus(daemon), 'cal');
+      return current?.state === 'waiting' && current;
+    });
+    expect(poller).toMatchObject({ catch_ups: 1, items_seen: 25, polls: 2 });
+    const seen = await readJsonLines<{ k: string }>(join(project, '.pulse', 'external_seen.jsonl'));
+    expect(seen).toHaveLength(25);
+  });
+
+  it('inserts nothing again after a restart: what was seen stays seen', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', { items: items('cal', 3) });
+    const mail = await fixture(project, 'mail', { items: items('mail', 2) });
+    await writeSources(project, {
+      mcpServers: { cal: stdioServer(cal), mail: { url: await httpFixture(mail) } },
+      sources: [source('cal', 'cal'), source('mail', 'mail')],
+    });
+    let daemon = await start(project);
+    await eventually('5 items in the inbox', async () => (await readInbox(project)).live.length === 5);
+    const before = itemIds((await readInbox(project)).live);
+    expect(await daemon.stop()).toBe(0);
+
+    daemon = await start(project);
+    const restartedAt = Date.now();
+    await eventually('three polls of each source after the restart', async () => {
+      const late = (calls: RecordLine[]) => calls.filter((call) => call.at > restartedAt).length >= 3;
+      return late(await cal.calls()) && late(await mail.calls());
+    });
+    const after = await readInbox(project);
+    expect(itemIds(after.live)).toEqual(before);
+    expect(after.inserts, 'the journal holds each item once').toHaveLength(5);
+    const status = await getStatus(daemon);
+    expect(status.inbox).toMatchObject({ size: 5, inserted: 0 });
+
+    // Still polling for real: a new item gets in.
+    await cal.setControl({ items: items('cal', 4) });
+    await eventually('the new item', async () =>
+      (await readInbox(project)).live.some((e) => e.item_id === 'cal-4'),
+    );
+    expect((await readInbox(project)).inserts).toHaveLength(6);
+  });
+
+  it('lets an item in again once its seen entry is older than the 7-day TTL, and not before', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', {
+      items: [
+        { id: 'expired', title: 'Seen 8 days ago' },
+        { id: 'recent', title: 'Seen yesterday' },
+        { id: 'new', title: 'Never seen' },
+      ],
+    });
+    await writeSources(project, { mcpServers: { cal: stdioServer(cal) }, sources: [source('cal', 'cal')] });
+    const now = Date.now();
+    await writeFile(
+      join(project, '.pulse', 'external_seen.jsonl'),
+      `${JSON.stringify({ k: 'cal\u0000expired', t: now - 8 * DAY_MS })}\n${JSON.stringify({ k: 'cal\u0000recent', t: now - DAY_MS })}\n`,
+    );
+    await start(project);
+
+    await eventually('the expired and the new item', async () => (await readInbox(project)).live.length >= 2);
+    await eventually('two more polls', async () => (await cal.calls()).length >= 3);
+    expect(itemIds((await readInbox(project)).live)).toEqual(['expired', 'new']);
+    const seen = await readJsonLines<{ k: string; t: number }>(
+      join(project, '.pulse', 'external_seen.jsonl'),
+    );
+    const expired = seen.filter((row) => row.k === 'cal\u0000expired');
+    expect(expired.length).toBeGreaterThan(0);
+    expect(
+      expired.every((row) => row.t >= now),
+      'the expired entry is replaced, not kept',
+    ).toBe(true);
+    expect(seen.find((row) => row.k === 'cal\u0000recent')?.t).toBe(now - DAY_MS);
+  });
+
+  it('times out a server that never answers, reports it, and keeps polling the other source on schedule', async () => {
+    const project = await newProject();
+    const mail = await fixture(project, 'mail', { mode: 'hang' });
+    const cal = await fixture(project, 'cal', { items: items('cal', 2) });
+    await writeSources(project, {
+      mcpServers: { mail: { url: await httpFixture(mail), timeout_sec: 1 }, cal: stdioServer(cal) },
+      sources: [source('mail', 'mail'), source('cal', 'cal')],
+    });
+    await start(project);
+
+    const failed = await eventually('the timeout in pulse sources list', async () => {
+      const { list } = await sourcesList(project);
+      const poller = list.pollers.find((p) => p.source === 'mail');
+      return poller?.last_error ? poller : undefined;
+    });
+    expect(failed.last_error).toMatch(
+      /server "mail" did not answer "list_events" within 1 s \(timeout_sec\)/,
+    );
+    expect(failed.failures).toBeGreaterThanOrEqual(1);
+    const failedAt = Date.now();
+
+    const calCalls = await eventually(
+      'cal polled three more times',
+      async () => {
+        const calls = (await cal.calls()).filter((call) => call.at > failedAt);
+        return calls.length >= 3 && calls;
+      },
+      15_000,
+    );
+    for (const gap of gaps(calCalls)) expect(gap).toBeGreaterThanOrEqual(900);
+    const { list } = await sourcesList(project);
+    expect(list.running).toBe(true);
+    expect(list.pollers.find((p) => p.source === 'cal')).toMatchObject({
+      last_error: null,
+      failures: 0,
+      items_seen: 2,
+    });
+    expect(list.pollers.find((p) => p.source === 'mail')!.items_seen).toBe(0);
+    expect(itemIds((await readInbox(project)).live)).toEqual(['cal-1', 'cal-2']);
+  });
+
+  it('backs off from a server that crashes, counting failures, and recovers once it answers again', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', { mode: 'crash' });
+    await writeSources(project, { mcpServers: { cal: stdioServer(cal) }, sources: [source('cal', 'cal')] });
+    const daemon = await start(project);
+
+    const backingOff = await eventually('the poller backing off', async () => {
+      const poller = pollerOf(await getStatus(daemon), 'cal');
+      return poller?.state === 'backingOff' && poller;
+    });
+    expect(backingOff.failures).toBeGreaterThanOrEqual(1);
+    expect(backingOff.next_poll_at).not.toBeNull();
+    // Three failures counted before the server is mended, so the first three calls all crashed.
+    const failing = await eventually('three failures counted', async () => {
+      const poller = pollerOf(await getStatus(daemon), 'cal');
+      return poller !== undefined && poller.failures >= 3 && poller;
+    });
+    await cal.setControl({ items: items('cal', 2) });
+    expect(failing.last_error).toMatch(/server "cal"/);
+    const crashes = (await cal.calls()).slice(0, 3);
+    expect(new Set(crashes.map((call) => call.pid)).size, 'a crashed server is spawned afresh').toBe(3);
+    // Lower bounds of the jittered backoff: at least 0.5 s after the first failure, 1 s after the second.
+    const [first, second] = gaps(crashes);
+    expect(first).toBeGreaterThanOrEqual(500);
+    expect(second).toBeGreaterThanOrEqual(1_000);
+
+    await eventually(
+      'the items after recovery',
+      async () => (await readInbox(project)).live.length === 2,
+      15_000,
+    );
+    // The journal is written before the poller hears back: wait for its count, then check the reset.
+    const recovered = await eventually('a poller that recovered', async () => {
+      const poller = pollerOf(await getStatus(daemon), 'cal')!;
+      return poller.items_seen === 2 && poller;
+    });
+    expect(recovered).toMatchObject({ last_error: null, failures: 0 });
+  });
+
+  it('records garbage and isError answers as failed polls, keeps running and answering MCP', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', { mode: 'garbage' });
+    const mail = await fixture(project, 'mail', { mode: 'isError' });
+    await writeSources(project, {
+      mcpServers: { cal: stdioServer(cal), mail: { url: await httpFixture(mail) } },
+      sources: [source('cal', 'cal'), source('mail', 'mail')],
+    });
+    const daemon = await start(project);
+
+    const status = await eventually('both errors', async () => {
+      const current = await getStatus(daemon);
+      return pollerOf(current, 'cal')?.last_error && pollerOf(current, 'mail')?.last_error
+        ? current
+        : undefined;
+    });
+    expect(pollerOf(status, 'cal')!.last_error).toMatch(/no list found/);
+    expect(pollerOf(status, 'mail')!.last_error).toMatch(
+      /isError: fixture failure: the control file asked for an error/,
+    );
+    expect(pollerOf(status, 'cal')!.failures).toBeGreaterThanOrEqual(1);
+    expect(pollerOf(status, 'mail')!.failures).toBeGreaterThanOrEqual(1);
+    expect((await readInbox(project)).rows).toEqual([]);
+
+    expect(daemon.process.exitCode).toBeNull();
+    const client = await connectClient(daemon.url);
+    try {
+      const answer = await callTool<{ needs_replan: boolean }>(client, 'pulse_should_interrupt', {});
+      expect(answer.needs_replan).toBe(false);
+    } finally {
+      await client.close();
+    }
+
+    await cal.setControl({ items: items('cal', 1) });
+    await mail.setControl({ items: items('mail', 1) });
+    await eventually(
+      'both sources recovered',
+      async () => (await readInbox(project)).live.length === 2,
+      15_000,
+    );
+  });
+
+  it('sends the bearer token from the environment, lets an explicit Authorization header win, and never shows a secret', async () => {
+    const project = await newProject();
+    const mail = await fixture(project, 'mail', { items: items('mail', 1) });
+    const explicit = await fixture(project, 'explicit', { items: items('explicit', 1) });
+    await writeSources(project, {
+      mcpServers: {
+        mail: { url: await httpFixture(mail), bearer_token: '${MAIL_TOKEN}' },
+        explicit: {
+          url: await httpFixture(explicit),
+          bearer_token: '${MAIL_TOKEN}',
+          headers: { Authorization: 'Token ${OTHER_TOKEN}' },
+        },
+        // A server that prints its secret to stderr and exits: the line and the error reach the daemon.
+        leaky: {
+          command: process.execPath,
+          args: ['-e', "console.error('token is ' + process.env.LEAK); process.exit(2)"],
+          env: { LEAK: '${MAIL_TOKEN}' },
+        },
+      },
+      sources: [source('mail', 'mail'), source('explicit', 'explicit'), source('leaky', 'leaky')],
+    });
+    const daemon = await start(project);
+
+    await eventually(
+      'a call to each HTTP server',
+      async () => (await mail.calls()).length > 0 && (await explicit.calls()).length > 0,
+    );
+    expect((await mail.calls())[0]!.headers?.authorization).toBe(`Bearer ${SECRET}`);
+    expect((await explicit.calls())[0]!.headers?.authorization).toBe(`Token ${OTHER_SECRET}`);
+    expect(
+      (await explicit.records()).every((line) => line.headers?.authorization === `Token ${OTHER_SECRET}`),
+    ).toBe(true);
+
+    const status = await eventually('the leaky server failing', async () => {
+      const current = await getStatus(daemon);
+      return pollerOf(current, 'leaky')?.last_error ? current : undefined;
+    });
+    expect(pollerOf(status, 'leaky')!.last_error).toContain('token is ***');
+    expect(status.sources.warnings.join('\n')).toMatch(
+      /both an Authorization header and bearer_token; the header is used/,
+    );
+    await eventually('the stderr line in the daemon output', async () =>
+      daemon.output().includes('token is ***'),
+    );
+    await eventually(
+      'both HTTP sources in the inbox',
+      async () => (await readInbox(project)).live.length === 2,
+    );
+
+    const statusText = JSON.stringify(await getStatus(daemon));
+    const { stdout: listed, stderr: listErrors } = await sourcesList(project);
+    const pulseStatus = await runCli(['status', '--project', project]);
+    const pulseStatusJson = await runCli(['status', '--project', project, '--json']);
+    expect(pulseStatus.stdout).toContain('leaky');
+    for (const [where, text] of Object.entries({
+      'daemon output': daemon.output(),
+      '/status': statusText,
+      'pulse sources list --json': listed + listErrors,
+      'pulse status': pulseStatus.stdout + pulseStatus.stderr,
+      'pulse status --json': pulseStatusJson.stdout + pulseStatusJson.stderr,
+    })) {
+      expect(text, `${where} shows no secret`).not.toContain(SECRET);
+      expect(text, `${where} shows no secret`).not.toContain(OTHER_SECRET);
+    }
+  });
+
+  it('reloads sources.json: adds, removes and restarts pollers, and keeps the last good config through a broken edit', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', { items: items('cal', 1) });
+    const mail = await fixture(project, 'mail', { items: items('mail', 1) });
+    const mailUrl = await httpFixture(mail);
+    const calA = source('cal-a', 'cal');
+    const calB = source('cal-b', 'cal', { tool: 'list_items' });
+    const servers = { cal: stdioServer(cal), mail: { url: mailUrl } };
+    await writeSources(project, { mcpServers: servers, sources: [calA, calB] });
+    const daemon = await start(project);
+    const callsOf = (name: string) => cal.calls((call) => call.args?.source === name);
+    await eventually(
+      'both cal sources polled',
+      async () => (await callsOf('cal-a')).length > 0 && (await callsOf('cal-b')).length > 0,
+    );
+
+    // Add a source: it starts, and polls at once.
+    await writeSources(project, { mcpServers: servers, sources: [calA, calB, source('mail-a', 'mail')] });
+    await eventually('the added source polling', async () => (await mail.calls()).length > 0);
+    expect(pollerOf(await getStatus(daemon), 'mail-a')).toBeDefined();
+
+    // Remove one: it stops.
+    await writeSources(project, { mcpServers: servers, sources: [calA, source('mail-a', 'mail')] });
+    await eventually('cal-b gone from /status', async () => !pollerOf(await getStatus(daemon), 'cal-b'));
+    const settledAt = (await callsOf('cal-a')).length;
+    await eventually('one more poll of cal-a', async () => (await callsOf('cal-a')).length > settledAt);
+    const removedCalls = (await callsOf('cal-b')).length;
+    const keptAt = (await callsOf('cal-a')).length;
+    await eventually('three more polls of cal-a', async () => (await callsOf('cal-a')).length >= keptAt + 3);
+    expect(await callsOf('cal-b'), 'a removed source is not polled').toHaveLength(removedCalls);
+
+    // Change one's args: it restarts with them, and the old ones are no longer sent.
+    const changed = { ...calA, args: { source: 'cal-a', days: 7 } };
+    await writeSources(project, { mcpServers: servers, sources: [changed, source('mail-a', 'mail')] });
+    await eventually('a call with the new args', async () =>
+      (await callsOf('cal-a')).some((call) => call.args?.days === 7),
+    );
+    await eventually(
+      'three calls with the new args',
+      async () => (await callsOf('cal-a')).filter((call) => call.args?.days === 7).length >= 3,
+    );
+    const calAcalls = await callsOf('cal-a');
+    const firstNew = calAcalls.findIndex((call) => call.args?.days === 7);
+    expect(
+      calAcalls.slice(firstNew).every((call) => call.args?.days === 7),
+      'no call with the old args after the restart',
+    ).toBe(true);
+
+    // A broken edit: the error shows, and the last good config keeps running.
+    await writeSources(project, '{ "mcpServers": { "cal": ');
+    const broken = await eventually('the config error in /status', async () => {
+      const status = await getStatus(daemon);
+      return status.sources.error ? status : undefined;
+    });
+    expect(broken.sources.error).toMatch(/sources\.json at line 1, column \d+: is not valid JSON/);
+    expect(broken.sources.pollers.map((p) => p.source).sort()).toEqual(['cal-a', 'mail-a']);
+    const pulseStatus = await runCli(['status', '--project', project]);
+    expect(pulseStatus.stdout).toMatch(
+      /sources: +ERROR .*is not valid JSON.*\(the last good config keeps running\)/,
+    );
+    const brokenAt = Date.now();
+    await eventually('both sources still polled', async () => {
+      const late = (calls: RecordLine[]) => calls.filter((call) => call.at > brokenAt).length >= 2;
+      return late(await callsOf('cal-a')) && late(await mail.calls());
+    });
+    expect(
+      (await callsOf('cal-a')).filter((call) => call.at > brokenAt).every((call) => call.args?.days === 7),
+    ).toBe(true);
+
+    // Fixing the file clears the error.
+    await writeSources(project, { mcpServers: servers, sources: [changed, source('mail-a', 'mail')] });
+    await eventually('the error cleared', async () => (await getStatus(daemon)).sources.error === null);
+    // Each source keeps its own seen items; a restarted poller inserts nothing again.
+    const { live, inserts } = await readInbox(project);
+    expect(live.map((e) => `${e.source}/${e.item_id}`).sort()).toEqual([
+      'cal-a/cal-1',
+      'cal-b/cal-1',
+      'mail-a/mail-1',
+    ]);
+    expect(inserts).toHaveLength(3);
+  }, 60_000);
+
+  it('pulse sources test NAME --json prints the listed items and marks nothing seen', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', { items: items('cal', 2) });
+    await writeSources(project, { mcpServers: { cal: stdioServer(cal) }, sources: [source('cal', 'cal')] });
+    let daemon = await start(project);
+    await eventually('two items in the inbox', async () => (await readInbox(project)).live.length === 2);
+    expect(await daemon.stop()).toBe(0);
+
+    await cal.setControl({ items: items('cal', 4) });
+    const seenPath = join(project, '.pulse', 'external_seen.jsonl');
+    const seenBefore = await readFile(seenPath, 'utf8');
+    const inboxBefore = await readFile(join(project, '.pulse', 'inbox.jsonl'), 'utf8');
+    const calls = (await cal.calls()).length;
+
+    const tested = await runCli(['sources', 'test', 'cal', '--project', project, '--json']);
+    expect(tested.code, tested.stderr).toBe(0);
+    const result = JSON.parse(tested.stdout) as {
+      ok: boolean;
+      items: Array<{ item_id: string; title: string }>;
+    };
+    expect(result.ok).toBe(true);
+    expect(result.items.map((i) => i.item_id)).toEqual(['cal-1', 'cal-2', 'cal-3', 'cal-4']);
+    expect(result.items[3]!.title).toBe('cal item 4');
+    expect(await cal.calls(), 'the test really called the tool').toHaveLength(calls + 1);
+    expect(await readFile(seenPath, 'utf8'), 'external_seen.jsonl unchanged').toBe(seenBefore);
+    expect(await readFile(join(project, '.pulse', 'inbox.jsonl'), 'utf8')).toBe(inboxBefore);
+
+    const unknown = await runCli(['sources', 'test', 'nope', '--project', project, '--json']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/No source "nope" .*Known: cal/);
+
+    // The items the test showed were not marked seen: the daemon lets them in.
+    daemon = await start(project);
+    await eventually('the two new items', async () => (await readInbox(project)).live.length === 4);
+    expect(itemIds((await readInbox(project)).live)).toEqual(['cal-1', 'cal-2', 'cal-3', 'cal-4']);
+  });
+
+  it('drops a source whose server is not configured, with a warning in pulse status and /status', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', { items: items('cal', 1) });
+    await writeSources(project, {
+      mcpServers: { cal: stdioServer(cal) },
+      sources: [source('cal', 'cal'), source('ghost', 'nowhere')],
+    });
+    const daemon = await start(project);
+    await eventually('cal in the inbox', async () => (await readInbox(project)).live.length === 1);
+
+    const warning =
+      'source "ghost" names server "nowhere", which is not configured; it is ignored. Configured: cal';
+    const status = await getStatus(daemon);
+    expect(status.sources.warnings.some((w) => w.includes(warning))).toBe(true);
+    expect(status.sources.pollers.map((p) => p.source)).toEqual(['cal']);
+    expect(status.sources.error).toBeNull();
+    const pulseStatus = await runCli(['status', '--project', project]);
+    expect(pulseStatus.stdout).toContain(`warning:   ${warning}`);
+    const { list } = await sourcesList(project);
+    expect(list.pollers.map((p) => p.source)).toEqual(['cal']);
+  });
+
+  it('stops its stdio servers on shutdown, a busy one included: no orphan process', async () => {
+    const project = await newProject();
+    const cal = await fixture(project, 'cal', { items: items('cal', 1) });
+    const slow = await fixture(project, 'slow', { items: items('slow', 1), delayMs: 60_000 });
+    await writeSources(project, {
+      mcpServers: { cal: stdioServer(cal), slow: stdioServer(slow) },
+      sources: [source('cal', 'cal'), source('slow', 'slow')],
+    });
+    const daemon = await start(project);
+    await eventually(
+      'a call to each server',
+      async () => (await cal.calls()).length > 0 && (await slow.calls()).length > 0,
+    );
+    const pids = [...(await cal.records()), ...(await slow.records())].map((line) => line.pid);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(pids.every(alive)).toBe(true);
+
+    expect(await daemon.stop()).toBe(0);
+    await eventually('every server process gone', async () => !pids.some(alive), 3_000);
+  });
+});

@@ -1,0 +1,357 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type AnyActorScope,
+  createActor,
+  createMachine,
+  type ExecutableActionsFrom,
+  initialTransition,
+  type SnapshotFrom,
+  transition,
+} from 'xstate';
+import type { PendingReplan } from '../../machines/event-index.js';
+import type { AckRecord, PulseEvent } from '../../machines/pulse-files.js';
+import { ACK_ACCEPTED_REASON, type ReplanEvent, replanMachine } from '../../machines/replan.js';
+
+type Snapshot = SnapshotFrom<typeof replanMachine>;
+type Action = ExecutableActionsFrom<typeof replanMachine>;
+
+const TASK = '.pulse/task.md';
+const GUIDANCE = '.pulse/guidance.md';
+const CONSTRAINTS = '.pulse/constraints.md';
+const PLAN = '.pulse/plan.md';
+const PLAN_SHA = 'b'.repeat(64);
+const AT = '2026-11-29T10:16:00.000000Z';
+
+let sequence = 0;
+/** A log event with a fresh id; ids sort in creation order, as in events.jsonl. */
+const logged = (path: string): PulseEvent => {
+  sequence++;
+  return {
+    id: `evt_20261129T101500${String(sequence).padStart(6, '0')}Z_0000abcd`,
+    timestamp: '2026-11-29T10:15:00.000000Z',
+    kind: 'modified',
+    path,
+    sha256: 'a'.repeat(64),
+    size: 10,
+  };
+};
+
+const none: PendingReplan = { pendingEventId: null, pendingFiles: [] };
+const previousAck: AckRecord = {
+  eventId: 'evt_20261129T090000000000Z_00000001',
+  planSha256: 'c'.repeat(64),
+  at: AT,
+};
+
+const loading = (): Snapshot => initialTransition(replanMachine)[0];
+const restore = (pending: PendingReplan, lastAck: AckRecord | null = null) =>
+  transition(replanMachine, loading(), { type: 'replan.restored', pending, lastAck });
+const restored = (pending: PendingReplan, lastAck: AckRecord | null = null): Snapshot =>
+  restore(pending, lastAck)[0];
+const append = (snapshot: Snapshot, ...events: PulseEvent[]) =>
+  transition(replanMachine, snapshot, { type: 'log.appended', events });
+const appended = (snapshot: Snapshot, ...events: PulseEvent[]): Snapshot => append(snapshot, ...events)[0];
+
+/** An ack as `src/requests.ts` builds it: `target` is the logged event the id names, or null. */
+const ack = (eventId: string, target: PulseEvent | null = null, requestId = 7): ReplanEvent => ({
+  type: 'replan.ack',
+  requestId,
+  eventId,
+  target: target && { id: target.id, path: target.path },
+  planSha256: PLAN_SHA,
+  at: AT,
+});
+
+const pendingOf = ({ context }: Snapshot) => ({
+  pendingEventId: context.pendingEventId,
+  pendingFiles: context.pendingFiles,
+});
+
+/**
+ * `transition()` runs in an inert system that has no 'log', so a `sendTo(system.get('log'))`
+ * there falls back to the replan actor itself. This runs the same pure step (actions collected,
+ * none executed) in a system that also knows a stub 'log', so the send's target can be checked.
+ */
+const transitionWithLog = (snapshot: Snapshot, event: ReplanEvent) => {
+  const log = createActor(createMachine({ id: 'log-stub' }));
+  const self = createActor(replanMachine);
+  const actions: Action[] = [];
+  const scope: AnyActorScope = {
+    self,
+    id: 'replan',
+    sessionId: self.sessionId,
+    logger: () => {},
+    defer: () => {},
+    emit: () => {},
+    stopChild: () => {},
+    system: { ...self.system, get: (id: PropertyKey) => (id === 'log' ? log : self.system.get(id)) },
+    actionExecutor: (action) => {
+      actions.push(action as Action);
+    },
+  };
+  const next = replanMachine.transition(snapshot, event, scope);
+  return { next, actions, log };
+};
+
+describe('replanMachine: restoring from the log owner', () => {
+  it('waits in loading, doing nothing, until the log owner restores it', () => {
+    const [snapshot, actions] = initialTransition(replanMachine);
+    expect(snapshot.value).toBe('loading');
+    expect(actions).toEqual([]);
+    expect(snapshot.context).toEqual({
+      pendingEventId: null,
+      pendingFiles: [],
+      lastAck: null,
+      lastReply: null,
+    });
+  });
+
+  it('restores to idle when nothing is pending and nothing was ever acknowledged', () => {
+    const snapshot = restored(none);
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context).toMatchObject({ pendingEventId: null, pendingFiles: [], lastAck: null });
+  });
+
+  it('restores to pending with the pending event and files the log owner found', () => {
+    const pending = { pendingEventId: 'evt_b', pendingFiles: [CONSTRAINTS, GUIDANCE] };
+    const snapshot = restored(pending);
+    expect(snapshot.value).toBe('pending');
+    expect(pendingOf(snapshot)).toEqual(pending);
+    expect(snapshot.context.lastAck).toBeNull();
+  });
+
+  it('restores to acknowledged with the last ack when nothing is pending after it', () => {
+    const snapshot = restored(none, previousAck);
+    expect(snapshot.value).toBe('acknowledged');
+    expect(snapshot.context.lastAck).toEqual(previousAck);
+    expect(pendingOf(snapshot)).toEqual(none);
+  });
+
+  it('restores to pending, keeping the last ack, when a change was logged after the ack', () => {
+    const pending = { pendingEventId: 'evt_c', pendingFiles: [GUIDANCE] };
+    const snapshot = restored(pending, previousAck);
+    expect(snapshot.value).toBe('pending');
+    expect(pendingOf(snapshot)).toEqual(pending);
+    expect(snapshot.context.lastAck).toEqual(previousAck);
+  });
+});
+
+describe('replanMachine: log.appended', () => {
+  it.each([GUIDANCE, CONSTRAINTS])(
+    'becomes pending on an event for %s, naming that event and file',
+    (path) => {
+      const event = logged(path);
+      const snapshot = appended(restored(none), event);
+      expect(snapshot.value).toBe('pending');
+      expect(pendingOf(snapshot)).toEqual({ pendingEventId: event.id, pendingFiles: [path] });
+    },
+  );
+
+  it('names the latest guidance/constraints event pending and lists each file once, in first-seen order', () => {
+    const [g1, p1, c1, g2] = [logged(GUIDANCE), logged(PLAN), logged(CONSTRAINTS), logged(GUIDANCE)];
+    const first = appended(restored(none), g1, p1, c1, g2);
+    expect(pendingOf(first)).toEqual({ pendingEventId: g2.id, pendingFiles: [GUIDANCE, CONSTRAINTS] });
+
+    const c2 = logged(CONSTRAINTS);
+    const t1 = logged(TASK);
+    const second = appended(first, c2, t1);
+    expect(second.value).toBe('pending');
+    expect(pendingOf(second)).toEqual({ pendingEventId: c2.id, pendingFiles: [GUIDANCE, CONSTRAINTS] });
+  });
+
+  it('orders pending files by first appearance, constraints first when constraints changed first', () => {
+    const [c1, g1] = [logged(CONSTRAINTS), logged(GUIDANCE)];
+    const snapshot = appended(restored({ pendingEventId: null, pendingFiles: [] }), c1, g1);
+    expect(pendingOf(snapshot)).toEqual({ pendingEventId: g1.id, pendingFiles: [CONSTRAINTS, GUIDANCE] });
+  });
+
+  it('adds to the files restored from the log rather than starting over', () => {
+    const snapshot = appended(
+      restored({ pendingEventId: 'evt_restored', pendingFiles: [CONSTRAINTS] }),
+      logged(GUIDANCE),
+    );
+    expect(snapshot.context.pendingFiles).toEqual([CONSTRAINTS, GUIDANCE]);
+  });
+
+  it('stays idle, unchanged, on plan and task events', () => {
+    const before = restored(none);
+    const [after, actions] = append(before, logged(PLAN), logged(TASK));
+    expect(after.value).toBe('idle');
+    expect(after.context).toEqual(before.context);
+    expect(actions).toEqual([]);
+  });
+
+  it('stays acknowledged on a plan event: editing the plan does not invalidate it', () => {
+    const before = restored(none, previousAck);
+    const after = appended(before, logged(PLAN));
+    expect(after.value).toBe('acknowledged');
+    expect(after.context).toEqual(before.context);
+  });
+
+  it('keeps a pending replan pending, with the same event and files, on plan and task events', () => {
+    const g1 = logged(GUIDANCE);
+    const before = appended(restored(none), g1);
+    const after = appended(before, logged(PLAN), logged(TASK));
+    expect(after.value).toBe('pending');
+    expect(pendingOf(after)).toEqual({ pendingEventId: g1.id, pendingFiles: [GUIDANCE] });
+  });
+
+  it('becomes pending again after an ack when constraints change, keeping the last ack', () => {
+    const c1 = logged(CONSTRAINTS);
+    const snapshot = appended(restored(none, previousAck), c1);
+    expect(snapshot.value).toBe('pending');
+    expect(pendingOf(snapshot)).toEqual({ pendingEventId: c1.id, pendingFiles: [CONSTRAINTS] });
+    expect(snapshot.context.lastAck).toEqual(previousAck);
+  });
+});
+
+describe('replanMachine: replan.ack checks, in PulseAgent order', () => {
+  it.each(['', '   ', '\t\n'])('refuses a blank id (%j) first, before looking it up', (eventId) => {
+    // Idle with no target: the unknown and no-pending checks would fail too; blank comes first.
+    const snapshot = transition(replanMachine, restored(none), ack(eventId, null))[0];
+    expect(snapshot.context.lastReply).toEqual({
+      requestId: 7,
+      accepted: false,
+      acknowledged_event_id: null,
+      plan_sha256: null,
+      reason: 'A pending replan event id is required.',
+      code: 'missing_event_id',
+    });
+  });
+
+  it('refuses an unknown id before saying nothing is pending', () => {
+    const snapshot = transition(replanMachine, restored(none, previousAck), ack('evt_nope', null))[0];
+    expect(snapshot.context.lastReply).toMatchObject({
+      accepted: false,
+      code: 'unknown_event',
+      reason: 'Event evt_nope was not found.',
+    });
+  });
+
+  it.each([PLAN, TASK])('refuses an event for %s as not invalidating, before the pending checks', (path) => {
+    const event = logged(path);
+    for (const snapshot of [restored(none, previousAck), appended(restored(none), logged(GUIDANCE))]) {
+      const after = transition(replanMachine, snapshot, ack(event.id, event))[0];
+      expect(after.context.lastReply).toMatchObject({
+        accepted: false,
+        code: 'not_invalidating',
+        reason: `Event ${event.id} is not a guidance or constraints event.`,
+      });
+    }
+  });
+
+  it('refuses a guidance event when nothing is pending, the acknowledged one included', () => {
+    const acked = logged(GUIDANCE);
+    const lastAck = { ...previousAck, eventId: acked.id };
+    const snapshot = transition(replanMachine, restored(none, lastAck), ack(acked.id, acked))[0];
+    expect(snapshot.value).toBe('acknowledged');
+    expect(snapshot.context.lastReply).toEqual({
+      requestId: 7,
+      accepted: false,
+      acknowledged_event_id: acked.id,
+      plan_sha256: previousAck.planSha256,
+      reason: 'There is no pending guidance or constraints change to acknowledge.',
+      code: 'no_pending_replan',
+    });
+  });
+
+  it('rejects a stale ack and names the pending event, keeping the last ack in the answer', () => {
+    const [g1, c1] = [logged(GUIDANCE), logged(CONSTRAINTS)];
+    const pending = appended(restored(none, previousAck), g1, c1);
+    const snapshot = transition(replanMachine, pending, ack(g1.id, g1))[0];
+    expect(snapshot.context.lastReply).toEqual({
+      requestId: 7,
+      accepted: false,
+      acknowledged_event_id: previousAck.eventId,
+      plan_sha256: previousAck.planSha256,
+      reason: `Event ${g1.id} is stale. Acknowledge the latest pending replan event ${c1.id} instead.`,
+      code: 'stale_event',
+    });
+  });
+
+  it('changes neither the state nor the pending replan on any rejection, and sends nothing', () => {
+    const [g1, g2, p1] = [logged(GUIDANCE), logged(GUIDANCE), logged(PLAN)];
+    const pending = appended(restored(none, previousAck), g1, p1, g2);
+    const acknowledged = restored(none, previousAck);
+    const cases: Array<[Snapshot, ReplanEvent, string]> = [
+      [pending, ack(' ', null), 'missing_event_id'],
+      [pending, ack('evt_nope', null), 'unknown_event'],
+      [pending, ack(p1.id, p1), 'not_invalidating'],
+      [pending, ack(g1.id, g1), 'stale_event'],
+      [acknowledged, ack(g2.id, g2), 'no_pending_replan'],
+      [restored(none), ack('evt_nope', null), 'unknown_event'],
+    ];
+    for (const [before, event, code] of cases) {
+      const [after, actions] = transition(replanMachine, before, event);
+      expect(after.context.lastReply?.code).toBe(code);
+      expect(after.value).toBe(before.value);
+      expect(pendingOf(after)).toEqual(pendingOf(before));
+      expect(after.context.lastAck).toEqual(before.context.lastAck);
+      expect(actions).toEqual([]);
+    }
+  });
+
+  it('answers each ack under its own request id, so concurrent callers each find their reply', () => {
+    const before = restored(none);
+    const first = transition(replanMachine, before, ack('evt_a', null, 41))[0];
+    const second = transition(replanMachine, first, ack('', null, 42))[0];
+    expect(first.context.lastReply).toMatchObject({ requestId: 41, code: 'unknown_event' });
+    expect(second.context.lastReply).toMatchObject({ requestId: 42, code: 'missing_event_id' });
+  });
+});
+
+describe('replanMachine: an accepted ack', () => {
+  it('acknowledges the latest pending event: pending cleared, lastAck recorded, accepted reply', () => {
+    const [c1, g1] = [logged(CONSTRAINTS), logged(GUIDANCE)];
+    const pending = appended(restored(none), c1, g1);
+    const [snapshot] = transition(replanMachine, pending, ack(g1.id, g1));
+    expect(snapshot.value).toBe('acknowledged');
+    expect(pendingOf(snapshot)).toEqual(none);
+    expect(snapshot.context.lastAck).toEqual({ eventId: g1.id, planSha256: PLAN_SHA, at: AT });
+    expect(snapshot.context.lastReply).toEqual({
+      requestId: 7,
+      accepted: true,
+      acknowledged_event_id: g1.id,
+      plan_sha256: PLAN_SHA,
+      reason: ACK_ACCEPTED_REASON,
+    });
+    expect(ACK_ACCEPTED_REASON).toBe('Replan acknowledged for the latest guidance or constraints event.');
+  });
+
+  it('returns an ack.record sendTo among its actions, for the log owner to make the ack durable', () => {
+    const g1 = logged(GUIDANCE);
+    const pending = appended(restored(none), g1);
+    const [, actions] = transition(replanMachine, pending, ack(g1.id, g1, 9));
+    const sends = actions.filter((action) => action.type === 'xstate.sendTo');
+    expect(sends).toHaveLength(1);
+    expect(sends[0]!.params).toMatchObject({
+      event: { type: 'ack.record', ack: { eventId: g1.id, planSha256: PLAN_SHA, at: AT }, requestId: 9 },
+    });
+  });
+
+  it('addresses the ack.record to the actor registered as log in the system', () => {
+    const g1 = logged(GUIDANCE);
+    const { next, actions, log } = transitionWithLog(appended(restored(none), g1), ack(g1.id, g1));
+    expect(next.value).toBe('acknowledged');
+    const send = actions.find((action) => action.type === 'xstate.sendTo');
+    expect(send?.params).toMatchObject({ to: log, event: { type: 'ack.record' } });
+  });
+
+  it('accepts the pending event restored from the log, replacing the older ack', () => {
+    const pending = restored({ pendingEventId: 'evt_restored', pendingFiles: [GUIDANCE] }, previousAck);
+    const target = { ...logged(GUIDANCE), id: 'evt_restored' };
+    const [snapshot] = transition(replanMachine, pending, ack('evt_restored', target));
+    expect(snapshot.value).toBe('acknowledged');
+    expect(snapshot.context.lastAck).toEqual({ eventId: 'evt_restored', planSha256: PLAN_SHA, at: AT });
+  });
+
+  it('becomes pending again on the next guidance change and accepts only that newer event', () => {
+    const [g1, g2] = [logged(GUIDANCE), logged(GUIDANCE)];
+    const acknowledged = transition(replanMachine, appended(restored(none), g1), ack(g1.id, g1))[0];
+    const pending = appended(acknowledged, g2);
+    expect(pending.value).toBe('pending');
+    expect(pending.context.lastAck?.eventId).toBe(g1.id);
+    expect(transition(replanMachine, pending, ack(g1.id, g1))[0].context.lastReply?.code).toBe('stale_event');
+    expect(transition(replanMachine, pending, ack(g2.id, g2))[0].value).toBe('acknowledged');
+  });
+});

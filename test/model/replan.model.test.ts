@@ -1,0 +1,571 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type AnyTransitionDefinition, initialTransition, type SnapshotFrom, transition } from 'xstate';
+import { createTestModel, getStateNodes, type TestPath } from 'xstate/graph';
+import type { AckRecord, PulseEvent } from '../../machines/pulse-files.js';
+import { type AckRejection, type ReplanEvent, replanMachine } from '../../machines/replan.js';
+import {
+  callTool,
+  connectClient,
+  type RunningDaemon,
+  removeProject,
+  startDaemon,
+  tempProject,
+} from '../helpers/daemon.js';
+
+/*
+ * Model-based test of the replan lifecycle: paths generated from `replanMachine` itself are run
+ * against a real `pulse start` (real edits under .pulse/, real MCP calls), and the daemon must
+ * answer, at every step, what the machine says. Event samples carry abstract ids; each path
+ * keeps a little bookkeeping to turn them into the real ids of its own events.jsonl.
+ */
+
+type Snapshot = SnapshotFrom<typeof replanMachine>;
+type Restored = Extract<ReplanEvent, { type: 'replan.restored' }>;
+type Appended = Extract<ReplanEvent, { type: 'log.appended' }>;
+type Ack = Extract<ReplanEvent, { type: 'replan.ack' }>;
+
+const TASK = '.pulse/task.md';
+const GUIDANCE = '.pulse/guidance.md';
+const CONSTRAINTS = '.pulse/constraints.md';
+const PLAN = '.pulse/plan.md';
+const INVALIDATING = new Set([GUIDANCE, CONSTRAINTS]);
+const isInvalidating = (event: { path: string }) => INVALIDATING.has(event.path);
+
+/** The templates of the protocol, as a first start writes them. */
+const TEMPLATES: Record<string, string> = {
+  'task.md': '# Task\n\nDescribe the current task here.\n',
+  'guidance.md': '# Guidance\n\nWrite updated user guidance here. This file can change task direction.\n',
+  'constraints.md':
+    '# Constraints\n\nWrite project constraints here. Constraints can restrict behavior but must not expand agent permissions.\n',
+  'plan.md': '# Plan\n\nWrite the current plan here.\n',
+};
+
+/** The protocol's sentences, written out here so the daemon is checked against the spec, not itself. */
+const REASONS = {
+  pending:
+    'User guidance or constraints changed and have not been acknowledged. The agent should review PulseAgent context, update the plan, and call pulse_ack_replan before continuing.',
+  newEvents:
+    'PulseAgent saw new events, but there is no pending guidance or constraints change requiring replan.',
+  quiet: 'No new PulseAgent events and no pending replan acknowledgement.',
+  accepted: 'Replan acknowledged for the latest guidance or constraints event.',
+};
+const rejection = (code: AckRejection, id: string, pending: string | null): string =>
+  ({
+    missing_event_id: 'A pending replan event id is required.',
+    unknown_event: `Event ${id} was not found.`,
+    not_invalidating: `Event ${id} is not a guidance or constraints event.`,
+    no_pending_replan: 'There is no pending guidance or constraints change to acknowledge.',
+    stale_event: `Event ${id} is stale. Acknowledge the latest pending replan event ${pending} instead.`,
+  })[code];
+
+// ---------------------------------------------------------------------------------------------
+// Event samples, with abstract ids.
+//
+// 'LATEST' is the id of every guidance/constraints event the model sees appended: at any step
+// it stands for the newest such event in events.jsonl (the pending one, or the acknowledged one
+// when nothing is pending). An ack names its event by marker:
+//   LATEST   the newest guidance/constraints event
+//   STALE    the oldest guidance/constraints event; offered only once something was
+//            acknowledged, so that the log really holds one older than the newest
+//   UNKNOWN  a well-formed id that is not in the log
+//   BLANK    whitespace only
+//   TASK     the newest task/plan event (a task.md edit makes one first if the log has none;
+//            for the machine that edit changes nothing, which the pure tests pin down)
+// ---------------------------------------------------------------------------------------------
+
+const LATEST = 'LATEST';
+const UNKNOWN_ID = 'evt_19990101T000000000000Z_deadbeef';
+type Marker = 'LATEST' | 'STALE' | 'UNKNOWN' | 'BLANK' | 'TASK';
+
+const modelEvent = (id: string, path: string): PulseEvent => ({
+  id,
+  timestamp: '',
+  kind: 'modified',
+  path,
+  sha256: null,
+  size: null,
+});
+const edit = (path: string): Appended => ({
+  type: 'log.appended',
+  events: [modelEvent(isInvalidating({ path }) ? LATEST : 'PLAN', path)],
+});
+const modelAck: AckRecord = { eventId: LATEST, planSha256: 'PLAN_SHA256', at: 'AT' };
+const ack = (marker: Marker): Ack => {
+  const targets: Record<Marker, [string, string | null]> = {
+    LATEST: [LATEST, GUIDANCE],
+    STALE: ['STALE', GUIDANCE],
+    UNKNOWN: ['UNKNOWN', null],
+    BLANK: ['  ', null],
+    TASK: ['TASK', TASK],
+  };
+  const [eventId, path] = targets[marker];
+  return {
+    type: 'replan.ack',
+    requestId: 0,
+    eventId,
+    target: path === null ? null : { id: eventId, path },
+    planSha256: modelAck.planSha256,
+    at: modelAck.at,
+  };
+};
+const markerOf = (event: Ack): Marker =>
+  event.eventId.trim() === '' ? 'BLANK' : event.eventId === 'UNKNOWN' ? 'UNKNOWN' : (event.eventId as Marker);
+
+/** The daemon starts on a fresh folder, or on a `.pulse/` PulseAgent left: `prepare` writes it. */
+const restores: Restored[] = [
+  { type: 'replan.restored', pending: { pendingEventId: null, pendingFiles: [] }, lastAck: null },
+  { type: 'replan.restored', pending: { pendingEventId: LATEST, pendingFiles: [GUIDANCE] }, lastAck: null },
+  { type: 'replan.restored', pending: { pendingEventId: null, pendingFiles: [] }, lastAck: modelAck },
+  {
+    type: 'replan.restored',
+    pending: { pendingEventId: LATEST, pendingFiles: [CONSTRAINTS, GUIDANCE] },
+    lastAck: modelAck,
+  },
+];
+// Constraints first, so that a path's first edit after a restored guidance change shows order.
+const edits: Appended[] = [edit(CONSTRAINTS), edit(GUIDANCE), edit(PLAN)];
+
+/** After each refusal, the next one to probe: refusals keep the state, so one path probes them all. */
+const NEXT_PROBE: Record<AckRejection, Marker | null> = {
+  missing_event_id: 'UNKNOWN',
+  unknown_event: 'TASK',
+  not_invalidating: 'STALE',
+  no_pending_replan: null,
+  stale_event: null,
+};
+
+/**
+ * The samples offered in a state. Every guard reads only the sample and `pendingEventId` (null
+ * exactly outside `pending`), and STALE is offered only when `lastAck` is set, which both vertex
+ * keys below hold: so any generated path is executable on the daemon, and replaying it on the
+ * machine gives the states it names (checked at every step).
+ */
+const samples = (snapshot: Snapshot): ReplanEvent[] => {
+  const { lastAck, lastReply } = snapshot.context;
+  const acks: Ack[] = [];
+  if (!snapshot.matches('idle')) acks.push(ack('LATEST'));
+  const probe = lastReply?.code ? NEXT_PROBE[lastReply.code] : 'BLANK';
+  if (probe !== null && (probe !== 'STALE' || lastAck !== null)) acks.push(ack(probe));
+  return [...restores, ...edits, ...acks];
+};
+
+// ---------------------------------------------------------------------------------------------
+// Transitions of the machine definition: (source state, event type, branch).
+// ---------------------------------------------------------------------------------------------
+
+const transitionId = (definition: AnyTransitionDefinition): string => {
+  const branches = definition.source.transitions.get(definition.eventType) ?? [];
+  return `${definition.source.key} --${definition.eventType}#${branches.indexOf(definition)}--> ${
+    definition.target?.map((target) => target.key).join(',') ?? definition.source.key
+  }`;
+};
+const allTransitions = getStateNodes(replanMachine).flatMap((node) =>
+  [...node.transitions.values()].flat().map(transitionId),
+);
+const allStates = getStateNodes(replanMachine).map((node) => node.key);
+
+const taken = (from: Snapshot | undefined, event: ReplanEvent | undefined): AnyTransitionDefinition[] =>
+  from && event && event.type !== ('xstate.init' as string)
+    ? replanMachine.getTransitionData(from, event)
+    : [];
+
+/** For shortest paths: a vertex per state, ack phase, and the transition and outcome that led there. */
+const byTransition = (state: Snapshot, event?: ReplanEvent, from?: Snapshot): string => {
+  const outcome =
+    event?.type === 'replan.ack'
+      ? (state.context.lastReply?.code ?? 'accepted')
+      : event?.type === 'log.appended'
+        ? event.events.some(isInvalidating)
+        : null;
+  return JSON.stringify([
+    state.value,
+    state.context.lastAck !== null,
+    taken(from, event).map(transitionId),
+    outcome,
+  ]);
+};
+/** For simple paths: a vertex per state and whether something was acknowledged, so the paths are journeys. */
+const byPhase = (state: Snapshot): string => JSON.stringify([state.value, state.context.lastAck !== null]);
+
+const model = createTestModel(replanMachine, {
+  events: samples,
+  // The model offers a bare `{ type }` for an event type without samples; an ack needs its payload.
+  filterEvents: (_, event) => event.type !== 'replan.ack' || 'eventId' in event,
+});
+
+type Path = TestPath<Snapshot, ReplanEvent>;
+const eventsOf = (path: Path) =>
+  path.steps.map((step) => step.event).filter((event) => event.type !== ('xstate.init' as string));
+const keyOf = (event: ReplanEvent) => JSON.stringify(event);
+
+/** Shortest and simple paths together, without a path whose events all start a longer one. */
+const withoutPrefixes = (paths: Path[]): Path[] => {
+  const kept: Path[] = [];
+  const sorted = [...paths].sort((a, b) => eventsOf(b).length - eventsOf(a).length);
+  for (const path of sorted) {
+    const events = eventsOf(path).map(keyOf);
+    const covered = kept.some((longer) => {
+      const others = eventsOf(longer).map(keyOf);
+      return events.every((event, i) => others[i] === event);
+    });
+    if (!covered) kept.push(path);
+  }
+  return kept;
+};
+
+const shortestPaths = model.getShortestPaths({ serializeState: byTransition });
+const simplePaths = model.getSimplePaths({ serializeState: byPhase });
+const paths = withoutPrefixes([...shortestPaths, ...simplePaths]);
+
+const describeEvent = (event: ReplanEvent): string => {
+  switch (event.type) {
+    case 'replan.restored':
+      if (event.lastAck === null)
+        return event.pending.pendingEventId === null
+          ? 'start on a fresh folder'
+          : 'start on a PulseAgent folder with a guidance change pending';
+      return event.pending.pendingEventId === null
+        ? 'start on a PulseAgent folder with the replan acknowledged'
+        : 'start on a PulseAgent folder with constraints, then guidance changed after the ack';
+    case 'log.appended':
+      return `edit ${event.events.map((e) => e.path.slice('.pulse/'.length)).join(', ')}`;
+    case 'replan.ack':
+      return {
+        LATEST: 'ack the newest guidance/constraints event',
+        STALE: 'ack an older guidance/constraints event',
+        UNKNOWN: 'ack an unknown id',
+        BLANK: 'ack a blank id',
+        TASK: 'ack a task event',
+      }[markerOf(event)];
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The system under test, one daemon per path.
+// ---------------------------------------------------------------------------------------------
+
+interface LoggedEvent {
+  id: string;
+  timestamp: string;
+  kind: string;
+  path: string;
+  sha256: string | null;
+  size: number | null;
+}
+
+interface Interrupt {
+  needs_replan: boolean;
+  latest_event_id: string | null;
+  has_new_events: boolean;
+  changed_files: string[];
+  pending_replan_event_id: string | null;
+  pending_replan_files: string[];
+  last_acknowledged_event_id: string | null;
+  last_acknowledged_plan_sha256: string | null;
+  reason: string;
+}
+
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+const distinct = (values: string[]) => [...new Set(values)];
+
+const coveredTransitions = new Set<string>();
+const coveredStates = new Set<string>();
+const ACK_ANSWERS = [
+  'accepted',
+  'missing_event_id',
+  'unknown_event',
+  'not_invalidating',
+  'no_pending_replan',
+  'stale_event',
+];
+const coveredAnswers = new Set<string>();
+let stepsRun = 0;
+
+class PathRun {
+  project = '';
+  daemon: RunningDaemon | undefined;
+  client: Client | undefined;
+  /** The machine, replayed along the path: the expected answers come from it. */
+  model: Snapshot = initialTransition(replanMachine)[0];
+  /** The real ack, as the daemon must report it. */
+  ack: { eventId: string; planSha256: string | null } | null = null;
+  planEditedSinceAck = false;
+  #writes = 0;
+  #pendingCoverage: AnyTransitionDefinition[] = [];
+
+  file(name: string) {
+    return join(this.project, '.pulse', name);
+  }
+
+  async events(): Promise<LoggedEvent[]> {
+    const text = await readFile(this.file('events.jsonl'), 'utf8');
+    return text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as LoggedEvent);
+  }
+
+  /** Writes as editors do (temp file, rename), so no scan can see a half-written file. */
+  async write(name: string, text: string) {
+    const temp = join(this.project, `.${name}.${++this.#writes}.tmp`);
+    await writeFile(temp, text);
+    await rename(temp, this.file(name));
+  }
+
+  interrupt(lastSeen: string | null = null) {
+    return callTool<Interrupt>(this.client!, 'pulse_should_interrupt', { last_seen_event_id: lastSeen });
+  }
+
+  /** Executes one event of the path on the daemon, after checking the replay agrees with the path. */
+  async run(event: ReplanEvent, expected: Snapshot) {
+    const before = this.model;
+    const [after] = transition(replanMachine, before, event);
+    expect(after.value, 'replaying the path gives the state the model generated').toEqual(expected.value);
+    this.#pendingCoverage = taken(before, event);
+    if (event.type === 'replan.restored') await this.restore(event);
+    if (event.type === 'log.appended') await this.edit(event);
+    if (event.type === 'replan.ack') await this.acknowledge(event, before, after);
+    this.model = after;
+  }
+
+  /**
+   * The `.pulse/` PulseAgent 0.1.0 leaves behind: a task edit; with an ack, a guidance change and
+   * the plan acknowledged for it; then a change to each file the sample lists as pending.
+   */
+  async prepare(event: Restored) {
+    const files = { ...TEMPLATES };
+    const log: LoggedEvent[] = [];
+    const change = (name: string, text: string) => {
+      files[name] = text;
+      const n = String(log.length + 1).padStart(2, '0');
+      log.push({
+        id: `evt_20260101T0900000000${n}Z_000000${n}`,
+        timestamp: `2026-01-01T09:00:00.0000${n}+00:00`,
+        kind: 'modified',
+        path: `.pulse/${name}`,
+        sha256: sha256(text),
+        size: Buffer.byteLength(text),
+      });
+      return log.at(-1)!.id;
+    };
+    change('task.md', '# Task\n\nShip the replan model test.\n');
+    if (event.lastAck) {
+      const acknowledged = change('guidance.md', '# Guidance\n\nFocus on the replan lifecycle.\n');
+      const plan = change('plan.md', '# Plan\n\n1. Replan for the new guidance.\n');
+      this.ack = { eventId: acknowledged, planSha256: log.find((e) => e.id === plan)!.sha256 };
+    }
+    for (const path of event.pending.pendingFiles) {
+      const name = path.slice('.pulse/'.length);
+      change(name, `${TEMPLATES[name]!.split('\n')[0]}\n\nChanged while pulse was not running.\n`);
+    }
+    await mkdir(join(this.project, '.pulse'));
+    for (const [name, text] of Object.entries(files)) await writeFile(this.file(name), text);
+    await writeFile(this.file('events.jsonl'), log.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    const state = {
+      schema_version: 2,
+      project_root: this.project,
+      initialized_at: '2026-01-01T08:59:00.000000+00:00',
+      last_hashes: Object.fromEntries(Object.entries(files).map(([name, text]) => [name, sha256(text)])),
+      last_acknowledged_event_id: this.ack?.eventId ?? null,
+      last_acknowledged_plan_sha256: this.ack?.planSha256 ?? null,
+      last_acknowledged_at: this.ack ? '2026-01-01T09:00:00.500000+00:00' : null,
+    };
+    await writeFile(this.file('state.json'), JSON.stringify(state, null, 2));
+  }
+
+  async restore(event: Restored) {
+    this.project = await tempProject('pulse-model-');
+    if (event.lastAck !== null || event.pending.pendingEventId !== null) await this.prepare(event);
+    this.daemon = await startDaemon(this.project);
+    this.client = await connectClient(this.daemon.url);
+  }
+
+  async edit(event: Appended) {
+    const before = await this.events();
+    for (const { path } of event.events) {
+      const name = path.slice('.pulse/'.length);
+      await this.write(
+        name,
+        `${TEMPLATES[name]!.split('\n')[0]}\n\nEdit ${this.#writes + 1} of this path.\n`,
+      );
+    }
+    if (event.events.some((e) => e.path === PLAN)) this.planEditedSinceAck = true;
+    const answer = await this.interrupt(before.at(-1)?.id ?? null);
+    const added = (await this.events()).slice(before.length);
+    expect(
+      added.map((e) => e.path),
+      'one event per edited file',
+    ).toEqual(event.events.map((e) => e.path));
+    for (const logged of added) {
+      expect(logged.kind).toBe('modified');
+      expect(logged.sha256).toBe(sha256(await readFile(join(this.project, logged.path))));
+    }
+    expect(answer.has_new_events).toBe(true);
+    expect(answer.changed_files).toEqual(event.events.map((e) => e.path));
+    expect(answer.latest_event_id).toBe(added.at(-1)!.id);
+  }
+
+  /** The real id an ack marker stands for, in this path's log. */
+  async resolve(marker: Marker, before: Snapshot): Promise<string> {
+    let events = await this.events();
+    const invalidating = events.filter(isInvalidating);
+    switch (marker) {
+      case 'BLANK':
+        return '  ';
+      case 'UNKNOWN':
+        return UNKNOWN_ID;
+      case 'LATEST':
+        expect(invalidating.length, 'LATEST needs a guidance/constraints event in the log').toBeGreaterThan(
+          0,
+        );
+        return invalidating.at(-1)!.id;
+      case 'STALE':
+        if (before.context.pendingEventId !== null) {
+          expect(invalidating.length, 'STALE needs an event older than the pending one').toBeGreaterThan(1);
+        }
+        return invalidating[0]!.id;
+      case 'TASK':
+        if (!events.some((e) => !isInvalidating(e))) {
+          await this.write('task.md', '# Task\n\nA task edit, so the log has an event to misuse.\n');
+          await this.interrupt();
+          events = await this.events();
+        }
+        return events.filter((e) => !isInvalidating(e)).at(-1)!.id;
+    }
+  }
+
+  async acknowledge(event: Ack, before: Snapshot, after: Snapshot) {
+    const expected = after.context.lastReply!;
+    const id = await this.resolve(markerOf(event), before);
+    const plan = sha256(await readFile(this.file('plan.md')));
+    const pending = (await this.events()).filter(isInvalidating).at(-1)?.id ?? null;
+    const reply = await callTool(this.client!, 'pulse_ack_replan', { event_id: id });
+    if (expected.accepted) {
+      expect(reply).toEqual({
+        accepted: true,
+        acknowledged_event_id: id,
+        plan_sha256: plan,
+        reason: REASONS.accepted,
+      });
+      this.ack = { eventId: id, planSha256: plan };
+      this.planEditedSinceAck = false;
+    } else {
+      expect(reply).toEqual({
+        accepted: false,
+        acknowledged_event_id: this.ack?.eventId ?? null,
+        plan_sha256: this.ack?.planSha256 ?? null,
+        reason: rejection(expected.code!, id, pending),
+        code: expected.code,
+      });
+    }
+    coveredAnswers.add(expected.code ?? 'accepted');
+  }
+
+  /** What the daemon answers in the state the model reached; then this step counts as covered. */
+  async check(state: 'idle' | 'pending' | 'acknowledged') {
+    const expected = this.model.context;
+    const answer = await this.interrupt();
+    const events = await this.events();
+    const ackAt = this.ack ? events.findIndex((e) => e.id === this.ack!.eventId) : -1;
+    const unacknowledged = events.slice(ackAt + 1).filter(isInvalidating);
+    expect(answer).toMatchObject({
+      needs_replan: state === 'pending',
+      latest_event_id: events.at(-1)?.id ?? null,
+      pending_replan_files: expected.pendingFiles,
+      last_acknowledged_event_id: this.ack?.eventId ?? null,
+      last_acknowledged_plan_sha256: this.ack?.planSha256 ?? null,
+      reason: state === 'pending' ? REASONS.pending : events.length > 0 ? REASONS.newEvents : REASONS.quiet,
+    });
+    // The log itself agrees: the files of the guidance/constraints events after the ack, first seen first.
+    expect(distinct(unacknowledged.map((e) => e.path))).toEqual(expected.pendingFiles);
+    if (state === 'idle') {
+      expect(answer.pending_replan_event_id).toBeNull();
+      expect(events.filter(isInvalidating)).toEqual([]);
+      expect(this.ack).toBeNull();
+    }
+    if (state === 'pending') {
+      expect(answer.pending_replan_event_id).toBe(unacknowledged.at(-1)!.id);
+      expect(answer.pending_replan_event_id).toBe(events.filter(isInvalidating).at(-1)!.id);
+    }
+    if (state === 'acknowledged') {
+      expect(answer.pending_replan_event_id).toBeNull();
+      expect(this.ack?.eventId).toBe(events.filter(isInvalidating).at(-1)!.id);
+      const saved = JSON.parse(await readFile(this.file('state.json'), 'utf8'));
+      expect(saved.last_acknowledged_event_id).toBe(this.ack!.eventId);
+      expect(saved.last_acknowledged_plan_sha256).toBe(this.ack!.planSha256);
+      if (!this.planEditedSinceAck) {
+        expect(this.ack!.planSha256, 'the acknowledged plan is plan.md as it is').toBe(
+          sha256(await readFile(this.file('plan.md'))),
+        );
+      }
+    }
+    for (const definition of this.#pendingCoverage) {
+      coveredTransitions.add(transitionId(definition));
+      coveredStates.add(definition.source.key);
+      for (const target of definition.target ?? []) coveredStates.add(target.key);
+    }
+    this.#pendingCoverage = [];
+    stepsRun++;
+  }
+
+  async stop() {
+    await this.client?.close().catch(() => {});
+    await this.daemon?.kill9();
+    if (this.project) await removeProject(this.project);
+  }
+}
+
+const running = new Map<string, PathRun>();
+
+afterEach(async ({ task }) => {
+  await running.get(task.id)?.stop();
+  running.delete(task.id);
+});
+
+afterAll(() => {
+  const states = allStates.filter((state) => coveredStates.has(state));
+  const transitions = allTransitions.filter((t) => coveredTransitions.has(t));
+  const answers = ACK_ANSWERS.filter((answer) => coveredAnswers.has(answer));
+  console.log(
+    `replan model coverage: states ${states.length}/${allStates.length}, transitions ${transitions.length}/${allTransitions.length}\n` +
+      `  ack answers ${answers.length}/${ACK_ANSWERS.length}; ${paths.length} paths run (${shortestPaths.length} shortest + ${simplePaths.length} simple, prefixes dropped), ${stepsRun} steps`,
+  );
+  expect(
+    allStates.filter((state) => !coveredStates.has(state)),
+    'states never reached',
+  ).toEqual([]);
+  expect(
+    allTransitions.filter((t) => !coveredTransitions.has(t)),
+    'transitions never taken',
+  ).toEqual([]);
+  expect(
+    ACK_ANSWERS.filter((answer) => !coveredAnswers.has(answer)),
+    'ack answers never checked',
+  ).toEqual([]);
+});
+
+describe.concurrent('replan lifecycle, model paths against a running daemon', () => {
+  it.for(paths.map((path) => [eventsOf(path).map(describeEvent).join(' → '), path] as const))(
+    'answers as the model at every step: %s',
+    async ([, path], { task }) => {
+      const run = new PathRun();
+      running.set(task.id, run);
+      await path.test({
+        events: {
+          'replan.restored': (step) => run.run(step.event as ReplanEvent, step.state),
+          'log.appended': (step) => run.run(step.event as ReplanEvent, step.state),
+          'replan.ack': (step) => run.run(step.event as ReplanEvent, step.state),
+        },
+        states: {
+          idle: () => run.check('idle'),
+          pending: () => run.check('pending'),
+          acknowledged: () => run.check('acknowledged'),
+        },
+      });
+    },
+  );
+});
