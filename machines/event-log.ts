@@ -20,12 +20,16 @@ export interface LoadedJournal {
 
 export interface ReconcileInput {
   files: TrackedFiles;
+  /** Asked for by a caller (read-your-writes): log what is there, however fresh. */
+  requested: boolean;
 }
 
 /** The files as they are now, and the events appended to `events.jsonl` for what changed. */
 export interface ReconcileOutput {
   files: TrackedFiles;
   events: PulseEvent[];
+  /** A change was too fresh to log on a watcher hint; scan again after the settle delay. */
+  deferred: boolean;
 }
 
 export interface SaveAckInput {
@@ -42,6 +46,11 @@ export interface EventLogContext {
   scanStartedAt: number;
   scansCompleted: number;
   rescan: boolean;
+  /** A caller asked for a scan that has not started yet. */
+  requestPending: boolean;
+  /** The running scan was asked for by a caller. */
+  scanRequested: boolean;
+  deferred: boolean;
   queuedAck: { ack: AckRecord; requestId: number } | null;
   savingAckRequestId: number;
   ackSavedRequestId: number;
@@ -89,12 +98,19 @@ export const eventLogMachine = setup({
   },
   guards: {
     rescanNeeded: ({ context }) => context.rescan,
+    deferred: ({ context }) => context.deferred,
     ackQueued: ({ context }) => context.queuedAck !== null,
   },
   actions: {
     countRequest: assign(({ context }) => ({ scansRequested: context.scansRequested + 1 })),
+    markRequested: assign({ requestPending: true }),
     markRescan: assign({ rescan: true }),
-    startScan: assign(({ context }) => ({ scanStartedAt: context.scansRequested, rescan: false })),
+    startScan: assign(({ context }) => ({
+      scanStartedAt: context.scansRequested,
+      rescan: false,
+      scanRequested: context.requestPending,
+      requestPending: false,
+    })),
     queueAck: assign(({ event }) =>
       event.type === 'ack.record' ? { queuedAck: { ack: event.ack, requestId: event.requestId } } : {},
     ),
@@ -122,6 +138,9 @@ export const eventLogMachine = setup({
     scanStartedAt: 0,
     scansCompleted: 0,
     rescan: false,
+    requestPending: true,
+    scanRequested: false,
+    deferred: false,
     queuedAck: null,
     savingAckRequestId: 0,
     ackSavedRequestId: 0,
@@ -167,32 +186,34 @@ export const eventLogMachine = setup({
             idle: {
               on: {
                 'file.changed': { target: 'settling', actions: 'countRequest' },
-                'log.reconcile': { target: 'scanning', actions: 'countRequest' },
+                'log.reconcile': { target: 'scanning', actions: ['countRequest', 'markRequested'] },
               },
             },
             settling: {
-              description: 'A watcher noticed a change; waiting briefly so one save becomes one scan.',
+              description:
+                'A watcher noticed a change (or a change was too fresh to trust): waiting briefly so one save becomes one event.',
               after: { settle: 'scanning' },
               on: {
                 'file.changed': {},
-                'log.reconcile': { target: 'scanning', actions: 'countRequest' },
+                'log.reconcile': { target: 'scanning', actions: ['countRequest', 'markRequested'] },
               },
             },
             scanning: {
               entry: 'startScan',
               on: {
                 'file.changed': { actions: ['countRequest', 'markRescan'] },
-                'log.reconcile': { actions: ['countRequest', 'markRescan'] },
+                'log.reconcile': { actions: ['countRequest', 'markRequested', 'markRescan'] },
               },
               invoke: {
                 src: 'reconcileFiles',
-                input: ({ context }) => ({ files: context.files }),
+                input: ({ context }) => ({ files: context.files, requested: context.scanRequested }),
                 onDone: {
                   target: 'scanned',
                   actions: [
                     assign(({ context, event }) => ({
                       index: context.index.appended(event.output.events),
                       files: event.output.files,
+                      deferred: event.output.deferred,
                       scansCompleted: context.scanStartedAt,
                       lastError: null,
                     })),
@@ -207,13 +228,18 @@ export const eventLogMachine = setup({
                   target: 'scanned',
                   actions: assign(({ context, event }) => ({
                     lastError: `Could not reconcile .pulse/: ${message(event.error)}`,
+                    deferred: false,
                     scansCompleted: context.scanStartedAt,
                   })),
                 },
               },
             },
             scanned: {
-              always: [{ guard: 'rescanNeeded', target: 'scanning' }, { target: 'idle' }],
+              always: [
+                { guard: 'rescanNeeded', target: 'scanning' },
+                { guard: 'deferred', target: 'settling' },
+                { target: 'idle' },
+              ],
             },
           },
         },

@@ -31,6 +31,8 @@ export interface TrackedFile {
   truncated: boolean;
   /** Stat fingerprint, so a reconcile hashes only files whose stat changed; '' while too recent to trust. */
   fingerprint: string;
+  /** When the file was last modified (ms since the epoch); null when absent. */
+  mtimeMs: number | null;
 }
 
 export type TrackedFiles = Record<PulseFileName, TrackedFile>;
@@ -53,6 +55,7 @@ export const emptyFile = (): TrackedFile => ({
   text: null,
   truncated: false,
   fingerprint: '',
+  mtimeMs: null,
 });
 
 export const untrackedFiles = (): TrackedFiles => ({

@@ -48,6 +48,7 @@ export const readTrackedFile = async (path: string, previous: TrackedFile): Prom
   const settled = BigInt(Date.now()) * 1_000_000n - RACY_WINDOW_NS;
   const fingerprint = stats.mtimeNs < settled && stats.ctimeNs < settled ? fingerprintOf(stats) : '';
   const size = Number(stats.size);
+  const mtimeMs = Number(stats.mtimeNs / 1_000_000n);
   if (size <= WHOLE_READ_LIMIT) {
     const handle = await open(path, 'r');
     try {
@@ -58,6 +59,7 @@ export const readTrackedFile = async (path: string, previous: TrackedFile): Prom
         text: decoder.decode(bytes.subarray(0, INLINE_LIMIT)),
         truncated: bytes.length > INLINE_LIMIT,
         fingerprint,
+        mtimeMs,
       };
     } finally {
       await handle.close();
@@ -72,5 +74,12 @@ export const readTrackedFile = async (path: string, previous: TrackedFile): Prom
   } finally {
     await handle.close();
   }
-  return { sha256: await hashStream(path), size, text: decoder.decode(head), truncated: true, fingerprint };
+  return {
+    sha256: await hashStream(path),
+    size,
+    text: decoder.decode(head),
+    truncated: true,
+    fingerprint,
+    mtimeMs,
+  };
 };

@@ -20,20 +20,54 @@ const kindOf = (before: string | null, after: string | null): EventKind | null =
 };
 
 /**
+ * A change younger than this, seen by a watcher-triggered scan, may be a save caught between
+ * its truncate and its write: it is looked at again after the next settle instead of logged.
+ */
+export const FRESH_CHANGE_MS = 50;
+
+/**
  * Compares the four files with what the log last recorded, appends one event per changed
- * file (fsynced) and then records the new hashes in state.json.
+ * file (fsynced) and then records the new hashes in state.json. A scan on request (a tool
+ * call: read-your-writes) logs every change it sees; a scan on a watcher hint defers changes
+ * too fresh to trust.
  */
 export const createReconciler =
-  ({ paths, stamper, stateFile }: { paths: PulsePaths; stamper: EventStamper; stateFile: StateFile }) =>
-  async ({ files }: ReconcileInput): Promise<ReconcileOutput> => {
+  ({
+    paths,
+    stamper,
+    stateFile,
+    now = Date.now,
+  }: {
+    paths: PulsePaths;
+    stamper: EventStamper;
+    stateFile: StateFile;
+    now?: () => number;
+  }) =>
+  async ({ files, requested }: ReconcileInput): Promise<ReconcileOutput> => {
     const next = { ...files } as TrackedFiles;
     const events: PulseEvent[] = [];
+    let deferred = false;
     for (const name of PULSE_FILES) {
-      const now = await readTrackedFile(paths.file(name), files[name]);
-      next[name] = now;
-      const kind = kindOf(files[name].sha256, now.sha256);
+      const current = await readTrackedFile(paths.file(name), files[name]);
+      const kind = kindOf(files[name].sha256, current.sha256);
+      if (
+        kind !== null &&
+        !requested &&
+        current.mtimeMs !== null &&
+        now() - current.mtimeMs < FRESH_CHANGE_MS
+      ) {
+        deferred = true;
+        continue;
+      }
+      next[name] = current;
       if (kind === null) continue;
-      events.push({ ...stamper.next(), kind, path: eventPath(name), sha256: now.sha256, size: now.size });
+      events.push({
+        ...stamper.next(),
+        kind,
+        path: eventPath(name),
+        sha256: current.sha256,
+        size: current.size,
+      });
     }
     if (events.length > 0) {
       await appendEvents(paths.events, events);
@@ -41,5 +75,5 @@ export const createReconciler =
       for (const name of PULSE_FILES) hashes[name] = next[name].sha256;
       await stateFile.setHashes(hashes);
     }
-    return { files: next, events };
+    return { files: next, events, deferred };
   };
