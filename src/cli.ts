@@ -40,7 +40,10 @@ program
     for (const warning of daemon.warnings) console.warn(`warning: ${warning}`);
     console.log(`Watching ${daemon.paths.dir}`);
     console.log(`MCP endpoint: ${daemon.url}`);
+    let stopping = false;
     const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
       console.log(`Received ${signal}; shutting down.`);
       setTimeout(() => process.exit(0), SHUTDOWN_LIMIT_MS).unref();
       daemon.close().then(
@@ -48,8 +51,10 @@ program
         () => process.exit(1),
       );
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    // `on`, not `once`: were no listener of ours left, signal-exit (under write-file-atomic)
+    // would re-raise the signal during a write and kill the process before shutdown is done.
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
   });
 
 program
