@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
-import { startDaemon } from './daemon.js';
-import { formatStatus, readStatus } from './status.js';
 import { pulsePaths } from './store/paths.js';
-import { ensurePulseFolder } from './store/pulse-folder.js';
 import { VERSION } from './version.js';
+
+// Commands import what they need when they run, so `--version`, `--help` (and later the agent
+// hooks) do not pay for loading the MCP SDK, XState and chokidar.
 
 /** Shutdown must finish within this; past it the process exits anyway. */
 const SHUTDOWN_LIMIT_MS = 2000;

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import type { PolledSource } from '../../machines/external.js';
 
 /** A local MCP server, spawned by pulse and spoken to over stdin/stdout. */
 export interface StdioServerConfig {
@@ -32,14 +33,8 @@ export type SourceRule =
   | { title_matches: string; urgency: number }
   | { starts_within_min: number; urgency: number };
 
-/** Which tool of which server to poll, how often, and how urgent its items are. */
-export interface SourceConfig {
-  name: string;
-  server: string;
-  tool: string;
-  args: Record<string, unknown>;
-  intervalMs: number;
-  enabled: boolean;
+/** Which tool of which server to poll, how often (what a poller needs), and how urgent its items are. */
+export interface SourceConfig extends PolledSource {
   urgency: number;
   rules: SourceRule[];
 }
