@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { ClientPool } from './sources/client-pool.js';
-import { loadSourcesConfig, redactSecrets } from './sources/config.js';
 import { extractItems } from './sources/extract.js';
+import { loadSourcesConfig } from './sources/load-config.js';
+import { redactSecrets } from './sources/redact.js';
 import { fetchSystemStatus, formatPoller } from './status.js';
 import { readDiscovery } from './store/discovery-file.js';
 import type { PulsePaths } from './store/paths.js';

@@ -14,7 +14,7 @@ import { createSourcesLoader, type SourcesRuntime } from './effects/load-sources
 import { createReconciler } from './effects/reconcile-files.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
 import { ClientPool } from './sources/client-pool.js';
-import { redactSecrets } from './sources/config.js';
+import { redactSecrets } from './sources/redact.js';
 import { createEventStamper } from './store/event-id.js';
 import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';

@@ -1,12 +1,9 @@
 import type { PolledSource } from '../../machines/external.js';
 import type { LoadedSources } from '../../machines/sources.js';
 import type { ClientPool } from '../sources/client-pool.js';
-import {
-  configFingerprint,
-  loadSourcesConfig,
-  type SourcesConfig,
-  sourceFingerprint,
-} from '../sources/config.js';
+import type { SourcesConfig } from '../sources/config.js';
+import { configFingerprint, sourceFingerprint } from '../sources/fingerprint.js';
+import { loadSourcesConfig } from '../sources/load-config.js';
 
 /** The parts of the config that the actors may see (no server secrets), and what the effects keep. */
 export interface SourcesRuntime {

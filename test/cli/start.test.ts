@@ -12,21 +12,7 @@ import {
   startDaemon,
   tempProject,
 } from '../helpers/daemon.js';
-
-const TEMPLATES: Record<string, string> = {
-  'task.md': '# Task\n\nDescribe the current task here.\n',
-  'guidance.md': '# Guidance\n\nWrite updated user guidance here. This file can change task direction.\n',
-  'constraints.md':
-    '# Constraints\n\nWrite project constraints here. Constraints can restrict behavior but must not expand agent permissions.\n',
-  'plan.md': '# Plan\n\nWrite the current plan here.\n',
-};
-
-interface Interrupt {
-  needs_replan: boolean;
-  pending_replan_event_id: string | null;
-  pending_replan_files: string[];
-  last_acknowledged_event_id: string | null;
-}
+import { type Decision, TEMPLATES } from '../helpers/protocol.js';
 
 const exists = (path: string) =>
   access(path).then(
@@ -60,7 +46,7 @@ const start = async (dir: string) => {
 const changeGuidance = async (daemon: RunningDaemon, text: string) => {
   await writeFile(join(daemon.project, '.pulse', 'guidance.md'), text);
   const client = await connectClient(daemon.url);
-  const answer = await callTool<Interrupt>(client, 'pulse_should_interrupt');
+  const answer = await callTool<Decision>(client, 'pulse_should_interrupt');
   await client.close();
   return answer.pending_replan_event_id!;
 };
@@ -80,7 +66,7 @@ describe('pulse start', () => {
       arguments: {},
     });
     expect(status).toBe(200);
-    expect(body.result.structuredContent.needs_replan).toBe(false);
+    expect(body.result!.structuredContent!.needs_replan).toBe(false);
   });
 
   it('exits 1 when the port is in use, naming the port and --port', async () => {
@@ -144,7 +130,7 @@ describe('pulse start', () => {
     expect(await readFile(`${state}.bak`, 'utf8')).toBe(torn);
     expect(JSON.parse(await readFile(state, 'utf8')).last_acknowledged_event_id).toBe(pending);
     const after = await connectClient(daemon.url);
-    const answer = await callTool<Interrupt>(after, 'pulse_should_interrupt');
+    const answer = await callTool<Decision>(after, 'pulse_should_interrupt');
     await after.close();
     expect(answer.last_acknowledged_event_id).toBe(pending);
     // Files that had not changed are not reported as new: the recovery raises no replan.

@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -11,6 +11,8 @@ import {
   startDaemon,
   tempProject,
 } from '../helpers/daemon.js';
+import { save } from '../helpers/files.js';
+import type { AckAnswer, Decision } from '../helpers/protocol.js';
 
 // Adopting a `.pulse/` folder that PulseAgent 0.1.0 wrote: its log lines, its state.json
 // (schema 1 and 2), its timestamps with `+00:00`, and keys we do not know.
@@ -55,17 +57,6 @@ const modified = (id: string, timestamp: string, name: string, text: string): Pu
   size: Buffer.byteLength(text),
 });
 
-/**
- * Saves a file as most editors do (a temp file renamed over it), so a watcher-triggered scan
- * can never see it half-written: `writeFile` truncates first, and a scan landing in that
- * window logs an extra event for the empty file.
- */
-const save = async (path: string, text: string) => {
-  const temp = join(dirname(dirname(path)), `.save-${randomBytes(4).toString('hex')}`);
-  await writeFile(temp, text);
-  await rename(temp, path);
-};
-
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -102,26 +93,6 @@ const expectReadableEvents = (text: string) => {
     expect(event.size === null || Number.isInteger(event.size)).toBe(true);
   }
 };
-
-interface Decision {
-  needs_replan: boolean;
-  latest_event_id: string | null;
-  has_new_events: boolean;
-  changed_files: string[];
-  pending_replan_event_id: string | null;
-  pending_replan_files: string[];
-  last_acknowledged_event_id: string | null;
-  last_acknowledged_plan_sha256: string | null;
-  last_seen_event_known: boolean;
-}
-
-interface AckAnswer {
-  accepted: boolean;
-  acknowledged_event_id: string | null;
-  plan_sha256: string | null;
-  reason: string;
-  code?: string;
-}
 
 interface StateJson {
   last_hashes: Record<string, string | null>;

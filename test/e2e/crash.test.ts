@@ -12,30 +12,8 @@ import {
   startDaemon,
   tempProject,
 } from '../helpers/daemon.js';
-
-/** mulberry32: a small seeded PRNG, so a failing storm can be replayed with its seed. */
-const prng = (seed: number) => {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
-
-interface Interrupt {
-  needs_replan: boolean;
-  latest_event_id: string | null;
-  pending_replan_event_id: string | null;
-  last_acknowledged_event_id: string | null;
-}
-
-interface Ack {
-  accepted: boolean;
-  acknowledged_event_id: string | null;
-}
+import type { AckAnswer, Decision } from '../helpers/protocol.js';
+import { prng, stormSeed } from '../helpers/random.js';
 
 const maxId = (ids: Iterable<string>): string | null => {
   let max: string | null = null;
@@ -59,8 +37,7 @@ const track = async (project: string) => {
 
 describe('crash safety', () => {
   it('survives kill -9 at random moments of an edit and ack storm: no lost ack, no lost pending replan, no broken file', async () => {
-    const seed = Number(process.env.PULSE_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 32));
-    console.log(`crash storm seed: ${seed} (replay with PULSE_CRASH_SEED=${seed})`);
+    const seed = stormSeed('PULSE_CRASH_SEED', 'crash storm');
     // Kill moments come from their own stream, so they replay exactly whatever the call timing.
     const killRandom = prng(seed);
     const editRandom = prng(seed ^ 0x9e3779b9);
@@ -103,7 +80,7 @@ describe('crash safety', () => {
       if (missing.length > 0) problems.push(`answered event ids missing from the log: ${missing.join(', ')}`);
 
       const client = await connectClient(daemon.url);
-      const answer = await callTool<Interrupt>(client, 'pulse_should_interrupt');
+      const answer = await callTool<Decision>(client, 'pulse_should_interrupt');
       await client.close();
       const ack = answer.last_acknowledged_event_id;
       const lastAccepted = maxId(acceptedAcks);
@@ -123,7 +100,7 @@ describe('crash safety', () => {
     const storm = async (daemon: RunningDaemon, life: number) => {
       const client: Client = await connectClient(daemon.url);
       let alive = true;
-      const observe = (answer: Interrupt) => {
+      const observe = (answer: Decision) => {
         stats.calls++;
         if (answer.latest_event_id) answeredIds.add(answer.latest_event_id);
         const pending = answer.needs_replan ? answer.pending_replan_event_id : null;
@@ -136,7 +113,7 @@ describe('crash safety', () => {
       const editor = async () => {
         while (alive) {
           for (let burst = Math.floor(editRandom() * 3); burst >= 0 && alive; burst--) await edit();
-          observe(await callTool<Interrupt>(client, 'pulse_should_interrupt'));
+          observe(await callTool<Decision>(client, 'pulse_should_interrupt'));
         }
       };
       const edit = async () => {
@@ -153,11 +130,11 @@ describe('crash safety', () => {
       };
       const agent = async () => {
         while (alive) {
-          const pending = observe(await callTool<Interrupt>(client, 'pulse_should_interrupt'));
+          const pending = observe(await callTool<Decision>(client, 'pulse_should_interrupt'));
           if (pending === null) continue;
           await writeFile(join(pulse, 'plan.md'), `plan for ${pending}\n`);
           sentAcks.add(pending);
-          const reply = await callTool<Ack>(client, 'pulse_ack_replan', { event_id: pending });
+          const reply = await callTool<AckAnswer>(client, 'pulse_ack_replan', { event_id: pending });
           if (reply.accepted) {
             acceptedAcks.push(pending);
             stats.acceptedAcks++;
@@ -168,7 +145,7 @@ describe('crash safety', () => {
       };
       // Calls cut off by the kill reject; only answers that arrived count.
       const observer = async () => {
-        while (alive) observe(await callTool<Interrupt>(client, 'pulse_should_interrupt'));
+        while (alive) observe(await callTool<Decision>(client, 'pulse_should_interrupt'));
       };
       const loops = [editor(), agent(), observer()].map((loop) => loop.catch(() => {}));
       const delay = Math.floor(killRandom() * 800);
@@ -203,7 +180,7 @@ describe('crash safety', () => {
     let daemon = await track(project);
     await writeFile(join(pulse, 'guidance.md'), 'first guidance\n');
     let client = await connectClient(daemon.url);
-    const before = await callTool<Interrupt>(client, 'pulse_should_interrupt');
+    const before = await callTool<Decision>(client, 'pulse_should_interrupt');
     await client.close();
     expect(await daemon.stop()).toBe(0);
     const intact = await readFile(join(pulse, 'events.jsonl'), 'utf8');
@@ -219,7 +196,7 @@ describe('crash safety', () => {
 
     await writeFile(join(pulse, 'guidance.md'), 'second guidance\n');
     client = await connectClient(daemon.url);
-    const after = await callTool<Interrupt>(client, 'pulse_should_interrupt');
+    const after = await callTool<Decision>(client, 'pulse_should_interrupt');
     await client.close();
     expect(after.needs_replan).toBe(true);
     expect(after.pending_replan_event_id).not.toBe(before.pending_replan_event_id);

@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { rename, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +12,7 @@ import {
   startDaemon,
   tempProject,
 } from '../helpers/daemon.js';
+import { save } from '../helpers/files.js';
 
 interface RpcError {
   jsonrpc: string;
@@ -65,17 +64,6 @@ const connectWith = async (transport: StreamableHTTPClientTransport): Promise<Cl
   return client;
 };
 
-/**
- * Saves a file as most editors do (a temp file renamed over it), so a watcher-triggered scan
- * can never see it half-written: `writeFile` truncates first, and a scan landing in that
- * window logs an extra event for the empty file.
- */
-const save = async (path: string, text: string) => {
-  const temp = join(dirname(dirname(path)), `.save-${randomBytes(4).toString('hex')}`);
-  await writeFile(temp, text);
-  await rename(temp, path);
-};
-
 const rpc = (method: string, params: unknown = {}, id: number | string = 1) =>
   JSON.stringify({ jsonrpc: '2.0', id, method, params });
 
@@ -104,9 +92,9 @@ describe('the HTTP surface of /mcp', () => {
       expect(status).toBe(200);
       expect(body.jsonrpc).toBe('2.0');
       expect(body.id).toBe(1);
-      expect(body.result.isError).toBeFalsy();
-      expect(body.result.structuredContent.needs_replan).toBe(false);
-      expect(JSON.parse(body.result.content[0].text)).toEqual(body.result.structuredContent);
+      expect(body.result!.isError).toBeFalsy();
+      expect(body.result!.structuredContent!.needs_replan).toBe(false);
+      expect(JSON.parse(body.result!.content![0]!.text)).toEqual(body.result!.structuredContent);
     });
 
     it('answers a POST that has no Accept header at all, with JSON', async () => {
@@ -126,7 +114,7 @@ describe('the HTTP surface of /mcp', () => {
     it('answers a POST that accepts only application/json', async () => {
       const { status, body } = await oneShot(url, 'tools/list', {}, { accept: 'application/json' });
       expect(status).toBe(200);
-      expect(body.result.tools.map((tool: { name: string }) => tool.name)).toEqual([
+      expect(body.result!.tools!.map((tool: { name: string }) => tool.name)).toEqual([
         'pulse_should_interrupt',
         'pulse_ack_replan',
       ]);
@@ -135,23 +123,25 @@ describe('the HTTP surface of /mcp', () => {
     it('reads the context resource and gets the prompt without a session', async () => {
       const resource = await oneShot(url, 'resources/read', { uri: 'pulse://context/latest' });
       expect(resource.status).toBe(200);
-      expect(resource.body.result.contents[0].text).toMatch(/^# PulseAgent Context\n/);
+      expect(resource.body.result!.contents![0]!.text).toMatch(/^# PulseAgent Context\n/);
       const prompt = await oneShot(url, 'prompts/get', { name: 'pulse_replan' });
       expect(prompt.status).toBe(200);
-      expect(prompt.body.result.messages[0].content.text).toContain('pulse_should_interrupt');
+      expect(prompt.body.result!.messages![0]!.content.text).toContain('pulse_should_interrupt');
     });
 
     it('sees a write made before the call (read-your-writes) and acks it without a session', async () => {
       await save(join(project, '.pulse', 'constraints.md'), '# Constraints\n\nOne-shot change.\n');
       const decision = await oneShot(url, 'tools/call', { name: 'pulse_should_interrupt', arguments: {} });
-      const pending = decision.body.result.structuredContent.pending_replan_event_id;
-      expect(decision.body.result.structuredContent.pending_replan_files).toEqual(['.pulse/constraints.md']);
+      const pending = decision.body.result!.structuredContent!.pending_replan_event_id;
+      expect(decision.body.result!.structuredContent!.pending_replan_files).toEqual([
+        '.pulse/constraints.md',
+      ]);
       expect(pending).toMatch(/^evt_/);
       const ack = await oneShot(url, 'tools/call', {
         name: 'pulse_ack_replan',
         arguments: { event_id: pending },
       });
-      expect(ack.body.result.structuredContent).toMatchObject({
+      expect(ack.body.result!.structuredContent).toMatchObject({
         accepted: true,
         acknowledged_event_id: pending,
       });
@@ -182,7 +172,7 @@ describe('the HTTP surface of /mcp', () => {
       );
       expect(initialized.status).toBe(202);
       const list = await oneShot(url, 'tools/list', {}, { accept: 'application/json' });
-      expect(list.body.result.tools).toHaveLength(2);
+      expect(list.body.result!.tools).toHaveLength(2);
     });
 
     it('rejects an argument of the wrong type as an isError result naming -32602', async () => {
@@ -191,23 +181,23 @@ describe('the HTTP surface of /mcp', () => {
         arguments: { last_seen_event_id: 42 },
       });
       expect(status).toBe(200);
-      expect(body.result.isError).toBe(true);
-      expect(body.result.content[0].text).toContain('-32602');
-      expect(body.result.content[0].text).toContain('last_seen_event_id');
+      expect(body.result!.isError).toBe(true);
+      expect(body.result!.content![0]!.text).toContain('-32602');
+      expect(body.result!.content![0]!.text).toContain('last_seen_event_id');
     });
 
     it('answers a call to an unknown tool with an error naming the tool', async () => {
       const { status, body } = await oneShot(url, 'tools/call', { name: 'pulse_nope', arguments: {} });
       expect(status).toBe(200);
-      expect(body.result.isError).toBe(true);
-      expect(body.result.content[0].text).toContain('Tool pulse_nope not found');
+      expect(body.result!.isError).toBe(true);
+      expect(body.result!.content![0]!.text).toContain('Tool pulse_nope not found');
     });
 
     it('answers an unknown resource with a JSON-RPC error', async () => {
       const { status, body } = await oneShot(url, 'resources/read', { uri: 'pulse://nope' });
       expect(status).toBe(200);
       expect(body.result).toBeUndefined();
-      expect(body.error.code).toBe(-32602);
+      expect(body.error!.code).toBe(-32602);
     });
   });
 
@@ -384,8 +374,8 @@ describe('the HTTP surface of /mcp', () => {
         arguments: {},
       });
       expect(status).toBe(200);
-      expect(body.result.isError).toBeFalsy();
-      expect(body.result.structuredContent.needs_replan).toBe(false);
+      expect(body.result!.isError).toBeFalsy();
+      expect(body.result!.structuredContent!.needs_replan).toBe(false);
       const client = await connectClient(url);
       try {
         const decision = await callTool(client, 'pulse_should_interrupt');

@@ -12,14 +12,9 @@ import {
   startDaemon,
   tempProject,
 } from '../helpers/daemon.js';
+import type { Decision } from '../helpers/protocol.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-interface Interrupt {
-  needs_replan: boolean;
-  pending_replan_event_id: string | null;
-  latest_event_id: string | null;
-}
 
 let daemon: RunningDaemon | undefined;
 let client: Client | undefined;
@@ -43,12 +38,12 @@ describe('read-your-writes', () => {
   it('answers every should_interrupt called right after a guidance write with that write, 100 rounds in a row', async () => {
     const { project, client } = await start();
     const guidance = join(project, '.pulse', 'guidance.md');
-    const rounds: Array<{ round: number; sha: string; answer: Interrupt }> = [];
+    const rounds: Array<{ round: number; sha: string; answer: Decision }> = [];
     for (let round = 0; round < 100; round++) {
       // Same length every round: a change must be seen even when size and mtime tick do not move.
       const content = `# Guidance\n\nround ${String(round).padStart(3, '0')}\n`;
       await writeFile(guidance, content);
-      const answer = await callTool<Interrupt>(client, 'pulse_should_interrupt');
+      const answer = await callTool<Decision>(client, 'pulse_should_interrupt');
       rounds.push({ round, sha: sha256(content), answer });
     }
     const shaById = new Map((await readEvents(project)).map((event) => [event.id, event.sha256]));

@@ -1,28 +1,16 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SystemStatus } from '../../src/system-status.js';
 import { type RunningDaemon, removeProject, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
+import { readJsonLines } from '../helpers/files.js';
+import { prng, stormSeed } from '../helpers/random.js';
+import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 
 /*
  * Crash safety of the sources: `kill -9` the daemon at random moments while a source's list
  * grows and the poller catches up, then check that every listed item reached the inbox once.
  */
-
-const FIXTURE = fileURLToPath(new URL('../fixtures/source-server.mjs', import.meta.url));
-
-/** mulberry32: a small seeded PRNG, so a failing storm can be replayed with its seed. */
-const prng = (seed: number) => {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
 
 interface InboxEventRow {
   id: string;
@@ -35,30 +23,6 @@ interface InboxRow {
   event?: InboxEventRow;
   ids?: string[];
 }
-interface CallRecord {
-  kind: 'initialize' | 'call';
-  pid: number;
-  at: number;
-}
-
-/** Every line must parse: a file the daemon left unreadable fails the test. */
-const readJsonLines = async <T>(path: string): Promise<T[]> => {
-  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return '';
-    throw error;
-  });
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line, index) => {
-      try {
-        return JSON.parse(line) as T;
-      } catch {
-        throw new Error(`${path}, line ${index + 1} does not parse: ${line.slice(0, 120)}`);
-      }
-    });
-};
-
 const readInbox = async (project: string) => {
   const rows = await readJsonLines<InboxRow>(join(project, '.pulse', 'inbox.jsonl'));
   const live: InboxEventRow[] = [];
@@ -115,22 +79,13 @@ const setUp = async (prefix: string) => {
   const project = await tempProject(prefix);
   projects.push(project);
   await mkdir(join(project, '.pulse'));
-  const control = join(project, 'feed.control.json');
-  const record = join(project, 'feed.record.jsonl');
-  let writes = 0;
-  /** Atomic, so the server never reads half a list. */
-  const setItems = async (items: unknown[]) => {
-    const temp = join(project, `.feed.${++writes}.tmp`);
-    await writeFile(temp, JSON.stringify({ items }));
-    await rename(temp, control);
-  };
-  await setItems([]);
+  const feed = await fixtureFiles(project, 'feed', { items: [] });
+  // setControl saves atomically, so the server never reads half a list.
+  const setItems = (items: unknown[]) => feed.setControl({ items });
   await writeFile(
     join(project, '.pulse', 'sources.json'),
     JSON.stringify({
-      mcpServers: {
-        feed: { command: process.execPath, args: [FIXTURE, '--control', control, '--record', record] },
-      },
+      mcpServers: { feed: fixtureCommand(feed.args) },
       sources: [{ name: 'feed', server: 'feed', tool: 'list_items', interval_sec: 1 }],
     }),
   );
@@ -139,16 +94,14 @@ const setUp = async (prefix: string) => {
     running.push(daemon);
     return daemon;
   };
-  const calls = async () => (await readJsonLines<CallRecord>(record)).filter((line) => line.kind === 'call');
-  return { project, setItems, start, calls };
+  return { project, setItems, start, calls: () => feed.calls() };
 };
 
 const item = (n: number) => ({ id: `item-${n}`, title: `Item ${n}` });
 
 describe('sources crash safety', () => {
   it('loses no listed item and inserts none twice through kill -9 at random moments of a growing, capped source', async () => {
-    const seed = Number(process.env.PULSE_SOURCES_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 32));
-    console.log(`sources crash storm seed: ${seed} (replay with PULSE_SOURCES_CRASH_SEED=${seed})`);
+    const seed = stormSeed('PULSE_SOURCES_CRASH_SEED', 'sources crash storm');
     const random = prng(seed);
     const KILLS = 9;
     /** Below the inbox's capacity of 200: nothing drains the inbox in this test. */

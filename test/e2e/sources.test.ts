@@ -1,8 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SystemStatus } from '../../src/system-status.js';
 import {
@@ -15,6 +14,15 @@ import {
   tempProject,
   waitUntil,
 } from '../helpers/daemon.js';
+import { readJsonLines, save } from '../helpers/files.js';
+import { isAlive } from '../helpers/processes.js';
+import {
+  type FixtureFiles,
+  fixtureCommand,
+  fixtureFiles,
+  type RecordLine,
+  startHttpFixture,
+} from '../helpers/source-fixture.js';
 
 /*
  * The external sources, end to end: a real `pulse start` polls real MCP servers (the fixture,
@@ -23,26 +31,9 @@ import {
  * `pulse status`, `pulse sources list`), and what the servers recorded of each call.
  */
 
-const FIXTURE = fileURLToPath(new URL('../fixtures/source-server.mjs', import.meta.url));
 const SECRET = 's3cret';
 const OTHER_SECRET = 'other-0f-a-kind';
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-interface Control {
-  items?: unknown[];
-  mode?: 'ok' | 'hang' | 'crash' | 'garbage' | 'isError';
-  delayMs?: number;
-  window?: number;
-}
-
-interface RecordLine {
-  kind: 'initialize' | 'call';
-  tool?: string;
-  args?: Record<string, unknown>;
-  headers?: Record<string, string>;
-  pid: number;
-  at: number;
-}
 
 interface InboxRow {
   op: 'insert' | 'remove';
@@ -87,55 +78,11 @@ const start = async (project: string) => {
   return daemon;
 };
 
-/** Parses a JSON-lines file; a line that does not parse fails the test. */
-const readJsonLines = async <T>(path: string): Promise<T[]> => {
-  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return '';
-    throw error;
-  });
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as T);
-};
-
-/** A fixture's control and record files; the server re-reads the control file on every call. */
-const fixture = async (dir: string, name: string, control: Control = {}) => {
-  const files = { control: join(dir, `${name}.control.json`), record: join(dir, `${name}.record.jsonl`) };
-  await writeFile(files.control, JSON.stringify(control));
-  return {
-    ...files,
-    args: ['--control', files.control, '--record', files.record],
-    setControl: (next: Control) => writeFile(files.control, JSON.stringify(next)),
-    records: () => readJsonLines<RecordLine>(files.record),
-    calls: async (filter: (line: RecordLine) => boolean = () => true) =>
-      (await readJsonLines<RecordLine>(files.record)).filter((line) => line.kind === 'call' && filter(line)),
-  };
-};
-type Fixture = Awaited<ReturnType<typeof fixture>>;
-
 /** Starts the fixture over streamable HTTP and resolves with its URL. */
-const httpFixture = (files: Fixture) =>
-  new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, [FIXTURE, '--http', ...files.args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    child.stdout!.on('data', (data) => {
-      output += data;
-      const match = /LISTENING (\S+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-    child.stderr!.on('data', (data) => {
-      output += data;
-    });
-    child.on('exit', (code) => reject(new Error(`the HTTP fixture exited with ${code}:\n${output}`)));
-  });
+const httpFixture = (files: FixtureFiles) => startHttpFixture(files.args, (child) => children.push(child));
 
-const stdioServer = (files: Fixture, extra: Record<string, unknown> = {}) => ({
-  command: process.execPath,
-  args: [FIXTURE, ...files.args],
+const stdioServer = (files: FixtureFiles, extra: Record<string, unknown> = {}) => ({
+  ...fixtureCommand(files.args),
   ...extra,
 });
 
@@ -154,13 +101,13 @@ const items = (prefix: string, count: number, from = 1) =>
     title: `${prefix} item ${from + i}`,
   }));
 
-let writes = 0;
 /** Writes sources.json as editors do (temp file, then rename), so the watcher never reads half a file. */
 const writeSources = async (project: string, config: unknown) => {
   await mkdir(join(project, '.pulse'), { recursive: true });
-  const temp = join(project, `.sources.${++writes}.tmp`);
-  await writeFile(temp, typeof config === 'string' ? config : JSON.stringify(config, null, 2));
-  await rename(temp, join(project, '.pulse', 'sources.json'));
+  await save(
+    join(project, '.pulse', 'sources.json'),
+    typeof config === 'string' ? config : JSON.stringify(config, null, 2),
+  );
 };
 
 /** The journal's rows, and the live events they leave (inserts minus removes). */
@@ -223,8 +170,8 @@ const gaps = (calls: RecordLine[]) => calls.slice(1).map((call, i) => call.at - 
 describe('external sources, against real MCP servers', () => {
   it('polls every source once at start, then each on its own interval', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', { items: items('cal', 2) });
-    const mail = await fixture(project, 'mail', {
+    const cal = await fixtureFiles(project, 'cal', { items: items('cal', 2) });
+    const mail = await fixtureFiles(project, 'mail', {
       items: [
         { messageId: 'm-1', subject: 'Lunch?' },
         { messageId: 'm-2', subject: 'Invoice' },
@@ -271,7 +218,7 @@ describe('external sources, against real MCP servers', () => {
 
   it('lets 20 of 25 listed items in on the first poll and the other 5 on a catch-up poll, none twice', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', { items: items('cal', 25) });
+    const cal = await fixtureFiles(project, 'cal', { items: items('cal', 25) });
     await writeSources(project, {
       mcpServers: { cal: stdioServer(cal) },
       sources: [source('cal', 'cal', { interval_sec: 300 })],
@@ -310,8 +257,8 @@ describe('external sources, against real MCP servers', () => {
 
   it('inserts nothing again after a restart: what was seen stays seen', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', { items: items('cal', 3) });
-    const mail = await fixture(project, 'mail', { items: items('mail', 2) });
+    const cal = await fixtureFiles(project, 'cal', { items: items('cal', 3) });
+    const mail = await fixtureFiles(project, 'mail', { items: items('mail', 2) });
     await writeSources(project, {
       mcpServers: { cal: stdioServer(cal), mail: { url: await httpFixture(mail) } },
       sources: [source('cal', 'cal'), source('mail', 'mail')],
@@ -343,7 +290,7 @@ describe('external sources, against real MCP servers', () => {
 
   it('lets an item in again once its seen entry is older than the 7-day TTL, and not before', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', {
+    const cal = await fixtureFiles(project, 'cal', {
       items: [
         { id: 'expired', title: 'Seen 8 days ago' },
         { id: 'recent', title: 'Seen yesterday' },
@@ -375,8 +322,8 @@ describe('external sources, against real MCP servers', () => {
 
   it('times out a server that never answers, reports it, and keeps polling the other source on schedule', async () => {
     const project = await newProject();
-    const mail = await fixture(project, 'mail', { mode: 'hang' });
-    const cal = await fixture(project, 'cal', { items: items('cal', 2) });
+    const mail = await fixtureFiles(project, 'mail', { mode: 'hang' });
+    const cal = await fixtureFiles(project, 'cal', { items: items('cal', 2) });
     await writeSources(project, {
       mcpServers: { mail: { url: await httpFixture(mail), timeout_sec: 1 }, cal: stdioServer(cal) },
       sources: [source('mail', 'mail'), source('cal', 'cal')],
@@ -416,7 +363,7 @@ describe('external sources, against real MCP servers', () => {
 
   it('backs off from a server that crashes, counting failures, and recovers once it answers again', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', { mode: 'crash' });
+    const cal = await fixtureFiles(project, 'cal', { mode: 'crash' });
     await writeSources(project, { mcpServers: { cal: stdioServer(cal) }, sources: [source('cal', 'cal')] });
     const daemon = await start(project);
 
@@ -455,8 +402,8 @@ describe('external sources, against real MCP servers', () => {
 
   it('records garbage and isError answers as failed polls, keeps running and answering MCP', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', { mode: 'garbage' });
-    const mail = await fixture(project, 'mail', { mode: 'isError' });
+    const cal = await fixtureFiles(project, 'cal', { mode: 'garbage' });
+    const mail = await fixtureFiles(project, 'mail', { mode: 'isError' });
     await writeSources(project, {
       mcpServers: { cal: stdioServer(cal), mail: { url: await httpFixture(mail) } },
       sources: [source('cal', 'cal'), source('mail', 'mail')],
@@ -497,8 +444,8 @@ describe('external sources, against real MCP servers', () => {
 
   it('sends the bearer token from the environment, lets an explicit Authorization header win, and never shows a secret', async () => {
     const project = await newProject();
-    const mail = await fixture(project, 'mail', { items: items('mail', 1) });
-    const explicit = await fixture(project, 'explicit', { items: items('explicit', 1) });
+    const mail = await fixtureFiles(project, 'mail', { items: items('mail', 1) });
+    const explicit = await fixtureFiles(project, 'explicit', { items: items('explicit', 1) });
     await writeSources(project, {
       mcpServers: {
         mail: { url: await httpFixture(mail), bearer_token: '${MAIL_TOKEN}' },
@@ -563,8 +510,8 @@ describe('external sources, against real MCP servers', () => {
 
   it('reloads sources.json: adds, removes and restarts pollers, and keeps the last good config through a broken edit', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', { items: items('cal', 1) });
-    const mail = await fixture(project, 'mail', { items: items('mail', 1) });
+    const cal = await fixtureFiles(project, 'cal', { items: items('cal', 1) });
+    const mail = await fixtureFiles(project, 'mail', { items: items('mail', 1) });
     const mailUrl = await httpFixture(mail);
     const calA = source('cal-a', 'cal');
     const calB = source('cal-b', 'cal', { tool: 'list_items' });
@@ -645,7 +592,7 @@ describe('external sources, against real MCP servers', () => {
 
   it('pulse sources test NAME --json prints the listed items and marks nothing seen', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', { items: items('cal', 2) });
+    const cal = await fixtureFiles(project, 'cal', { items: items('cal', 2) });
     await writeSources(project, { mcpServers: { cal: stdioServer(cal) }, sources: [source('cal', 'cal')] });
     let daemon = await start(project);
     await eventually('two items in the inbox', async () => (await readInbox(project)).live.length === 2);
@@ -682,7 +629,7 @@ describe('external sources, against real MCP servers', () => {
 
   it('drops a source whose server is not configured, with a warning in pulse status and /status', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', { items: items('cal', 1) });
+    const cal = await fixtureFiles(project, 'cal', { items: items('cal', 1) });
     await writeSources(project, {
       mcpServers: { cal: stdioServer(cal) },
       sources: [source('cal', 'cal'), source('ghost', 'nowhere')],
@@ -704,8 +651,8 @@ describe('external sources, against real MCP servers', () => {
 
   it('stops its stdio servers on shutdown, a busy one included: no orphan process', async () => {
     const project = await newProject();
-    const cal = await fixture(project, 'cal', { items: items('cal', 1) });
-    const slow = await fixture(project, 'slow', { items: items('slow', 1), delayMs: 60_000 });
+    const cal = await fixtureFiles(project, 'cal', { items: items('cal', 1) });
+    const slow = await fixtureFiles(project, 'slow', { items: items('slow', 1), delayMs: 60_000 });
     await writeSources(project, {
       mcpServers: { cal: stdioServer(cal), slow: stdioServer(slow) },
       sources: [source('cal', 'cal'), source('slow', 'slow')],
@@ -716,17 +663,9 @@ describe('external sources, against real MCP servers', () => {
       async () => (await cal.calls()).length > 0 && (await slow.calls()).length > 0,
     );
     const pids = [...(await cal.records()), ...(await slow.records())].map((line) => line.pid);
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    expect(pids.every(alive)).toBe(true);
+    expect(pids.every(isAlive)).toBe(true);
 
     expect(await daemon.stop()).toBe(0);
-    await eventually('every server process gone', async () => !pids.some(alive), 3_000);
+    await eventually('every server process gone', async () => !pids.some(isAlive), 3_000);
   });
 });

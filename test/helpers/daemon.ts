@@ -6,13 +6,16 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
+/** The built `pulse` CLI, which the tests run as a user does. */
 export const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
 
 /** A fresh project folder in the system temp dir. */
 export const tempProject = (prefix = 'pulse-test-'): Promise<string> => mkdtemp(join(tmpdir(), prefix));
 
+/** Removes a project folder and everything in it. */
 export const removeProject = (dir: string) => rm(dir, { recursive: true, force: true });
 
+/** A `pulse start` child process serving a project, as `startDaemon` returns it. */
 export interface RunningDaemon {
   project: string;
   url: string;
@@ -123,19 +126,37 @@ export const callTool = async <T = Record<string, unknown>>(
   return structured as T;
 };
 
+/** The `result` of a JSON-RPC answer, with the fields the tests read of the methods they call. */
+export interface RpcResult {
+  isError?: boolean;
+  content?: Array<{ type: string; text: string }>;
+  structuredContent?: Record<string, unknown>;
+  tools?: Array<{ name: string }>;
+  contents?: Array<{ uri: string; text: string }>;
+  messages?: Array<{ role: string; content: { type: string; text: string } }>;
+}
+
+/** A JSON-RPC answer: a result, or an error. */
+export interface RpcAnswer {
+  jsonrpc: string;
+  id: number | string | null;
+  result?: RpcResult;
+  error?: { code: number; message: string; data?: unknown };
+}
+
 /** A one-shot JSON-RPC POST with no session and no initialize, as a curl script sends. */
 export const oneShot = async (
   url: string,
   method: string,
   params: unknown = {},
   headers: Record<string, string> = {},
-) => {
+): Promise<{ status: number; body: RpcAnswer }> => {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
+  return { status: response.status, body: (await response.json()) as RpcAnswer };
 };
 
 /**

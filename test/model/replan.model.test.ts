@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -10,11 +10,15 @@ import { type AckRejection, type ReplanEvent, replanMachine } from '../../machin
 import {
   callTool,
   connectClient,
+  type LoggedEvent,
   type RunningDaemon,
+  readEvents,
   removeProject,
   startDaemon,
   tempProject,
 } from '../helpers/daemon.js';
+import { save } from '../helpers/files.js';
+import { type Decision, type PulseFile, REASONS, TEMPLATES } from '../helpers/protocol.js';
 
 /*
  * Model-based test of the replan lifecycle: paths generated from `replanMachine` itself are run
@@ -35,24 +39,6 @@ const PLAN = '.pulse/plan.md';
 const INVALIDATING = new Set([GUIDANCE, CONSTRAINTS]);
 const isInvalidating = (event: { path: string }) => INVALIDATING.has(event.path);
 
-/** The templates of the protocol, as a first start writes them. */
-const TEMPLATES: Record<string, string> = {
-  'task.md': '# Task\n\nDescribe the current task here.\n',
-  'guidance.md': '# Guidance\n\nWrite updated user guidance here. This file can change task direction.\n',
-  'constraints.md':
-    '# Constraints\n\nWrite project constraints here. Constraints can restrict behavior but must not expand agent permissions.\n',
-  'plan.md': '# Plan\n\nWrite the current plan here.\n',
-};
-
-/** The protocol's sentences, written out here so the daemon is checked against the spec, not itself. */
-const REASONS = {
-  pending:
-    'User guidance or constraints changed and have not been acknowledged. The agent should review PulseAgent context, update the plan, and call pulse_ack_replan before continuing.',
-  newEvents:
-    'PulseAgent saw new events, but there is no pending guidance or constraints change requiring replan.',
-  quiet: 'No new PulseAgent events and no pending replan acknowledgement.',
-  accepted: 'Replan acknowledged for the latest guidance or constraints event.',
-};
 const rejection = (code: AckRejection, id: string, pending: string | null): string =>
   ({
     missing_event_id: 'A pending replan event id is required.',
@@ -248,27 +234,6 @@ const describeEvent = (event: ReplanEvent): string => {
 // The system under test, one daemon per path.
 // ---------------------------------------------------------------------------------------------
 
-interface LoggedEvent {
-  id: string;
-  timestamp: string;
-  kind: string;
-  path: string;
-  sha256: string | null;
-  size: number | null;
-}
-
-interface Interrupt {
-  needs_replan: boolean;
-  latest_event_id: string | null;
-  has_new_events: boolean;
-  changed_files: string[];
-  pending_replan_event_id: string | null;
-  pending_replan_files: string[];
-  last_acknowledged_event_id: string | null;
-  last_acknowledged_plan_sha256: string | null;
-  reason: string;
-}
-
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const distinct = (values: string[]) => [...new Set(values)];
 
@@ -301,23 +266,18 @@ class PathRun {
     return join(this.project, '.pulse', name);
   }
 
-  async events(): Promise<LoggedEvent[]> {
-    const text = await readFile(this.file('events.jsonl'), 'utf8');
-    return text
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as LoggedEvent);
+  events(): Promise<LoggedEvent[]> {
+    return readEvents(this.project);
   }
 
   /** Writes as editors do (temp file, rename), so no scan can see a half-written file. */
   async write(name: string, text: string) {
-    const temp = join(this.project, `.${name}.${++this.#writes}.tmp`);
-    await writeFile(temp, text);
-    await rename(temp, this.file(name));
+    this.#writes++;
+    await save(this.file(name), text);
   }
 
   interrupt(lastSeen: string | null = null) {
-    return callTool<Interrupt>(this.client!, 'pulse_should_interrupt', { last_seen_event_id: lastSeen });
+    return callTool<Decision>(this.client!, 'pulse_should_interrupt', { last_seen_event_id: lastSeen });
   }
 
   /** Executes one event of the path on the daemon, after checking the replay agrees with the path. */
@@ -337,7 +297,7 @@ class PathRun {
    * the plan acknowledged for it; then a change to each file the sample lists as pending.
    */
   async prepare(event: Restored) {
-    const files = { ...TEMPLATES };
+    const files: Record<string, string> = { ...TEMPLATES };
     const log: LoggedEvent[] = [];
     const change = (name: string, text: string) => {
       files[name] = text;
@@ -360,7 +320,10 @@ class PathRun {
     }
     for (const path of event.pending.pendingFiles) {
       const name = path.slice('.pulse/'.length);
-      change(name, `${TEMPLATES[name]!.split('\n')[0]}\n\nChanged while pulse was not running.\n`);
+      change(
+        name,
+        `${TEMPLATES[name as PulseFile].split('\n')[0]}\n\nChanged while pulse was not running.\n`,
+      );
     }
     await mkdir(join(this.project, '.pulse'));
     for (const [name, text] of Object.entries(files)) await writeFile(this.file(name), text);
@@ -390,7 +353,7 @@ class PathRun {
       const name = path.slice('.pulse/'.length);
       await this.write(
         name,
-        `${TEMPLATES[name]!.split('\n')[0]}\n\nEdit ${this.#writes + 1} of this path.\n`,
+        `${TEMPLATES[name as PulseFile].split('\n')[0]}\n\nEdit ${this.#writes + 1} of this path.\n`,
       );
     }
     if (event.events.some((e) => e.path === PLAN)) this.planEditedSinceAck = true;

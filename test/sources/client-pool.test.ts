@@ -1,31 +1,19 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ClientPool, type ClientPoolOptions, SourceCallError } from '../../src/sources/client-pool.js';
+import { ClientPool, type ClientPoolOptions } from '../../src/sources/client-pool.js';
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from '../../src/sources/config.js';
-
-const FIXTURE = fileURLToPath(new URL('../fixtures/source-server.mjs', import.meta.url));
-
-interface Control {
-  items?: unknown[];
-  mode?: 'ok' | 'hang' | 'crash' | 'garbage' | 'isError' | 'huge' | 'deep';
-  delayMs?: number;
-  window?: number;
-}
-
-interface RecordLine {
-  kind: 'initialize' | 'call';
-  tool?: string;
-  args?: Record<string, unknown>;
-  headers?: Record<string, string>;
-  env: string | null;
-  pid: number;
-  at: number;
-}
+import { SourceCallError } from '../../src/sources/source-call-error.js';
+import { isAlive } from '../helpers/processes.js';
+import {
+  fixtureCommand,
+  fixtureFiles,
+  type RecordLine,
+  startHttpFixture,
+} from '../helpers/source-fixture.js';
 
 interface ToolResult {
   content: { type: string; text: string }[];
@@ -50,37 +38,10 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 const createPool = (servers: Record<string, ServerConfig>, options?: ClientPoolOptions) => {
   const pool = new ClientPool(servers, options);
   pools.push(pool);
   return pool;
-};
-
-/** A fixture's control and record files, named after it, in the test's temp dir. */
-const fixtureFiles = async (name: string, control: Control = {}) => {
-  const files = { control: join(dir, `${name}.control.json`), record: join(dir, `${name}.record.jsonl`) };
-  await writeFile(files.control, JSON.stringify(control));
-  return {
-    ...files,
-    args: ['--control', files.control, '--record', files.record],
-    setControl: (next: Control) => writeFile(files.control, JSON.stringify(next)),
-    records: async (): Promise<RecordLine[]> => {
-      const text = await readFile(files.record, 'utf8').catch(() => '');
-      return text
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line));
-    },
-  };
 };
 
 const stdioServer = (
@@ -90,8 +51,7 @@ const stdioServer = (
 ): StdioServerConfig => ({
   kind: 'stdio',
   name,
-  command: process.execPath,
-  args: [FIXTURE, ...args],
+  ...fixtureCommand(args),
   env: {},
   cwd: undefined,
   timeoutMs: 10_000,
@@ -99,23 +59,7 @@ const stdioServer = (
 });
 
 /** Spawns the fixture over HTTP and resolves with the URL it prints. */
-const startHttpFixture = (args: string[]) =>
-  new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, [FIXTURE, '--http', ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    child.stdout!.on('data', (data) => {
-      output += data;
-      const match = /LISTENING (\S+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-    child.stderr!.on('data', (data) => {
-      output += data;
-    });
-    child.on('exit', (code) => reject(new Error(`the HTTP fixture exited with ${code}:\n${output}`)));
-  });
+const httpFixture = (args: string[]) => startHttpFixture(args, (child) => children.push(child));
 
 const callItems = async (pool: ClientPool, server: string, args: Record<string, unknown> = {}) => {
   const result = (await pool.callTool(server, 'list_items', args)) as ToolResult;
@@ -135,7 +79,7 @@ const pidsOf = (records: RecordLine[]) => [...new Set(records.map((line) => line
 
 describe('ClientPool', () => {
   it('returns the raw tool result of a stdio server, as structured content and JSON text', async () => {
-    const files = await fixtureFiles('cal', { items: [{ id: 'a' }, { id: 'b' }] });
+    const files = await fixtureFiles(dir, 'cal', { items: [{ id: 'a' }, { id: 'b' }] });
     const pool = createPool({ cal: stdioServer('cal', files.args) });
 
     const result = (await pool.callTool('cal', 'list_events', { days: 2 })) as ToolResult;
@@ -149,7 +93,7 @@ describe('ClientPool', () => {
   });
 
   it('returns an isError result as it came, without failing the call or dropping the client', async () => {
-    const files = await fixtureFiles('cal', { mode: 'isError' });
+    const files = await fixtureFiles(dir, 'cal', { mode: 'isError' });
     const pool = createPool({ cal: stdioServer('cal', files.args) });
 
     const result = (await pool.callTool('cal', 'list_items', {})) as ToolResult;
@@ -162,8 +106,8 @@ describe('ClientPool', () => {
 
   it('passes the configured env to a stdio server, and not the rest of our environment', async () => {
     vi.stubEnv('FIXTURE_ECHO_ENV', 'leaked from the daemon');
-    const withEnv = await fixtureFiles('with-env');
-    const withoutEnv = await fixtureFiles('without-env');
+    const withEnv = await fixtureFiles(dir, 'with-env');
+    const withoutEnv = await fixtureFiles(dir, 'without-env');
     const pool = createPool({
       withEnv: stdioServer('withEnv', withEnv.args, { env: { FIXTURE_ECHO_ENV: 'configured' } }),
       withoutEnv: stdioServer('withoutEnv', withoutEnv.args),
@@ -177,8 +121,8 @@ describe('ClientPool', () => {
   });
 
   it('returns items from a streamable HTTP server and sends it the configured headers, Authorization included', async () => {
-    const files = await fixtureFiles('mail', { items: [{ id: 1 }, { id: 2 }, { id: 3 }], window: 2 });
-    const url = await startHttpFixture(files.args);
+    const files = await fixtureFiles(dir, 'mail', { items: [{ id: 1 }, { id: 2 }, { id: 3 }], window: 2 });
+    const url = await httpFixture(files.args);
     const mail: HttpServerConfig = {
       kind: 'http',
       name: 'mail',
@@ -196,7 +140,7 @@ describe('ClientPool', () => {
   });
 
   it('shares one connect between concurrent first calls', async () => {
-    const files = await fixtureFiles('cal', { items: [{ id: 'a' }] });
+    const files = await fixtureFiles(dir, 'cal', { items: [{ id: 'a' }] });
     const pool = createPool({ cal: stdioServer('cal', files.args) });
 
     const results = await Promise.all([1, 2, 3].map(() => callItems(pool, 'cal')));
@@ -208,12 +152,9 @@ describe('ClientPool', () => {
   });
 
   it('times out a hanging server within its timeout, while another server in the pool keeps answering', async () => {
-    const slowFiles = await fixtureFiles('slow', { items: [{ id: 'late' }] });
-    const fastFiles = await fixtureFiles('fast', { items: [{ id: 'quick' }] });
-    const [slowUrl, fastUrl] = await Promise.all([
-      startHttpFixture(slowFiles.args),
-      startHttpFixture(fastFiles.args),
-    ]);
+    const slowFiles = await fixtureFiles(dir, 'slow', { items: [{ id: 'late' }] });
+    const fastFiles = await fixtureFiles(dir, 'fast', { items: [{ id: 'quick' }] });
+    const [slowUrl, fastUrl] = await Promise.all([httpFixture(slowFiles.args), httpFixture(fastFiles.args)]);
     const pool = createPool({
       slow: { kind: 'http', name: 'slow', url: slowUrl, headers: {}, timeoutMs: 1_500 },
       fast: { kind: 'http', name: 'fast', url: fastUrl, headers: {}, timeoutMs: 10_000 },
@@ -242,7 +183,7 @@ describe('ClientPool', () => {
   });
 
   it('kills a stdio server that hangs on a call, and starts it afresh on the next call', async () => {
-    const files = await fixtureFiles('cal', { items: [{ id: 'first' }] });
+    const files = await fixtureFiles(dir, 'cal', { items: [{ id: 'first' }] });
     // Generous: the limit also bounds the spawn and connect, which a loaded machine can make slow.
     const pool = createPool({ cal: stdioServer('cal', files.args, { timeoutMs: 6_000 }) });
     await callItems(pool, 'cal');
@@ -277,7 +218,7 @@ describe('ClientPool', () => {
   });
 
   it('fails a call to a server that crashes, then reconnects on the next call', async () => {
-    const files = await fixtureFiles('cal', { mode: 'crash' });
+    const files = await fixtureFiles(dir, 'cal', { mode: 'crash' });
     const pool = createPool({ cal: stdioServer('cal', files.args) });
 
     const error = await failureOf(pool.callTool('cal', 'list_items', {}));
@@ -290,7 +231,7 @@ describe('ClientPool', () => {
   });
 
   it('fails a stdio answer over the SDK read buffer limit, then reconnects', async () => {
-    const files = await fixtureFiles('cal', { mode: 'huge' });
+    const files = await fixtureFiles(dir, 'cal', { mode: 'huge' });
     const pool = createPool({ cal: stdioServer('cal', files.args, { timeoutMs: 25_000 }) });
 
     const error = await failureOf(pool.callTool('cal', 'list_items', {}));
@@ -350,7 +291,7 @@ describe('ClientPool', () => {
   });
 
   it('keeps answering while a server floods stderr, and forwards its lines cut to 2,000 characters', async () => {
-    const files = await fixtureFiles('noisy', { items: [{ id: 'n' }] });
+    const files = await fixtureFiles(dir, 'noisy', { items: [{ id: 'n' }] });
     let lines = 0;
     let longest = 0;
     const servers = new Set<string>();
@@ -380,10 +321,10 @@ describe('ClientPool', () => {
   });
 
   it('leaves no child process alive after close, and refuses calls afterwards', async () => {
-    const plain = await fixtureFiles('plain');
-    const stubborn = await fixtureFiles('stubborn');
-    const web = await fixtureFiles('web');
-    const url = await startHttpFixture(web.args);
+    const plain = await fixtureFiles(dir, 'plain');
+    const stubborn = await fixtureFiles(dir, 'stubborn');
+    const web = await fixtureFiles(dir, 'web');
+    const url = await httpFixture(web.args);
     const pool = createPool({
       plain: stdioServer('plain', plain.args),
       // Its flood timer keeps it running after stdin closes, so it must be signalled.
@@ -401,9 +342,9 @@ describe('ClientPool', () => {
   });
 
   it('keeps unchanged clients on update, and restarts changed and removed ones', async () => {
-    const keptFiles = await fixtureFiles('kept', { items: [{ id: 'k' }] });
-    const changedFiles = await fixtureFiles('changed', { items: [{ id: 'c' }] });
-    const removedFiles = await fixtureFiles('removed', { items: [{ id: 'r' }] });
+    const keptFiles = await fixtureFiles(dir, 'kept', { items: [{ id: 'k' }] });
+    const changedFiles = await fixtureFiles(dir, 'changed', { items: [{ id: 'c' }] });
+    const removedFiles = await fixtureFiles(dir, 'removed', { items: [{ id: 'r' }] });
     const kept = stdioServer('kept', keptFiles.args);
     const changed = stdioServer('changed', changedFiles.args, { env: { FIXTURE_ECHO_ENV: 'v1' } });
     const removed = stdioServer('removed', removedFiles.args);

@@ -1,0 +1,151 @@
+import { Readable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { VERSION } from '../version.js';
+import { callFailure, connectFailure, messageOf } from './call-failures.js';
+import type { ServerConfig } from './config.js';
+import { forwardLines } from './forward-lines.js';
+import { StdioTransport } from './stdio-transport.js';
+
+/** Where a connection reports what is not a failed call. */
+export interface ConnectionOptions {
+  /** One line of a stdio server's stderr, cut to 2,000 characters. */
+  onStderr?: (server: string, line: string) => void;
+  /** Something worth a log line that fails no call. */
+  onLog?: (message: string) => void;
+}
+
+/** How long to wait for a child to exit before the next, harder signal. */
+const EXIT_GRACE_MS = 2_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** One client for one server config, from spawn or first request to the child's exit. */
+export class ServerConnection {
+  readonly key: string;
+  readonly client = new Client({ name: 'pulse', version: VERSION });
+  readonly ready: Promise<Client>;
+  #transport: StdioTransport | StreamableHTTPClientTransport;
+  #ended = false;
+  #onEnded = () => {};
+  #exited = new Promise<void>((resolve) => {
+    this.#onEnded = resolve;
+  });
+  #shutdown: Promise<void> | undefined;
+  #lastStderr = '';
+
+  constructor(
+    readonly name: string,
+    readonly config: ServerConfig,
+    options: ConnectionOptions,
+    onLost: () => void,
+  ) {
+    this.key = JSON.stringify(config);
+    this.#transport = this.#createTransport(options);
+    this.client.onclose = () => {
+      this.#ended = true;
+      this.#onEnded();
+      onLost();
+    };
+    this.client.onerror = (error) => options.onLog?.(`server "${name}": ${messageOf(error)}`);
+    this.ready = this.#connect();
+  }
+
+  #createTransport({ onStderr }: ConnectionOptions) {
+    const { config } = this;
+    if (config.kind === 'http') {
+      return new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: config.headers },
+      });
+    }
+    const transport = new StdioTransport({
+      command: config.command,
+      args: config.args,
+      env: { ...getDefaultEnvironment(), ...config.env },
+      cwd: config.cwd,
+      stderr: 'pipe',
+    });
+    // Always drained: an unread pipe fills up and blocks the child's writes, answers included.
+    if (transport.stderr instanceof Readable) {
+      forwardLines(transport.stderr, (line) => {
+        this.#lastStderr = line;
+        onStderr?.(this.name, line);
+      });
+    }
+    return transport;
+  }
+
+  async #connect(): Promise<Client> {
+    const { name, config } = this;
+    const controller = new AbortController();
+    // The SDK's timeout covers the initialize request only, not the spawn or the initialized notification.
+    const deadline = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason));
+    });
+    const timer = setTimeout(() => controller.abort(), config.timeoutMs);
+    try {
+      await Promise.race([
+        this.client.connect(this.#transport, { timeout: config.timeoutMs, signal: controller.signal }),
+        deadline,
+      ]);
+      return this.client;
+    } catch (error) {
+      throw connectFailure(name, config, error, {
+        aborted: controller.signal.aborted,
+        lastStderr: this.#lastStderr,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Calls a tool; a failure is a SourceCallError whose reason says whether the connection is still good. */
+  async callTool(tool: string, args: Record<string, unknown>): Promise<unknown> {
+    const { name, config } = this;
+    const client = await this.ready;
+    const controller = new AbortController();
+    // Our own controller, cleared after the answer: the SDK keeps listening to the signal, and an
+    // abort after the answer would still send the server a cancellation.
+    const timer = setTimeout(() => controller.abort(), config.timeoutMs);
+    try {
+      return await client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: config.timeoutMs,
+        signal: controller.signal,
+      });
+    } catch (error) {
+      throw callFailure(name, config, tool, error, { aborted: controller.signal.aborted });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes the client and waits for a stdio child to exit; `force` signals the child at once. */
+  shutdown(force: boolean, onLog?: (message: string) => void): Promise<void> {
+    this.#shutdown ??= (async () => {
+      const pid = this.#transport instanceof StdioTransport ? this.#transport.spawnedPid : null;
+      if (force) this.#signal(pid, 'SIGTERM');
+      try {
+        await this.client.close();
+      } catch (error) {
+        onLog?.(`server "${this.name}": closing failed: ${messageOf(error)}`);
+      }
+      if (pid === null) return;
+      await Promise.race([this.#exited, delay(EXIT_GRACE_MS)]);
+      if (this.#ended) return;
+      this.#signal(pid, 'SIGKILL');
+      await Promise.race([this.#exited, delay(EXIT_GRACE_MS)]);
+      if (!this.#ended) onLog?.(`server "${this.name}": child ${pid} did not exit after SIGKILL`);
+    })();
+    return this.#shutdown;
+  }
+
+  #signal(pid: number | null, signal: NodeJS.Signals) {
+    if (pid === null || this.#ended) return;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}

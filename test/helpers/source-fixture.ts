@@ -1,0 +1,78 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readJsonLines, save } from './files.js';
+
+// The fixture MCP server of the source tests (test/fixtures/source-server.mjs): its control
+// file, which it re-reads on every call, and the record it appends each initialize and call to.
+
+/** The fixture server's script. */
+export const FIXTURE = fileURLToPath(new URL('../fixtures/source-server.mjs', import.meta.url));
+
+/** What the control file can ask of the fixture. */
+export interface Control {
+  items?: unknown[];
+  mode?: 'ok' | 'hang' | 'crash' | 'garbage' | 'isError' | 'huge' | 'deep';
+  delayMs?: number;
+  window?: number;
+}
+
+/** One line of the fixture's record: an initialize or a call, with the process that served it. */
+export interface RecordLine {
+  kind: 'initialize' | 'call';
+  tool?: string;
+  args?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  env: string | null;
+  pid: number;
+  at: number;
+}
+
+/**
+ * A fixture's control and record files, named after it in `dir`, with its control written
+ * (atomically, as every later change is, so the server never reads half of one).
+ */
+export const fixtureFiles = async (dir: string, name: string, control: Control = {}) => {
+  const files = { control: join(dir, `${name}.control.json`), record: join(dir, `${name}.record.jsonl`) };
+  const setControl = (next: Control) => save(files.control, JSON.stringify(next), dir);
+  await setControl(control);
+  return {
+    ...files,
+    args: ['--control', files.control, '--record', files.record],
+    setControl,
+    records: () => readJsonLines<RecordLine>(files.record),
+    calls: async (filter: (line: RecordLine) => boolean = () => true) =>
+      (await readJsonLines<RecordLine>(files.record)).filter((line) => line.kind === 'call' && filter(line)),
+  };
+};
+
+/** A fixture's files, as `fixtureFiles` returns them. */
+export type FixtureFiles = Awaited<ReturnType<typeof fixtureFiles>>;
+
+/** The command and args that run the fixture over stdio with the given flags. */
+export const fixtureCommand = (args: readonly string[]) => ({
+  command: process.execPath,
+  args: [FIXTURE, ...args],
+});
+
+/**
+ * Spawns the fixture over streamable HTTP, hands the child to `track` for cleanup, and resolves
+ * with the URL it prints.
+ */
+export const startHttpFixture = (args: readonly string[], track: (child: ChildProcess) => void) =>
+  new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [FIXTURE, '--http', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    track(child);
+    let output = '';
+    child.stdout!.on('data', (data) => {
+      output += data;
+      const match = /LISTENING (\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.stderr!.on('data', (data) => {
+      output += data;
+    });
+    child.on('exit', (code) => reject(new Error(`the HTTP fixture exited with ${code}:\n${output}`)));
+  });
