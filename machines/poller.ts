@@ -4,8 +4,8 @@ import type { OfferReply } from './inbox.js';
 
 /** The outcome of one call to a source's tool. Failures are data: the effect never throws. */
 export type FetchOutcome =
-  | { ok: true; items: ExternalItem[]; at: number; jitter: number }
-  | { ok: false; error: string; at: number; jitter: number };
+  | { ok: true; items: ExternalItem[]; at: number; durationMs: number; jitter: number }
+  | { ok: false; error: string; at: number; durationMs: number; jitter: number };
 
 export const RETRY_BASE_MS = 1_000;
 export const RETRY_CAP_MS = 5 * 60_000;
@@ -14,6 +14,13 @@ export const CATCH_UP_MS = 2_000;
 
 /** Catching up is never slower than the source's own interval. */
 const catchUpMs = (source: PolledSource): number => Math.min(CATCH_UP_MS, source.intervalMs);
+
+/**
+ * The wait after a poll, so polls start one interval apart however long the call took; never
+ * less than half an interval, so a slow call cannot make two polls run back to back.
+ */
+export const intervalDelayMs = (intervalMs: number, lastDurationMs: number): number =>
+  Math.max(intervalMs / 2, intervalMs - lastDurationMs);
 
 /** Exponential backoff, capped, with jitter in [50%, 100%] of the step. */
 export const retryDelayMs = (failures: number, jitter: number): number =>
@@ -27,6 +34,8 @@ export interface PollerContext {
   nextPollAt: number | null;
   lastError: string | null;
   jitter: number;
+  /** How long the last call took: the next poll is timed from the last one's start. */
+  lastDurationMs: number;
   pending: ExternalItem[];
   lastListed: number;
   lastInserted: number;
@@ -52,7 +61,7 @@ export const pollerMachine = setup({
     }),
   },
   delays: {
-    pollInterval: ({ context }) => context.source.intervalMs,
+    pollInterval: ({ context }) => intervalDelayMs(context.source.intervalMs, context.lastDurationMs),
     catchUpDelay: ({ context }) => catchUpMs(context.source),
     retryDelay: ({ context }) => retryDelayMs(context.failures, context.jitter),
   },
@@ -81,6 +90,7 @@ export const pollerMachine = setup({
     nextPollAt: null,
     lastError: null,
     jitter: 0,
+    lastDurationMs: 0,
     pending: [],
     lastListed: 0,
     lastInserted: 0,
@@ -106,6 +116,7 @@ export const pollerMachine = setup({
                 pending: outcome.items,
                 lastListed: outcome.items.length,
                 lastPollAt: outcome.at,
+                lastDurationMs: outcome.durationMs,
                 jitter: outcome.jitter,
                 failures: 0,
                 lastError: null,
@@ -122,6 +133,7 @@ export const pollerMachine = setup({
                 failures,
                 lastError: outcome.error,
                 lastPollAt: outcome.at,
+                lastDurationMs: outcome.durationMs,
                 jitter: outcome.jitter,
                 nextPollAt: outcome.at + retryDelayMs(failures, outcome.jitter),
               };
@@ -152,7 +164,10 @@ export const pollerMachine = setup({
               pending: [],
               lastInserted: event.inserted,
               itemsInserted: context.itemsInserted + event.inserted,
-              nextPollAt: (context.lastPollAt ?? 0) + context.source.intervalMs,
+              nextPollAt:
+                (context.lastPollAt ?? 0) +
+                context.lastDurationMs +
+                intervalDelayMs(context.source.intervalMs, context.lastDurationMs),
             })),
           },
         ],

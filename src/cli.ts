@@ -34,16 +34,16 @@ program
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'port to listen on (0 for any free port)', parsePort, 8765)
   .action(async (options: { project: string; host: string; port: number }) => {
-    const { startDaemon } = await import('./daemon.js');
-    const daemon = await startDaemon(options).catch(fail);
-    for (const name of daemon.created) console.log(`Created .pulse/${name}`);
-    for (const warning of daemon.warnings) console.warn(`warning: ${warning}`);
-    console.log(`Watching ${daemon.paths.dir}`);
-    console.log(`MCP endpoint: ${daemon.url}`);
-    let stopping = false;
+    // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the
+    // endpoint line, and without a listener the signal's default action kills us mid-write.
+    // `on`, not `once`: were no listener of ours left, signal-exit (under write-file-atomic)
+    // would re-raise a second signal during a write and kill the process before shutdown is done.
+    let daemon: import('./daemon.js').Daemon | null = null;
+    let stopping: string | null = null;
     const stop = (signal: string) => {
       if (stopping) return;
-      stopping = true;
+      stopping = signal;
+      if (!daemon) return; // still starting: shut down as soon as it is up
       console.log(`Received ${signal}; shutting down.`);
       setTimeout(() => process.exit(0), SHUTDOWN_LIMIT_MS).unref();
       daemon.close().then(
@@ -51,10 +51,20 @@ program
         () => process.exit(1),
       );
     };
-    // `on`, not `once`: were no listener of ours left, signal-exit (under write-file-atomic)
-    // would re-raise the signal during a write and kill the process before shutdown is done.
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+    const { startDaemon } = await import('./daemon.js');
+    const started = await startDaemon(options).catch(fail);
+    for (const name of started.created) console.log(`Created .pulse/${name}`);
+    for (const warning of started.warnings) console.warn(`warning: ${warning}`);
+    console.log(`Watching ${started.paths.dir}`);
+    console.log(`MCP endpoint: ${started.url}`);
+    daemon = started;
+    if (stopping) {
+      const signal = stopping;
+      stopping = null;
+      stop(signal);
+    }
   });
 
 program

@@ -25,9 +25,10 @@ export const createItemFetcher =
     const jitter = random();
     try {
       const result = await pool.callTool(source.server, source.tool, source.args);
-      return { ok: true, items: extractItems(result), at, jitter };
+      const items = extractItems(result);
+      return { ok: true, items, at, durationMs: now() - at, jitter };
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
-      return { ok: false, error: redactSecrets(text, secrets()), at, jitter };
+      return { ok: false, error: redactSecrets(text, secrets()), at, durationMs: now() - at, jitter };
     }
   };

@@ -63,11 +63,11 @@ interface Harness {
 }
 
 const ok =
-  (items: ExternalItem[] = [item(1), item(2)]) =>
-  (at: number): FetchOutcome => ({ ok: true, items, at, jitter: 0 });
+  (items: ExternalItem[] = [item(1), item(2)], durationMs = 0) =>
+  (at: number): FetchOutcome => ({ ok: true, items, at, durationMs, jitter: 0 });
 const failed =
   (error = 'server "cal-server" did not answer', jitter = 0) =>
-  (at: number): FetchOutcome => ({ ok: false, error, at, jitter });
+  (at: number): FetchOutcome => ({ ok: false, error, at, durationMs: 0, jitter });
 
 const harnessMachine = (
   h: Pick<Harness, 'clock' | 'fetches' | 'inputs' | 'offers' | 'outcomes' | 'replies'>,
@@ -164,6 +164,23 @@ describe('pollerMachine', () => {
     await advance(h, INTERVAL_MS);
     expect(h.fetches).toEqual([0, INTERVAL_MS, 2 * INTERVAL_MS]);
     expect(h.poller.getSnapshot().context.polls).toBe(3);
+  });
+
+  it('times the next poll from the start of the last one, so a slow call does not push the schedule back', async () => {
+    // The fake call returns at once on the simulated clock but reports that it took 300 ms.
+    const h = await start(({ outcomes }) => outcomes.push(ok(undefined, 300)));
+    await advance(h, INTERVAL_MS - 301);
+    expect(h.fetches).toEqual([0]);
+    await advance(h, 1);
+    expect(h.fetches).toEqual([0, INTERVAL_MS - 300]);
+  });
+
+  it('waits at least half an interval after a call slower than the interval, so polls never run back to back', async () => {
+    const h = await start(({ outcomes }) => outcomes.push(ok(undefined, 3 * INTERVAL_MS)));
+    await advance(h, INTERVAL_MS / 2 - 1);
+    expect(h.fetches).toEqual([0]);
+    await advance(h, 1);
+    expect(h.fetches).toEqual([0, INTERVAL_MS / 2]);
   });
 
   it('catches up CATCH_UP_MS after a poll that hit the cap while the inbox has room', async () => {
