@@ -6,10 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { killAllDaemons } from './daemon.js';
 import { writeSection } from './doc-section.js';
+import { killAllFixtures } from './fixture-server.js';
 import { type GeneratedHistory, writeHistory } from './history.js';
 import { formatSection, formatTable } from './history-report.js';
 import { type HistoryPlan, measureHistorySizes } from './history-size.js';
-import { machineInfo } from './machine.js';
+import { type MachineInfo, machineInfo } from './machine.js';
+import { measureManySources, type SourcesPlan } from './sources-load.js';
+import * as sourcesReport from './sources-report.js';
 
 /** History sizes, smallest first: the first is the baseline for every ratio. */
 const SIZES = [0, 10_000, 100_000];
@@ -19,6 +22,24 @@ const PLANS: Record<'full' | 'quick', HistoryPlan> = {
   quick: { startups: 3, warmup: 100, rounds: 20, block: 25 },
 };
 
+const FULL_SOURCES: SourcesPlan = {
+  sources: 200,
+  intervalSec: 1,
+  itemsPerSource: 3,
+  warmupMs: 5_000,
+  windowMs: 60_000,
+  probeEveryMs: 250,
+};
+
+const SOURCES_PLANS: Record<'full' | 'quick', SourcesPlan> = {
+  full: FULL_SOURCES,
+  quick: { ...FULL_SOURCES, windowMs: 15_000 },
+};
+
+/** The sections a run can measure, in the order it measures them. */
+const SECTIONS = ['history', 'sources'] as const;
+type Section = (typeof SECTIONS)[number];
+
 const DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
 
 let tempRoot: string | null = null;
@@ -26,6 +47,7 @@ let tempRoot: string | null = null;
 // Whatever ends the run (an error, Ctrl-C), no daemon outlives it and no temp folder stays.
 process.once('exit', () => {
   killAllDaemons();
+  killAllFixtures();
   if (tempRoot) rmSync(tempRoot, { recursive: true, force: true });
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -37,31 +59,72 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 const log = (line: string) => console.log(`bench: ${line}`);
 
-const main = async () => {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
-  const plan = values.quick ? PLANS.quick : PLANS.full;
-  const command = `npm run bench${values.quick ? ' -- --quick' : ''}`;
-  const machine = machineInfo();
-  tempRoot = await mkdtemp(join(tmpdir(), 'pulse-bench-'));
+/** Run context every section's report carries. */
+interface RunInfo {
+  machine: MachineInfo;
+  date: string;
+  command: string;
+  quick: boolean;
+}
+
+const runHistory = async (root: string, run: RunInfo) => {
+  const plan = run.quick ? PLANS.quick : PLANS.full;
   const histories: GeneratedHistory[] = [];
   for (const size of SIZES) {
-    const project = join(tempRoot, `history-${size}`);
+    const project = join(root, `history-${size}`);
     await mkdir(project);
     const started = performance.now();
     histories.push(await writeHistory(project, size));
     log(`wrote ${size} events in ${Math.round(performance.now() - started)} ms`);
   }
   const results = await measureHistorySizes(histories, plan, log);
-  const report = {
-    machine,
-    date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-    command,
-    plan,
-    results,
-  };
+  const report = { ...run, plan, results };
   console.log(`\n${formatTable(report)}\n`);
   await writeSection(DOC, 'history', formatSection(report));
   log(`rewrote the history section of ${DOC}`);
+};
+
+const runSources = async (root: string, run: RunInfo) => {
+  const plan = run.quick ? SOURCES_PLANS.quick : SOURCES_PLANS.full;
+  const dir = join(root, 'sources');
+  await mkdir(dir);
+  log(
+    `sources: ${plan.sources} sources every ${plan.intervalSec} s on one fixture server, and an idle daemon`,
+  );
+  const result = await measureManySources(dir, plan, (line) => log(`sources: ${line}`));
+  const report = { ...run, result };
+  console.log(`\n${sourcesReport.formatTable(report)}\n`);
+  if (result.pollers.errors.length > 0) log(`sources: poll errors: ${result.pollers.errors.join(' | ')}`);
+  for (const measure of sourcesReport.missedTargets(report)) log(`sources: target missed: ${measure}`);
+  await writeSection(DOC, 'sources', sourcesReport.formatSection(report));
+  log(`rewrote the sources section of ${DOC}`);
+};
+
+const RUNNERS: Record<Section, (root: string, run: RunInfo) => Promise<void>> = {
+  history: runHistory,
+  sources: runSources,
+};
+
+const main = async () => {
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+  });
+  const only = values.only;
+  if (only !== undefined && !(SECTIONS as readonly string[]).includes(only)) {
+    throw Object.assign(new Error(`--only takes one of ${SECTIONS.join(', ')}, not "${only}".`), {
+      code: 'ERR_PARSE_ARGS_BENCH_SECTION',
+    });
+  }
+  const sections = only === undefined ? SECTIONS : [only as Section];
+  const args = [values.quick ? '--quick' : '', only === undefined ? '' : `--only ${only}`].filter(Boolean);
+  const run: RunInfo = {
+    machine: machineInfo(),
+    date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    command: `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`,
+    quick: values.quick,
+  };
+  tempRoot = await mkdtemp(join(tmpdir(), 'pulse-bench-'));
+  for (const section of sections) await RUNNERS[section](tempRoot, run);
   await rm(tempRoot, { recursive: true, force: true });
   tempRoot = null;
 };
@@ -70,7 +133,10 @@ main().then(
   () => process.exit(0),
   (error: unknown) => {
     const usage = String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
-    if (usage) console.error(`bench: ${(error as Error).message}\nUsage: npm run bench [-- --quick]`);
+    if (usage)
+      console.error(
+        `bench: ${(error as Error).message}\nUsage: npm run bench [-- [--quick] [--only ${SECTIONS.join('|')}]]`,
+      );
     else console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exit(usage ? 2 : 1);
   },
