@@ -1,0 +1,29 @@
+import type { InboxEvent } from '../../machines/external.js';
+import type { Judgement } from '../../machines/gate.js';
+
+/** Judges drained events, as facts: how urgent each is, 0..1. Throwing or answering nothing usable is a failed thought. */
+export interface Thinker {
+  think(events: InboxEvent[], now: number): Promise<Judgement[]>;
+}
+
+/** A thinker that did not answer in time. */
+export class ThinkTimeoutError extends Error {
+  override name = 'ThinkTimeoutError';
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number) {
+    super(`The thinker did not answer within ${timeoutMs} ms.`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** Bounds a thinker's answer by `ms`: a late answer becomes a `ThinkTimeoutError` (a failed thought). */
+export const withTimeout = (thinker: Thinker, ms: number): Thinker => ({
+  think(events, now) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ThinkTimeoutError(ms)), ms);
+    });
+    return Promise.race([thinker.think(events, now), timeout]).finally(() => clearTimeout(timer));
+  },
+});
