@@ -15,13 +15,6 @@ export const CATCH_UP_MS = 2_000;
 /** Catching up is never slower than the source's own interval. */
 const catchUpMs = (source: PolledSource): number => Math.min(CATCH_UP_MS, source.intervalMs);
 
-/**
- * The wait after a poll, so polls start one interval apart however long the call took; never
- * less than half an interval, so a slow call cannot make two polls run back to back.
- */
-export const intervalDelayMs = (intervalMs: number, lastDurationMs: number): number =>
-  Math.max(intervalMs / 2, intervalMs - lastDurationMs);
-
 /** Exponential backoff, capped, with jitter in [50%, 100%] of the step. */
 export const retryDelayMs = (failures: number, jitter: number): number =>
   Math.round(Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.max(0, failures - 1)) * (0.5 + jitter / 2));
@@ -34,7 +27,10 @@ export interface PollerContext {
   nextPollAt: number | null;
   lastError: string | null;
   jitter: number;
-  /** How long the last call took: the next poll is timed from the last one's start. */
+  /**
+   * How long the last call took. The next poll waits a whole interval after it ends, so a server
+   * never sees two calls closer than its interval, even when one call was slow to connect.
+   */
   lastDurationMs: number;
   pending: ExternalItem[];
   lastListed: number;
@@ -61,7 +57,7 @@ export const pollerMachine = setup({
     }),
   },
   delays: {
-    pollInterval: ({ context }) => intervalDelayMs(context.source.intervalMs, context.lastDurationMs),
+    pollInterval: ({ context }) => context.source.intervalMs,
     catchUpDelay: ({ context }) => catchUpMs(context.source),
     retryDelay: ({ context }) => retryDelayMs(context.failures, context.jitter),
   },
@@ -135,7 +131,7 @@ export const pollerMachine = setup({
                 lastPollAt: outcome.at,
                 lastDurationMs: outcome.durationMs,
                 jitter: outcome.jitter,
-                nextPollAt: outcome.at + retryDelayMs(failures, outcome.jitter),
+                nextPollAt: outcome.at + outcome.durationMs + retryDelayMs(failures, outcome.jitter),
               };
             }),
           },
@@ -155,7 +151,7 @@ export const pollerMachine = setup({
               lastInserted: event.inserted,
               itemsInserted: context.itemsInserted + event.inserted,
               catchUps: context.catchUps + 1,
-              nextPollAt: (context.lastPollAt ?? 0) + catchUpMs(context.source),
+              nextPollAt: (context.lastPollAt ?? 0) + context.lastDurationMs + catchUpMs(context.source),
             })),
           },
           {
@@ -164,10 +160,7 @@ export const pollerMachine = setup({
               pending: [],
               lastInserted: event.inserted,
               itemsInserted: context.itemsInserted + event.inserted,
-              nextPollAt:
-                (context.lastPollAt ?? 0) +
-                context.lastDurationMs +
-                intervalDelayMs(context.source.intervalMs, context.lastDurationMs),
+              nextPollAt: (context.lastPollAt ?? 0) + context.lastDurationMs + context.source.intervalMs,
             })),
           },
         ],

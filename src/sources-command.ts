@@ -27,6 +27,7 @@ export const listSources = async (
       interval_sec: s.intervalMs / 1000,
       polls: 0,
       last_poll_at: null,
+      last_duration_ms: null,
       next_poll_at: null,
       last_error: null,
       failures: 0,

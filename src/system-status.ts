@@ -14,6 +14,7 @@ export interface PollerStatus {
   interval_sec: number;
   polls: number;
   last_poll_at: string | null;
+  last_duration_ms: number | null;
   next_poll_at: string | null;
   last_error: string | null;
   failures: number;
@@ -72,6 +73,7 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
       interval_sec: source.intervalMs / 1000,
       polls: c?.polls ?? 0,
       last_poll_at: iso(c?.lastPollAt ?? null),
+      last_duration_ms: c && c.polls > 0 ? c.lastDurationMs : null,
       next_poll_at: iso(c?.nextPollAt ?? null),
       last_error: c?.lastError ?? null,
       failures: c?.failures ?? 0,
