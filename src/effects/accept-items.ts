@@ -20,8 +20,8 @@ export const createItemAcceptor =
     storeDetail,
     now = () => new Date(),
   }: {
-    inbox: InboxFile;
-    seen: SeenStore;
+    inbox: Pick<InboxFile, 'insert'>;
+    seen: Pick<SeenStore, 'has' | 'mark'>;
     storeDetail: () => boolean;
     now?: () => Date;
   }) =>

@@ -2,6 +2,7 @@ import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { prng } from '../../sim/prng.js';
 import {
   callTool,
   connectClient,
@@ -13,7 +14,7 @@ import {
   tempProject,
 } from '../helpers/daemon.js';
 import type { AckAnswer, Decision } from '../helpers/protocol.js';
-import { prng, stormSeed } from '../helpers/random.js';
+import { stormSeed } from '../helpers/random.js';
 
 const maxId = (ids: Iterable<string>): string | null => {
   let max: string | null = null;

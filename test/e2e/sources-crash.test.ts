@@ -1,10 +1,11 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { prng } from '../../sim/prng.js';
 import type { SystemStatus } from '../../src/system-status.js';
 import { type RunningDaemon, removeProject, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { readJsonLines } from '../helpers/files.js';
-import { prng, stormSeed } from '../helpers/random.js';
+import { stormSeed } from '../helpers/random.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 
 /*

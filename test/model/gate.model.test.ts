@@ -1,8 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type ActorRefFrom,
-  type AnyStateNode,
-  type AnyTransitionDefinition,
   assign,
   createActor,
   fromCallback,
@@ -15,10 +13,11 @@ import {
   transition,
   waitFor,
 } from 'xstate';
-import { createTestModel, getStateNodes, type TestPath } from 'xstate/graph';
+import { createTestModel, type TestPath } from 'xstate/graph';
 import type { InboxEvent } from '../../machines/external.js';
 import { type Delivery, drainFromInbox, gateMachine, type Judgement } from '../../machines/gate.js';
 import { type AcceptInput, type AcceptOutput, inboxMachine, type OfferReply } from '../../machines/inbox.js';
+import { MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*
  * Model-based test of the gate's put-back and consumption rules. A small test-only statechart
@@ -277,23 +276,7 @@ const replay = (path: Path) => {
 // Coverage of the real gate's states and transitions.
 // ---------------------------------------------------------------------------------------------
 
-const transitionId = (definition: AnyTransitionDefinition): string => {
-  const { source } = definition;
-  const branches =
-    definition.eventType === ''
-      ? (source.always ?? [])
-      : (source.transitions.get(definition.eventType) ?? []);
-  const kind = definition.eventType === '' ? 'always' : definition.eventType;
-  const targets = definition.target?.map((t) => t.id).join(',') ?? source.id;
-  return `${source.id} --${kind}#${branches.indexOf(definition)}--> ${targets}`;
-};
-const nodes: AnyStateNode[] = [gateMachine.root, ...getStateNodes(gateMachine.root)];
-const allStates = getStateNodes(gateMachine.root).map((n) => n.id);
-const allTransitions = nodes.flatMap((n) =>
-  [...n.transitions.values(), n.always ?? []].flat().map(transitionId),
-);
-const coveredStates = new Set<string>();
-const coveredTransitions = new Set<string>();
+const coverage = new MachineCoverage(gateMachine);
 
 // ---------------------------------------------------------------------------------------------
 // The system under test: the real inbox and gate, with in-memory effects.
@@ -398,19 +381,13 @@ class GateRun {
 
   inspect(event: InspectionEvent) {
     if (this.gateRef === undefined || event.actorRef !== this.gateRef) return;
-    if (event.type === '@xstate.microstep') {
-      for (const d of event._transitions) coveredTransitions.add(transitionId(d));
-    }
-    if (event.type === '@xstate.microstep' || event.type === '@xstate.snapshot') {
-      const value = (event.snapshot as SnapshotFrom<typeof gateMachine>).value;
-      coveredStates.add(`gate.${value}`);
-    }
+    coverage.inspect(event);
   }
 
   async start() {
     this.root.start();
     this.gateRef = this.gate();
-    coveredStates.add(`gate.${this.gateRef.getSnapshot().value}`);
+    coverage.visit(this.gateRef.getSnapshot().value);
     await waitFor(this.inbox(), (s) => s.matches({ ready: 'idle' }), { timeout: 1000 });
   }
 
@@ -536,10 +513,8 @@ const check = (run: GateRun, expected: ModelContext, where: string) => {
 let stepsRun = 0;
 
 afterAll(() => {
-  console.log(
-    `gate model: ${paths.length} paths, ${stepsRun} steps; gateMachine states ${coveredStates.size}/${allStates.length}, transitions ${coveredTransitions.size}/${allTransitions.length}`,
-  );
-  const missing = allTransitions.filter((id) => !coveredTransitions.has(id));
+  console.log(`gate model: ${paths.length} paths, ${stepsRun} steps; gateMachine ${coverage.summary()}`);
+  const missing = coverage.missingTransitions();
   if (missing.length > 0)
     console.log(`not taken by the model (covered in test/machines/gate.test.ts):\n  ${missing.join('\n  ')}`);
 });
@@ -601,6 +576,6 @@ describe('gate put-back and consumption rules, model-based, against the real gat
   });
 
   it('has visited every state of gateMachine', () => {
-    expect(allStates.filter((id) => !coveredStates.has(id))).toEqual([]);
+    expect(coverage.missingStates()).toEqual([]);
   });
 });

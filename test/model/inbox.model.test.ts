@@ -1,7 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  type AnyStateNode,
-  type AnyTransitionDefinition,
   assign,
   createActor,
   fromCallback,
@@ -9,12 +7,11 @@ import {
   type InspectionEvent,
   initialTransition,
   type SnapshotFrom,
-  type StateValue,
   setup,
   transition,
   waitFor,
 } from 'xstate';
-import { createTestModel, getStateNodes, type TestPath } from 'xstate/graph';
+import { createTestModel, type TestPath } from 'xstate/graph';
 import type { ExternalItem, InboxEvent } from '../../machines/external.js';
 import {
   type AcceptInput,
@@ -23,6 +20,7 @@ import {
   inboxMachine,
   type OfferReply,
 } from '../../machines/inbox.js';
+import { MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*
  * Model-based test of the inbox's put-back rules. A small test-only statechart says what the
@@ -185,31 +183,7 @@ const replay = (path: Path) => {
 // Coverage of the real machine's states and transitions.
 // ---------------------------------------------------------------------------------------------
 
-const transitionId = (definition: AnyTransitionDefinition): string => {
-  const { source } = definition;
-  const branches =
-    definition.eventType === ''
-      ? (source.always ?? [])
-      : (source.transitions.get(definition.eventType) ?? []);
-  const kind = definition.eventType === '' ? 'always' : definition.eventType;
-  const targets = definition.target?.map((target) => target.id).join(',') ?? source.id;
-  return `${source.id} --${kind}#${branches.indexOf(definition)}--> ${targets}`;
-};
-const nodes: AnyStateNode[] = [inboxMachine.root, ...getStateNodes(inboxMachine.root)];
-const allStates = getStateNodes(inboxMachine.root).map((node) => node.id);
-const allTransitions = nodes.flatMap((node) =>
-  [...node.transitions.values(), node.always ?? []].flat().map(transitionId),
-);
-const coveredStates = new Set<string>();
-const coveredTransitions = new Set<string>();
-
-const stateIds = (value: StateValue, prefix = 'inbox'): string[] =>
-  typeof value === 'string'
-    ? [`${prefix}.${value}`]
-    : Object.entries(value).flatMap(([key, child]) => [
-        `${prefix}.${key}`,
-        ...(child === undefined ? [] : stateIds(child, `${prefix}.${key}`)),
-      ]);
+const coverage = new MachineCoverage(inboxMachine);
 
 // ---------------------------------------------------------------------------------------------
 // The system under test: the real inboxMachine with in-memory effects.
@@ -285,12 +259,9 @@ class InboxRun {
 
   inspect(event: InspectionEvent) {
     if (this.actor === undefined || event.actorRef !== this.actor) return;
-    if (event.type === '@xstate.microstep') {
-      for (const definition of event._transitions) coveredTransitions.add(transitionId(definition));
-    }
+    coverage.inspect(event);
     if (event.type === '@xstate.microstep' || event.type === '@xstate.snapshot') {
       const snapshot = event.snapshot as SnapshotFrom<typeof inboxMachine>;
-      for (const id of stateIds(snapshot.value)) coveredStates.add(id);
       // Capacity is checked on every snapshot, not only between steps.
       if (snapshot.context.events.length > CAPACITY)
         this.problems.push(`${snapshot.context.events.length} events exceed the capacity ${CAPACITY}`);
@@ -466,9 +437,7 @@ const execute = async (run: InboxRun, event: ModelEvent, before: ModelContext, a
 let stepsRun = 0;
 
 afterAll(() => {
-  console.log(
-    `inbox model: ${paths.length} paths, ${stepsRun} steps; inboxMachine states ${coveredStates.size}/${allStates.length}, transitions ${coveredTransitions.size}/${allTransitions.length}`,
-  );
+  console.log(`inbox model: ${paths.length} paths, ${stepsRun} steps; inboxMachine ${coverage.summary()}`);
 });
 
 describe('inbox put-back rules, model-based, against the real inboxMachine', () => {
@@ -515,8 +484,7 @@ describe('inbox put-back rules, model-based, against the real inboxMachine', () 
   });
 
   it('has taken every state and every transition of inboxMachine', () => {
-    const missing = allTransitions.filter((id) => !coveredTransitions.has(id));
-    expect(missing, 'every transition of inboxMachine is taken').toEqual([]);
-    expect(allStates.filter((id) => !coveredStates.has(id))).toEqual([]);
+    expect(coverage.missingTransitions(), 'every transition of inboxMachine is taken').toEqual([]);
+    expect(coverage.missingStates()).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type AnyTransitionDefinition, initialTransition, type SnapshotFrom, transition } from 'xstate';
-import { createTestModel, getStateNodes, type TestPath } from 'xstate/graph';
+import { createTestModel, type TestPath } from 'xstate/graph';
 import type { AckRecord, PulseEvent } from '../../machines/pulse-files.js';
 import { type AckRejection, type ReplanEvent, replanMachine } from '../../machines/replan.js';
 import {
@@ -18,6 +18,7 @@ import {
   tempProject,
 } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
+import { MachineCoverage } from '../helpers/machine-coverage.js';
 import { type Decision, type PulseFile, REASONS, TEMPLATES } from '../helpers/protocol.js';
 
 /*
@@ -143,16 +144,7 @@ const samples = (snapshot: Snapshot): ReplanEvent[] => {
 // Transitions of the machine definition: (source state, event type, branch).
 // ---------------------------------------------------------------------------------------------
 
-const transitionId = (definition: AnyTransitionDefinition): string => {
-  const branches = definition.source.transitions.get(definition.eventType) ?? [];
-  return `${definition.source.key} --${definition.eventType}#${branches.indexOf(definition)}--> ${
-    definition.target?.map((target) => target.key).join(',') ?? definition.source.key
-  }`;
-};
-const allTransitions = getStateNodes(replanMachine).flatMap((node) =>
-  [...node.transitions.values()].flat().map(transitionId),
-);
-const allStates = getStateNodes(replanMachine).map((node) => node.key);
+const coverage = new MachineCoverage(replanMachine, 'key');
 
 const taken = (from: Snapshot | undefined, event: ReplanEvent | undefined): AnyTransitionDefinition[] =>
   from && event && event.type !== ('xstate.init' as string)
@@ -170,7 +162,7 @@ const byTransition = (state: Snapshot, event?: ReplanEvent, from?: Snapshot): st
   return JSON.stringify([
     state.value,
     state.context.lastAck !== null,
-    taken(from, event).map(transitionId),
+    taken(from, event).map((definition) => coverage.transitionId(definition)),
     outcome,
   ]);
 };
@@ -237,8 +229,6 @@ const describeEvent = (event: ReplanEvent): string => {
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 const distinct = (values: string[]) => [...new Set(values)];
 
-const coveredTransitions = new Set<string>();
-const coveredStates = new Set<string>();
 const ACK_ANSWERS = [
   'accepted',
   'missing_event_id',
@@ -466,11 +456,7 @@ class PathRun {
         );
       }
     }
-    for (const definition of this.#pendingCoverage) {
-      coveredTransitions.add(transitionId(definition));
-      coveredStates.add(definition.source.key);
-      for (const target of definition.target ?? []) coveredStates.add(target.key);
-    }
+    coverage.take(this.#pendingCoverage);
     this.#pendingCoverage = [];
     stepsRun++;
   }
@@ -490,21 +476,13 @@ afterEach(async ({ task }) => {
 });
 
 afterAll(() => {
-  const states = allStates.filter((state) => coveredStates.has(state));
-  const transitions = allTransitions.filter((t) => coveredTransitions.has(t));
   const answers = ACK_ANSWERS.filter((answer) => coveredAnswers.has(answer));
   console.log(
-    `replan model coverage: states ${states.length}/${allStates.length}, transitions ${transitions.length}/${allTransitions.length}\n` +
+    `replan model coverage: ${coverage.summary()}\n` +
       `  ack answers ${answers.length}/${ACK_ANSWERS.length}; ${paths.length} paths run (${shortestPaths.length} shortest + ${simplePaths.length} simple, prefixes dropped), ${stepsRun} steps`,
   );
-  expect(
-    allStates.filter((state) => !coveredStates.has(state)),
-    'states never reached',
-  ).toEqual([]);
-  expect(
-    allTransitions.filter((t) => !coveredTransitions.has(t)),
-    'transitions never taken',
-  ).toEqual([]);
+  expect(coverage.missingStates(), 'states never reached').toEqual([]);
+  expect(coverage.missingTransitions(), 'transitions never taken').toEqual([]);
   expect(
     ACK_ANSWERS.filter((answer) => !coveredAnswers.has(answer)),
     'ack answers never checked',

@@ -1,0 +1,247 @@
+import { type ActorRefFrom, createActor, fromPromise, setup } from 'xstate';
+import type { InboxEvent, PolledSource } from '../machines/external.js';
+import { drainFromInbox, gateMachine } from '../machines/gate.js';
+import { inboxMachine } from '../machines/inbox.js';
+import { type FetchOutcome, pollerMachine } from '../machines/poller.js';
+import { createItemAcceptor } from '../src/effects/accept-items.js';
+import { createFakeSource } from './fake-source.js';
+import { createFakeThinker } from './fake-thinker.js';
+import { memoryInboxFile, memorySeenStore } from './memory-stores.js';
+import { prng } from './prng.js';
+import { SteppedClock } from './stepped-clock.js';
+
+/** One cell of the experiment: a scenario, a failure rate and the knobs of the run. */
+export interface CellConfig {
+  perPoll: number;
+  firstBurst: number;
+  window: number;
+  cap: number;
+  q: number;
+  pollMs: number;
+  reflectMs: number;
+  arrivalMs: number;
+  drainMs: number;
+  /** `false` reproduces the seed: a capped poll waits a whole interval, like any other. */
+  catchUp: boolean;
+  /** The gate's `maxAttempts` (its default is 5); `Infinity` retries without bound, as the seed does. */
+  maxAttempts: number;
+}
+
+/** What one seeded run of a cell counted. */
+export interface SeedResult {
+  arrived: number;
+  /** Distinct events that were in a delivery the agent acknowledged as told. */
+  delivered: number;
+  /** Events delivered (and acknowledged) more than once. */
+  duplicates: number;
+  /** Reflections that called the thinker. */
+  thinkCalls: number;
+  dropped: number;
+  deadLettered: number;
+  deliveries: number;
+  catchUps: number;
+}
+
+const SOURCE = 'sim';
+/** Rounds of promise settling allowed at one instant before the run is declared stuck. */
+const MAX_ROUNDS = 1_000;
+
+const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Runs the real poller, inbox and gate machines in one system on a simulated clock, with an
+ * in-memory source, the real acceptor over in-memory stores, a seeded failing thinker, and an
+ * agent that acknowledges every delivery at once as all told.
+ */
+export const runSeed = async (config: CellConfig, seed: number): Promise<SeedResult> => {
+  const clock = new SteppedClock();
+  const source = createFakeSource(
+    {
+      perPoll: config.perPoll,
+      firstBurst: config.firstBurst,
+      everyMs: config.pollMs,
+      untilMs: config.arrivalMs,
+    },
+    config.window,
+  );
+  const thinker = createFakeThinker(config.q, prng(seed));
+  const acceptItems = createItemAcceptor({
+    inbox: memoryInboxFile(),
+    seen: memorySeenStore(),
+    storeDetail: () => false,
+    now: () => new Date(clock.now()),
+  });
+  const polled: PolledSource = {
+    name: SOURCE,
+    server: 'sim-server',
+    tool: 'list_items',
+    args: {},
+    intervalMs: config.pollMs,
+    enabled: true,
+  };
+
+  const fetchItems = fromPromise<FetchOutcome, PolledSource>(async () => ({
+    ok: true,
+    items: source.list(clock.now()),
+    at: clock.now(),
+    durationMs: 0,
+    jitter: 0,
+  }));
+  const poller = config.catchUp
+    ? pollerMachine.provide({ actors: { fetchItems } })
+    : pollerMachine.provide({
+        actors: { fetchItems },
+        // The seed has no catch-up: a capped poll waits the whole interval like any other.
+        delays: { catchUpDelay: ({ context }) => context.source.intervalMs },
+      });
+
+  const root = createActor(
+    setup({
+      actors: {
+        inbox: inboxMachine.provide({
+          actors: {
+            loadInbox: fromPromise(async () => [] as InboxEvent[]),
+            acceptItems: fromPromise(async ({ input }) => acceptItems(input)),
+          },
+        }),
+        gate: gateMachine.provide({
+          actors: {
+            drainInbox: fromPromise(async ({ input, system }) => ({
+              events: await drainFromInbox(system, input.requestId),
+              at: clock.now(),
+            })),
+            think: fromPromise(async ({ input }) => thinker.think(input)),
+          },
+        }),
+        poller,
+      },
+    }).createMachine({
+      // The inbox starts first so that it is there to take the poller's first offer.
+      invoke: [
+        { src: 'inbox', id: 'inbox', systemId: 'inbox', input: { perTickCap: config.cap } },
+        {
+          src: 'gate',
+          id: 'gate',
+          systemId: 'gate',
+          input: {
+            reflectEveryMs: config.reflectMs,
+            maxAttempts: config.maxAttempts,
+            cooldownMs: 0,
+          },
+        },
+        { src: 'poller', id: 'poller', systemId: `poller:${SOURCE}`, input: { source: polled } },
+      ],
+    }),
+    { clock },
+  );
+
+  root.start();
+  const inbox = root.system.get('inbox') as ActorRefFrom<typeof inboxMachine>;
+  const gate = root.system.get('gate') as ActorRefFrom<typeof gateMachine>;
+  const pollerRef = root.system.get(`poller:${SOURCE}`) as ActorRefFrom<typeof pollerMachine>;
+
+  const timesDelivered = new Map<string, number>();
+  let deliveries = 0;
+  let insertedSeen = 0;
+  let requestId = 0;
+
+  const busy = () => {
+    const p = pollerRef.getSnapshot();
+    const i = inbox.getSnapshot();
+    const g = gate.getSnapshot();
+    return (
+      p.matches('polling') ||
+      p.matches('offering') ||
+      !i.matches({ ready: 'idle' }) ||
+      i.context.offers.length > 0 ||
+      g.matches('reflecting') ||
+      g.matches('thinking')
+    );
+  };
+
+  /**
+   * Lets everything due at this instant run to rest: the composition wakes the gate after an
+   * insert (nothing in machines/ does it yet), and the agent acknowledges a delivery at once.
+   */
+  const settle = async () => {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      await nextMacrotask();
+      if (busy()) continue;
+      const { inserted } = inbox.getSnapshot().context;
+      if (inserted > insertedSeen) {
+        insertedSeen = inserted;
+        gate.send({ type: 'gate.reflect', reason: 'inserted' });
+        continue;
+      }
+      const { delivery } = gate.getSnapshot().context;
+      if (gate.getSnapshot().matches('awaiting') && delivery !== null) {
+        gate.send({
+          type: 'gate.ack',
+          requestId: ++requestId,
+          deliveryId: delivery.deliveryId,
+          now: clock.now(),
+        });
+        if (gate.getSnapshot().context.lastReply?.accepted !== true) {
+          throw new Error(`The gate refused the ack of ${delivery.deliveryId}.`);
+        }
+        deliveries++;
+        for (const e of delivery.events)
+          timesDelivered.set(e.item_id, (timesDelivered.get(e.item_id) ?? 0) + 1);
+        continue;
+      }
+      return;
+    }
+    throw new Error(`The simulation did not come to rest at ${clock.now()} ms.`);
+  };
+
+  try {
+    await settle();
+    const end = config.arrivalMs + config.drainMs;
+    for (let next = clock.nextDueAt(); next !== null && next <= end; next = clock.nextDueAt()) {
+      clock.set(next);
+      await settle();
+    }
+    const counts = [...timesDelivered.values()];
+    return {
+      arrived: source.arrived,
+      delivered: counts.length,
+      duplicates: counts.filter((n) => n > 1).length,
+      thinkCalls: thinker.calls,
+      dropped: inbox.getSnapshot().context.dropped,
+      deadLettered: gate.getSnapshot().context.deadLettered,
+      deliveries,
+      catchUps: pollerRef.getSnapshot().context.catchUps,
+    };
+  } finally {
+    root.stop();
+  }
+};
+
+/** A cell's seeds summed (and think calls averaged), as the seed's table reports them. */
+export interface CellResult {
+  arrived: number;
+  delivered: number;
+  loss_pct: number;
+  duplicates: number;
+  think_calls_mean: number;
+  dropped: number;
+  dead_lettered: number;
+}
+
+/** Runs seeds 1..`seeds` of a cell and sums them. */
+export const runCell = async (config: CellConfig, seeds: number): Promise<CellResult> => {
+  const runs: SeedResult[] = [];
+  for (let seed = 1; seed <= seeds; seed++) runs.push(await runSeed(config, seed));
+  const sum = (pick: (r: SeedResult) => number) => runs.reduce((total, r) => total + pick(r), 0);
+  const arrived = sum((r) => r.arrived);
+  const delivered = sum((r) => r.delivered);
+  return {
+    arrived,
+    delivered,
+    loss_pct: arrived === 0 ? 0 : Math.round((1_000 * (arrived - delivered)) / arrived) / 10,
+    duplicates: sum((r) => r.duplicates),
+    think_calls_mean: Math.round((10 * sum((r) => r.thinkCalls)) / runs.length) / 10,
+    dropped: sum((r) => r.dropped),
+    dead_lettered: sum((r) => r.deadLettered),
+  };
+};
