@@ -47,9 +47,9 @@ export interface EventLogContext {
   scansCompleted: number;
   rescan: boolean;
   /** A caller asked for a scan that has not started yet. */
-  requestPending: boolean;
+  callerAsked: boolean;
   /** The running scan was asked for by a caller. */
-  scanRequested: boolean;
+  scanForCaller: boolean;
   deferred: boolean;
   queuedAck: { ack: AckRecord; requestId: number } | null;
   savingAckRequestId: number;
@@ -103,13 +103,13 @@ export const eventLogMachine = setup({
   },
   actions: {
     countRequest: assign(({ context }) => ({ scansRequested: context.scansRequested + 1 })),
-    markRequested: assign({ requestPending: true }),
+    markCallerAsked: assign({ callerAsked: true }),
     markRescan: assign({ rescan: true }),
     startScan: assign(({ context }) => ({
       scanStartedAt: context.scansRequested,
       rescan: false,
-      scanRequested: context.requestPending,
-      requestPending: false,
+      scanForCaller: context.callerAsked,
+      callerAsked: false,
     })),
     queueAck: assign(({ event }) =>
       event.type === 'ack.record' ? { queuedAck: { ack: event.ack, requestId: event.requestId } } : {},
@@ -138,8 +138,8 @@ export const eventLogMachine = setup({
     scanStartedAt: 0,
     scansCompleted: 0,
     rescan: false,
-    requestPending: true,
-    scanRequested: false,
+    callerAsked: true,
+    scanForCaller: false,
     deferred: false,
     queuedAck: null,
     savingAckRequestId: 0,
@@ -186,7 +186,7 @@ export const eventLogMachine = setup({
             idle: {
               on: {
                 'file.changed': { target: 'settling', actions: 'countRequest' },
-                'log.reconcile': { target: 'scanning', actions: ['countRequest', 'markRequested'] },
+                'log.reconcile': { target: 'scanning', actions: ['countRequest', 'markCallerAsked'] },
               },
             },
             settling: {
@@ -195,18 +195,18 @@ export const eventLogMachine = setup({
               after: { settle: 'scanning' },
               on: {
                 'file.changed': {},
-                'log.reconcile': { target: 'scanning', actions: ['countRequest', 'markRequested'] },
+                'log.reconcile': { target: 'scanning', actions: ['countRequest', 'markCallerAsked'] },
               },
             },
             scanning: {
               entry: 'startScan',
               on: {
                 'file.changed': { actions: ['countRequest', 'markRescan'] },
-                'log.reconcile': { actions: ['countRequest', 'markRequested', 'markRescan'] },
+                'log.reconcile': { actions: ['countRequest', 'markCallerAsked', 'markRescan'] },
               },
               invoke: {
                 src: 'reconcileFiles',
-                input: ({ context }) => ({ files: context.files, requested: context.scanRequested }),
+                input: ({ context }) => ({ files: context.files, requested: context.scanForCaller }),
                 onDone: {
                   target: 'scanned',
                   actions: [
