@@ -86,6 +86,10 @@ export interface GateContext extends Required<GateInput> {
   lastGate: Gate | null;
   lastReply: GateAckReply | null;
   lastError: string | null;
+  /** `consume` effects asked for, and the highest one known to be on disk: an ack is answered once its consume is saved. */
+  consumeRequested: number;
+  consumeSaved: number;
+  consumeError: { seq: number; message: string } | null;
 }
 
 export type GateEvent =
@@ -100,7 +104,10 @@ export type GateEvent =
     }
   | { type: 'gate.focus'; until: number | null; now: number }
   | { type: 'gate.focusEnded'; at: number }
-  | { type: 'replan.status'; pending: boolean };
+  | { type: 'replan.status'; pending: boolean }
+  /** Sent by the `consume` effect once its removal is on disk (or could not be written). */
+  | { type: 'gate.consumeSaved'; seq: number }
+  | { type: 'gate.consumeFailed'; seq: number; message: string };
 
 /** What `drainInbox` resolves to: everything the inbox held, and when it was taken (the reflection's "now"). */
 export interface DrainOutput {
@@ -252,7 +259,7 @@ export const gateMachine = setup({
   },
   actions: {
     /** Effect: the events are dealt with for good (spoken or not worth saying). Provided by the wiring. */
-    consume: (_, _params: { ids: string[] }) => {},
+    consume: (_, _params: { ids: string[]; seq: number }) => {},
     /** Effect: record dead letters durably and visibly. Provided by the wiring. */
     recordDeadLetters: (_, _params: { events: InboxEvent[] }) => {},
     /** Hook: a delivery is out (for a push notification later). */
@@ -328,6 +335,9 @@ export const gateMachine = setup({
     lastGate: null,
     lastReply: null,
     lastError: null,
+    consumeRequested: 0,
+    consumeSaved: 0,
+    consumeError: null,
   }),
   on: {
     'gate.ack': { actions: 'rejectAck' },
@@ -356,6 +366,15 @@ export const gateMachine = setup({
       }),
     },
     'replan.status': { actions: assign(({ event }) => ({ replanPending: event.pending })) },
+    'gate.consumeSaved': {
+      actions: assign(({ context, event }) => ({ consumeSaved: Math.max(context.consumeSaved, event.seq) })),
+    },
+    'gate.consumeFailed': {
+      actions: assign(({ event }) => ({
+        consumeError: { seq: event.seq, message: event.message },
+        lastError: `Could not record consumed events: ${event.message}`,
+      })),
+    },
   },
   initial: 'idle',
   states: {
@@ -424,13 +443,16 @@ export const gateMachine = setup({
             target: 'judged',
             actions: enqueueActions(({ context, event, enqueue }) => {
               const { speak, quiet, retry } = judge(context.batch, event.output, context.threshold);
-              if (quiet.length > 0) enqueue({ type: 'consume', params: { ids: quiet.map((e) => e.id) } });
+              const seq = context.consumeRequested + (quiet.length > 0 ? 1 : 0);
+              if (quiet.length > 0)
+                enqueue({ type: 'consume', params: { ids: quiet.map((e) => e.id), seq } });
               const { back, dead } = retryOrDeadLetter(retry, context.maxAttempts);
               if (back.length > 0) enqueue({ type: 'putBack', params: { events: back } });
               if (dead.length > 0) enqueue({ type: 'recordDeadLetters', params: { events: dead } });
               const at = context.reflectedAt ?? 0;
               enqueue.assign({
                 ...retried(context, back, dead),
+                consumeRequested: seq,
                 batch: [],
                 consumedSilently: context.consumedSilently + quiet.length,
                 delivery:
@@ -494,12 +516,14 @@ export const gateMachine = setup({
               const outcomes = event.outcomes ?? {};
               const later = delivery.events.filter((e) => outcomes[e.id] === 'later').map(stripUrgency);
               const done = delivery.events.filter((e) => outcomes[e.id] !== 'later').map((e) => e.id);
-              if (done.length > 0) enqueue({ type: 'consume', params: { ids: done } });
+              const seq = context.consumeRequested + (done.length > 0 ? 1 : 0);
+              if (done.length > 0) enqueue({ type: 'consume', params: { ids: done, seq } });
               const { back, dead } = retryOrDeadLetter(later, context.maxAttempts);
               if (back.length > 0) enqueue({ type: 'putBack', params: { events: back } });
               if (dead.length > 0) enqueue({ type: 'recordDeadLetters', params: { events: dead } });
               enqueue.assign({
                 ...retried(context, back, dead),
+                consumeRequested: seq,
                 delivery: null,
                 lastDeliveryAt: event.now,
                 closed: closing(context, 'acknowledged'),

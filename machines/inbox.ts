@@ -37,7 +37,7 @@ export interface AcceptOutput {
 /** Why events left the inbox without being delivered. */
 export interface Drop {
   event: InboxEvent;
-  reason: 'overflow';
+  reason: 'overflow' | 'max_attempts';
 }
 
 export interface InboxContext {
@@ -93,6 +93,12 @@ export const inboxMachine = setup({
   actions: {
     /** Effect: record drops durably (journal and dead-letter file). Provided by the wiring. */
     recordDrops: (_, _params: { drops: Drop[] }) => {},
+    /** New events were inserted: wakes the reflection gate, when the system has one. */
+    wakeGate: enqueueActions(({ enqueue, system }) => {
+      const gate = system.get('gate');
+      const wake = { type: 'gate.reflect', reason: 'inserted' } as const;
+      if (gate !== undefined) enqueue.sendTo(gate, wake);
+    }),
   },
   guards: {
     hasOffers: ({ context }) => context.offers.length > 0,
@@ -125,7 +131,14 @@ export const inboxMachine = setup({
       description: 'Restoring the inbox from its journal; offers wait until it is back.',
       invoke: {
         src: 'loadInbox',
-        onDone: { target: 'ready', actions: assign(({ event }) => ({ events: event.output })) },
+        onDone: {
+          target: 'ready',
+          // Events restored from the journal (out on a lease at a crash, or never reflected on) are worth a look.
+          actions: enqueueActions(({ event, enqueue }) => {
+            enqueue.assign({ events: event.output });
+            if (event.output.length > 0) enqueue('wakeGate');
+          }),
+        },
         onError: {
           target: 'ready',
           actions: assign(({ event }) => ({
@@ -187,6 +200,7 @@ export const inboxMachine = setup({
                   roomLeft: Math.max(0, context.capacity - events.length),
                 };
                 enqueue.sendTo(offer!.replyTo, reply);
+                if (event.output.inserted.length > 0) enqueue('wakeGate');
               }),
             },
             onError: {

@@ -1,4 +1,4 @@
-import { assign, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import type { PendingReplan } from './event-index.js';
 import { type AckRecord, isInvalidating, type PulseEvent } from './pulse-files.js';
 
@@ -132,6 +132,14 @@ export const replanMachine = setup({
         },
       };
     }),
+    /** Tells the reflection gate (when the system has one) whether the agent must answer a replan first. */
+    notifyGate: enqueueActions(({ context, enqueue, system }) => {
+      const gate = system.get('gate');
+      if (gate !== undefined) {
+        const status = { type: 'replan.status', pending: context.pendingEventId !== null } as const;
+        enqueue.sendTo(gate, status);
+      }
+    }),
     persistAck: sendTo(
       ({ system }) => system.get('log'),
       ({ context, event }) => ({
@@ -157,6 +165,7 @@ export const replanMachine = setup({
       },
     },
     idle: {
+      entry: 'notifyGate',
       description: 'No guidance or constraints change has been logged since the log began.',
       on: {
         'log.appended': { guard: 'hasInvalidating', target: 'pending', actions: 'recordInvalidation' },
@@ -164,6 +173,7 @@ export const replanMachine = setup({
       },
     },
     pending: {
+      entry: 'notifyGate',
       description:
         "The user changed guidance or constraints: the agent's plan is on hold until it acknowledges the latest such event.",
       on: {
@@ -175,6 +185,7 @@ export const replanMachine = setup({
       },
     },
     acknowledged: {
+      entry: 'notifyGate',
       description: 'The agent replanned for the latest guidance or constraints event.',
       on: {
         'log.appended': { guard: 'hasInvalidating', target: 'pending', actions: 'recordInvalidation' },

@@ -142,7 +142,6 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
 
   const timesDelivered = new Map<string, number>();
   let deliveries = 0;
-  let insertedSeen = 0;
   let requestId = 0;
 
   const busy = () => {
@@ -160,19 +159,13 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
   };
 
   /**
-   * Lets everything due at this instant run to rest: the composition wakes the gate after an
-   * insert (nothing in machines/ does it yet), and the agent acknowledges a delivery at once.
+   * Lets everything due at this instant run to rest (the inbox wakes the gate after an insert),
+   * and the agent acknowledges a delivery at once.
    */
   const settle = async () => {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       await nextMacrotask();
       if (busy()) continue;
-      const { inserted } = inbox.getSnapshot().context;
-      if (inserted > insertedSeen) {
-        insertedSeen = inserted;
-        gate.send({ type: 'gate.reflect', reason: 'inserted' });
-        continue;
-      }
       const { delivery } = gate.getSnapshot().context;
       if (gate.getSnapshot().matches('awaiting') && delivery !== null) {
         gate.send({

@@ -1,5 +1,6 @@
 import { type ActorRefFrom, waitFor } from 'xstate';
 import type { eventLogMachine } from '../machines/event-log.js';
+import type { AckOutcome, GateAckReply, gateMachine } from '../machines/gate.js';
 import type { AckReply, replanMachine } from '../machines/replan.js';
 import { formatMicros, systemMicroClock } from './store/event-id.js';
 import type { PulseActor } from './wiring.js';
@@ -9,6 +10,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 export type LogRef = ActorRefFrom<typeof eventLogMachine>;
 export type ReplanRef = ActorRefFrom<typeof replanMachine>;
+export type GateRef = ActorRefFrom<typeof gateMachine>;
 
 /** A request the actor system could not serve; the message says why. */
 export class PulseUnavailableError extends Error {
@@ -17,6 +19,23 @@ export class PulseUnavailableError extends Error {
 
 export const logOf = (actor: PulseActor): LogRef => actor.system.get('log') as LogRef;
 export const replanOf = (actor: PulseActor): ReplanRef => actor.system.get('replan') as ReplanRef;
+export const gateOf = (actor: PulseActor): GateRef => actor.system.get('gate') as GateRef;
+
+/** How long a check-in waits for the reflection it asked for before it answers with what is out. */
+const CHECKIN_TIMEOUT_MS = 5_000;
+
+/**
+ * An agent checked in: asks the gate to reflect and waits (bounded) until it is no longer
+ * draining or thinking, so a delivery made from what the inbox holds now is in the snapshot.
+ * A gate that is held (awaiting, cooldown, focus, answering) answers at once.
+ */
+export const checkIn = async (actor: PulseActor): Promise<void> => {
+  const gate = gateOf(actor);
+  gate.send({ type: 'gate.reflect', reason: 'checkin' });
+  await waitFor(gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), {
+    timeout: CHECKIN_TIMEOUT_MS,
+  }).catch(() => undefined);
+};
 
 /**
  * Read-your-writes: asks the log owner to reconcile with the files and waits until a scan
@@ -64,6 +83,43 @@ export const ackReplan = async (actor: PulseActor, eventId: string): Promise<Ack
   if (saved.context.ackSavedRequestId < requestId) {
     throw new PulseUnavailableError(
       `The ack was accepted but could not be written to state.json: ${saved.context.ackError?.message}. Check that .pulse/ is writable, then ack again.`,
+    );
+  }
+  return reply;
+};
+
+/**
+ * Acknowledges a delivery to the gate; an accepted ack is answered only once the consumed
+ * events' removal from `inbox.jsonl` is on disk, so a restart cannot deliver them again.
+ */
+export const ackEvents = async (
+  actor: PulseActor,
+  deliveryId: string,
+  outcomes: Record<string, AckOutcome> | undefined,
+): Promise<GateAckReply> => {
+  const gate = gateOf(actor);
+  const requestId = nextRequestId++;
+  gate.send({
+    type: 'gate.ack',
+    requestId,
+    deliveryId,
+    ...(outcomes === undefined ? {} : { outcomes }),
+    now: Date.now(),
+  });
+  // The gate answers synchronously: its reply and the consume it asked for are in this snapshot.
+  const { context } = gate.getSnapshot();
+  const reply = context.lastReply;
+  if (reply?.requestId !== requestId) throw new PulseUnavailableError('The reflection gate did not answer.');
+  if (!reply.accepted) return reply;
+  const seq = context.consumeRequested;
+  const saved = await waitFor(
+    gate,
+    (s) => s.context.consumeSaved >= seq || s.context.consumeError?.seq === seq,
+    { timeout: REQUEST_TIMEOUT_MS },
+  );
+  if (saved.context.consumeSaved < seq) {
+    throw new PulseUnavailableError(
+      `The ack was accepted but could not be written to inbox.jsonl: ${saved.context.consumeError?.message}. Check that .pulse/ is writable.`,
     );
   }
   return reply;

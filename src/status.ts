@@ -102,7 +102,7 @@ export const formatStatus = (report: StatusReport): string => {
   ];
   if (report.inbox) {
     lines.push(
-      `inbox:     ${report.inbox.size}/${report.inbox.capacity} events, ${report.inbox.inserted} received, ${report.inbox.dropped} dropped`,
+      `inbox:     ${report.inbox.size}/${report.inbox.capacity} events (${report.inbox.out ?? 0} out to the agent), ${report.inbox.inserted} received, ${report.inbox.dropped} dropped`,
     );
   }
   if (report.sources) {

@@ -1,4 +1,5 @@
 import type { AnyActorRef } from 'xstate';
+import type { GateContext } from '../machines/gate.js';
 import type { InboxContext } from '../machines/inbox.js';
 import type { PollerContext } from '../machines/poller.js';
 import { pollerId, type SourcesContext } from '../machines/sources.js';
@@ -37,7 +38,16 @@ export interface SystemStatus {
     last_error: string | null;
     warnings: string[];
   };
-  inbox: { size: number; capacity: number; inserted: number; dropped: number; last_error: string | null };
+  inbox: {
+    /** Events not consumed yet: held in the inbox, or out with the gate (being judged, or on a lease). */
+    size: number;
+    /** Of those, the events out with the gate. */
+    out: number;
+    capacity: number;
+    inserted: number;
+    dropped: number;
+    last_error: string | null;
+  };
   sources: { error: string | null; warnings: string[]; pollers: PollerStatus[] };
 }
 
@@ -57,6 +67,10 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
   const inbox = (actor.system.get('inbox') as AnyActorRef | undefined)?.getSnapshot() as
     | { context: InboxContext }
     | undefined;
+  const gate = (actor.system.get('gate') as AnyActorRef | undefined)?.getSnapshot() as
+    | { context: GateContext }
+    | undefined;
+  const out = (gate?.context.batch.length ?? 0) + (gate?.context.delivery?.events.length ?? 0);
   const sources = (actor.system.get('sources') as AnyActorRef | undefined)?.getSnapshot() as
     | { context: SourcesContext }
     | undefined;
@@ -96,7 +110,8 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
       warnings: log.context.warnings,
     },
     inbox: {
-      size: inbox?.context.events.length ?? 0,
+      size: (inbox?.context.events.length ?? 0) + out,
+      out,
       capacity: inbox?.context.capacity ?? 0,
       inserted: inbox?.context.inserted ?? 0,
       dropped: inbox?.context.dropped ?? 0,

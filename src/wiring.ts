@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
 import { eventLogMachine } from '../machines/event-log.js';
+import { drainFromInbox, GATE_DEFAULTS, type GateInput, gateMachine } from '../machines/gate.js';
 import { inboxMachine } from '../machines/inbox.js';
 import { pollerMachine } from '../machines/poller.js';
 import { pulseMachine } from '../machines/pulse.js';
@@ -20,6 +21,8 @@ import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';
 import { SeenStore } from './store/seen-store.js';
 import { StateFile } from './store/state-file.js';
+import { createRuleThinker } from './thinkers/rule-thinker.js';
+import { withTimeout } from './thinkers/thinker.js';
 
 /** The root actor of one project's system. */
 export type PulseActor = Actor<typeof pulseMachine>;
@@ -36,6 +39,20 @@ export interface SystemOptions {
   log?: (line: string) => void;
   env?: Record<string, string | undefined>;
 }
+
+const positiveMs = (value: string | undefined): number | undefined => {
+  const ms = Number(value);
+  return value !== undefined && Number.isFinite(ms) && ms > 0 ? ms : undefined;
+};
+
+/**
+ * The gate's knobs from the environment: `PULSE_LEASE_MS` (how long a delivery waits for its
+ * ack, default 120 000) and `PULSE_COOLDOWN_MS` (minimum time between deliveries, default 0).
+ */
+export const gateInputFromEnv = (env: Record<string, string | undefined>): GateInput => ({
+  leaseMs: positiveMs(env.PULSE_LEASE_MS),
+  cooldownMs: positiveMs(env.PULSE_COOLDOWN_MS),
+});
 
 /**
  * Every `.provide()` in one place: the root's provide does not reach child machines, so each
@@ -95,6 +112,40 @@ export const createPulseSystem = async (
           },
         },
       }),
+      gate: gateMachine.provide({
+        actors: {
+          drainInbox: fromPromise(async ({ input, system }) => ({
+            events: await drainFromInbox(system, input.requestId),
+            at: Date.now(),
+          })),
+          // Built per thought, so an edit of sources.json (urgency, rules) counts from the next reflection.
+          think: fromPromise(({ input }) =>
+            withTimeout(createRuleThinker(runtime.config?.sources ?? []), GATE_DEFAULTS.thinkTimeoutMs).think(
+              input.events,
+              input.now,
+            ),
+          ),
+        },
+        actions: {
+          consume: ({ self }, { ids, seq }) => {
+            inboxFile.remove(ids, 'consumed').then(
+              () => self.send({ type: 'gate.consumeSaved', seq }),
+              (error) => {
+                safeLog(`Could not record consumed events: ${error}`);
+                self.send({ type: 'gate.consumeFailed', seq, message: String(error) });
+              },
+            );
+          },
+          recordDeadLetters: (_, { events }) => {
+            inboxFile
+              .drop(
+                events.map((event) => ({ event, reason: 'max_attempts' as const })),
+                new Date().toISOString(),
+              )
+              .catch((error) => safeLog(`Could not record dead letters: ${error}`));
+          },
+        },
+      }),
       sources: sourcesMachine.provide({
         actors: {
           loadSources: fromPromise(loadSources),
@@ -105,7 +156,8 @@ export const createPulseSystem = async (
       }),
     },
   });
-  const actor = createActor(machine, inspect ? { inspect } : {});
+  const input = { gate: gateInputFromEnv(env) };
+  const actor = createActor(machine, inspect ? { inspect, input } : { input });
   return {
     actor,
     async stop(): Promise<void> {

@@ -117,6 +117,7 @@ describe('the HTTP surface of /mcp', () => {
       expect(body.result!.tools!.map((tool: { name: string }) => tool.name)).toEqual([
         'pulse_should_interrupt',
         'pulse_ack_replan',
+        'pulse_ack_events',
       ]);
     });
 
@@ -172,7 +173,7 @@ describe('the HTTP surface of /mcp', () => {
       );
       expect(initialized.status).toBe(202);
       const list = await oneShot(url, 'tools/list', {}, { accept: 'application/json' });
-      expect(list.body.result!.tools).toHaveLength(2);
+      expect(list.body.result!.tools).toHaveLength(3);
     });
 
     it('rejects an argument of the wrong type as an isError result naming -32602', async () => {
@@ -283,7 +284,7 @@ describe('the HTTP surface of /mcp', () => {
       for (const host of [`localhost:${daemon.port}`, `127.0.0.1:${daemon.port}`]) {
         const response = await rawPost(url, body, { ...json, host });
         expect(response.status).toBe(200);
-        expect(JSON.parse(response.text).result.tools).toHaveLength(2);
+        expect(JSON.parse(response.text).result.tools).toHaveLength(3);
       }
     });
 

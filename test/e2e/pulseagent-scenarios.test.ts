@@ -680,9 +680,13 @@ describe('MCP surface (test_mcp_server.py)', () => {
     await removeProject(project);
   });
 
-  it('lists exactly the two tools, the context resource and the replan prompt', async () => {
+  it("lists exactly PulseAgent's two tools plus pulse_ack_events, the context resource and the replan prompt", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['pulse_should_interrupt', 'pulse_ack_replan']);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'pulse_should_interrupt',
+      'pulse_ack_replan',
+      'pulse_ack_events',
+    ]);
     const { resources } = await client.listResources();
     expect(resources.map((resource) => resource.uri)).toEqual(['pulse://context/latest']);
     expect(resources[0]!.mimeType).toBe('text/markdown');

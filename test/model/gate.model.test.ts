@@ -318,6 +318,8 @@ class GateRun {
               capped: false,
             })),
           },
+          // The model takes inserts and reflections as separate steps: an insert must not wake the gate.
+          actions: { wakeGate: () => {} },
         }),
         gate: gateMachine.provide({
           actors: {

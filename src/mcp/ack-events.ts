@@ -1,0 +1,46 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { ackEvents } from '../requests.js';
+import type { PulseActor } from '../wiring.js';
+import { jsonResult } from './json-result.js';
+
+export const ackEventsOutput = {
+  accepted: z.boolean(),
+  delivery_id: z.string(),
+  reason: z.string(),
+  code: z
+    .enum(['unknown_delivery', 'already_acknowledged', 'lease_expired', 'unknown_event'])
+    .optional()
+    .describe('Why the ack was refused, for programs; absent when accepted.'),
+  consumed: z.array(z.string()).describe('Event ids dealt with for good: never delivered again.'),
+  put_back: z.array(z.string()).describe('Event ids back in the inbox (outcome later).'),
+  dead_lettered: z.array(z.string()).describe('Event ids out of attempts, moved to the dead letters.'),
+};
+
+export const registerAckEvents = (server: McpServer, actor: PulseActor): void => {
+  server.registerTool(
+    'pulse_ack_events',
+    {
+      description:
+        'Acknowledge a delivery of external events from pulse_should_interrupt. outcomes per event id: told, not_worth_saying, or later (deliver again); an event left out counts as told.',
+      inputSchema: {
+        delivery_id: z.string(),
+        outcomes: z.record(z.string(), z.enum(['told', 'not_worth_saying', 'later'])).optional(),
+      },
+      outputSchema: ackEventsOutput,
+      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async ({ delivery_id, outcomes }) => {
+      const reply = await ackEvents(actor, delivery_id, outcomes);
+      return jsonResult({
+        accepted: reply.accepted,
+        delivery_id: reply.deliveryId,
+        reason: reply.reason,
+        ...(reply.code === undefined ? {} : { code: reply.code }),
+        consumed: reply.consumed,
+        put_back: reply.putBack,
+        dead_lettered: reply.deadLettered,
+      });
+    },
+  );
+};
