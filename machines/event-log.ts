@@ -1,4 +1,5 @@
 import { assign, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
+import { errorMessage } from './error-message.js';
 import { EventIndex } from './event-index.js';
 import {
   type AckRecord,
@@ -69,8 +70,6 @@ export interface LogAppended {
   type: 'log.appended';
   events: PulseEvent[];
 }
-
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * The owner of `events.jsonl` and `state.json`: the only writer of both, so one change yields
@@ -168,7 +167,7 @@ export const eventLogMachine = setup({
         },
         onError: {
           target: 'failed',
-          actions: assign(({ event }) => ({ lastError: message(event.error) })),
+          actions: assign(({ event }) => ({ lastError: errorMessage(event.error) })),
         },
       },
     },
@@ -227,7 +226,7 @@ export const eventLogMachine = setup({
                 onError: {
                   target: 'scanned',
                   actions: assign(({ context, event }) => ({
-                    lastError: `Could not reconcile .pulse/: ${message(event.error)}`,
+                    lastError: `Could not reconcile .pulse/: ${errorMessage(event.error)}`,
                     deferred: false,
                     scansCompleted: context.scanStartedAt,
                   })),
@@ -263,8 +262,8 @@ export const eventLogMachine = setup({
                 onError: {
                   target: 'saved',
                   actions: assign(({ context, event }) => ({
-                    ackError: { requestId: context.savingAckRequestId, message: message(event.error) },
-                    lastError: `Could not write state.json: ${message(event.error)}`,
+                    ackError: { requestId: context.savingAckRequestId, message: errorMessage(event.error) },
+                    lastError: `Could not write state.json: ${errorMessage(event.error)}`,
                   })),
                 },
               },

@@ -9,6 +9,7 @@ import {
   setup,
   waitFor,
 } from 'xstate';
+import { errorMessage } from './error-message.js';
 import type { InboxEvent } from './external.js';
 import type { inboxMachine } from './inbox.js';
 
@@ -129,8 +130,6 @@ const CLOSED_KEPT = 20;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type AckEvent = Extract<GateEvent, { type: 'gate.ack' }>;
-
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * The effect the wiring provides as `drainInbox`: asks the inbox actor (system id `inbox`) to
@@ -418,7 +417,7 @@ export const gateMachine = setup({
         onError: {
           target: 'idle',
           actions: assign(({ event }) => ({
-            lastError: `Could not drain the inbox: ${message(event.error)}`,
+            lastError: `Could not drain the inbox: ${errorMessage(event.error)}`,
           })),
         },
       },
@@ -475,7 +474,7 @@ export const gateMachine = setup({
         ],
         onError: {
           target: 'thoughtFailed',
-          actions: assign(({ event }) => ({ lastError: `The thinker failed: ${message(event.error)}` })),
+          actions: assign(({ event }) => ({ lastError: `The thinker failed: ${errorMessage(event.error)}` })),
         },
       },
     },

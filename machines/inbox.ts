@@ -1,4 +1,5 @@
 import { type ActorRef, assign, enqueueActions, fromPromise, type Snapshot, setup } from 'xstate';
+import { errorMessage } from './error-message.js';
 import type { ExternalItem, InboxEvent } from './external.js';
 
 export const INBOX_CAPACITY = 200;
@@ -55,8 +56,6 @@ export type InboxEventMessage =
   | ({ type: 'inbox.offer' } & Offer)
   | { type: 'inbox.drain'; requestId: number }
   | { type: 'inbox.putBack'; events: InboxEvent[] };
-
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Puts `taken` back at the front in the order taken; over capacity, the put-back (older) ones go first. */
 export const putBack = (
@@ -142,7 +141,7 @@ export const inboxMachine = setup({
         onError: {
           target: 'ready',
           actions: assign(({ event }) => ({
-            lastError: `Could not restore the inbox: ${message(event.error)}`,
+            lastError: `Could not restore the inbox: ${errorMessage(event.error)}`,
           })),
         },
       },
@@ -209,7 +208,7 @@ export const inboxMachine = setup({
                 const [offer, ...rest] = context.offers;
                 enqueue.assign({
                   offers: rest,
-                  lastError: `Could not store new items: ${message(event.error)}`,
+                  lastError: `Could not store new items: ${errorMessage(event.error)}`,
                 });
                 const reply: OfferReply = {
                   type: 'inbox.offered',

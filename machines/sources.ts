@@ -1,4 +1,5 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
+import { errorMessage } from './error-message.js';
 import type { PolledSource } from './external.js';
 import { pollerMachine } from './poller.js';
 
@@ -22,8 +23,6 @@ export interface SourcesContext {
 export type SourcesEvent = { type: 'config.changed' };
 
 export const pollerId = (source: string) => `poller:${source}`;
-
-const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
  * Owns `sources.json`: loads it, and reconciles one poller per enabled source with it: new
@@ -83,7 +82,7 @@ export const sourcesMachine = setup({
         onError: {
           target: 'running',
           actions: assign(({ context, event }) => ({
-            error: message(event.error),
+            error: errorMessage(event.error),
             loads: context.loads + 1,
           })),
         },
