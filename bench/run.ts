@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { killAllDaemons } from './daemon.js';
+import { killAllChildren } from './child-process.js';
 import { writeSection } from './doc-section.js';
-import { killAllFixtures } from './fixture-server.js';
 import { type GeneratedHistory, writeHistory } from './history.js';
 import { formatSection, formatTable } from './history-report.js';
 import { type HistoryPlan, measureHistorySizes } from './history-size.js';
@@ -46,8 +45,7 @@ let tempRoot: string | null = null;
 
 // Whatever ends the run (an error, Ctrl-C), no daemon outlives it and no temp folder stays.
 process.once('exit', () => {
-  killAllDaemons();
-  killAllFixtures();
+  killAllChildren();
   if (tempRoot) rmSync(tempRoot, { recursive: true, force: true });
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
