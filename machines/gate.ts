@@ -1,42 +1,33 @@
 import {
   type ActorRefFrom,
   type ActorSystem,
+  type AnyActorRef,
   assign,
   enqueueActions,
   fromPromise,
-  raise,
-  sendTo,
   setup,
   waitFor,
 } from 'xstate';
+import {
+  type AckOutcome,
+  ackRejection,
+  type ClosedDelivery,
+  type Delivery,
+  type Fate,
+  type GateAckRejection,
+  type Judgement,
+  judge,
+  type RecentFate,
+  rejectionReason,
+  retryOrDeadLetter,
+  splitOutcomes,
+  stripUrgency,
+} from './delivery-rules.js';
 import { errorMessage } from './error-message.js';
 import type { InboxEvent } from './external.js';
-import type { inboxMachine } from './inbox.js';
+import type { inboxMachine, Settlement } from './inbox.js';
 
-/** What a thinker says about one event: how urgent it is, 0..1. */
-export interface Judgement {
-  id: string;
-  urgency: number;
-}
-
-/** What the agent reports per delivered event. */
-export type AckOutcome = 'told' | 'not_worth_saying' | 'later';
-
-export type DeliveredEvent = InboxEvent & { urgency: number };
-
-/** A lease: events handed to the agent, which it must acknowledge before `leaseExpiresAt`. */
-export interface Delivery {
-  deliveryId: string;
-  events: DeliveredEvent[];
-  leaseExpiresAt: number;
-}
-
-/** Why an ack was refused: a stable code beside the sentence. */
-export type GateAckRejection =
-  | 'unknown_delivery'
-  | 'already_acknowledged'
-  | 'lease_expired'
-  | 'unknown_event';
+export type { AckOutcome, DeliveredEvent, Delivery, GateAckRejection, Judgement } from './delivery-rules.js';
 
 /** The answer to one `gate.ack`, as `pulse_ack_events` returns it. */
 export interface GateAckReply {
@@ -49,21 +40,34 @@ export interface GateAckReply {
   consumed: string[];
   putBack: string[];
   deadLettered: string[];
+  /** The settlement that records this ack: answer once the inbox has it on disk. */
+  settleSeq: number | null;
+}
+
+/** The answer to one `gate.claim`: the delivery this agent holds now, if any. */
+export interface GateClaimReply {
+  requestId: number;
+  delivery: Delivery | null;
+  /** Another agent holds the delivery that is out. */
+  heldByOther: boolean;
 }
 
 /** Which gate held a reflection back. */
 export type Gate = 'awaiting' | 'focus' | 'answering' | 'cooldown';
 
-export interface GateInput {
-  threshold?: number;
-  cooldownMs?: number;
-  leaseMs?: number;
-  maxAttempts?: number;
-  reflectEveryMs?: number;
-  thinkTimeoutMs?: number;
+/** The gate's knobs, set from the `reflection` block of sources.json. */
+export interface GateSettings {
+  threshold: number;
+  cooldownMs: number;
+  leaseMs: number;
+  maxAttempts: number;
+  reflectEveryMs: number;
+  thinkTimeoutMs: number;
 }
 
-export interface GateContext extends Required<GateInput> {
+export type GateInput = Partial<GateSettings>;
+
+export interface GateContext extends GateSettings {
   focusUntil: number | null;
   replanPending: boolean;
   /** A reflection was asked for while gated or busy: it runs as soon as the gate is idle and open. */
@@ -73,9 +77,9 @@ export interface GateContext extends Required<GateInput> {
   reflectedAt: number | null;
   delivery: Delivery | null;
   lastDeliveryAt: number | null;
-  /** Delivery ids no longer out (most recent last), to tell a duplicate ack from an unknown one. */
-  closed: Array<{ deliveryId: string; how: 'acknowledged' | 'expired' }>;
-  deadLetters: InboxEvent[];
+  closed: ClosedDelivery[];
+  /** What happened to recent events, most recent last. */
+  recent: RecentFate[];
   drains: number;
   reflections: number;
   delivered: number;
@@ -86,15 +90,16 @@ export interface GateContext extends Required<GateInput> {
   gated: Record<Gate, number>;
   lastGate: Gate | null;
   lastReply: GateAckReply | null;
+  lastClaim: GateClaimReply | null;
+  /** Settlements sent to the inbox so far (the last one's `seq`). */
+  settles: number;
   lastError: string | null;
-  /** `consume` effects asked for, and the highest one known to be on disk: an ack is answered once its consume is saved. */
-  consumeRequested: number;
-  consumeSaved: number;
-  consumeError: { seq: number; message: string } | null;
 }
 
 export type GateEvent =
   | { type: 'gate.reflect'; reason: 'inserted' | 'timer' | 'checkin' }
+  /** An agent checked in and asks for the delivery set aside for it. */
+  | { type: 'gate.claim'; requestId: number; agent: string; now: number }
   | {
       type: 'gate.ack';
       requestId: number;
@@ -105,10 +110,8 @@ export type GateEvent =
     }
   | { type: 'gate.focus'; until: number | null; now: number }
   | { type: 'gate.focusEnded'; at: number }
-  | { type: 'replan.status'; pending: boolean }
-  /** Sent by the `consume` effect once its removal is on disk (or could not be written). */
-  | { type: 'gate.consumeSaved'; seq: number }
-  | { type: 'gate.consumeFailed'; seq: number; message: string };
+  | { type: 'gate.configure'; settings: GateInput }
+  | { type: 'replan.status'; pending: boolean };
 
 /** What `drainInbox` resolves to: everything the inbox held, and when it was taken (the reflection's "now"). */
 export interface DrainOutput {
@@ -116,7 +119,7 @@ export interface DrainOutput {
   at: number;
 }
 
-export const GATE_DEFAULTS: Required<GateInput> = {
+export const GATE_DEFAULTS: GateSettings = {
   threshold: 0.5,
   cooldownMs: 0,
   leaseMs: 120_000,
@@ -124,12 +127,15 @@ export const GATE_DEFAULTS: Required<GateInput> = {
   reflectEveryMs: 120_000,
   thinkTimeoutMs: 60_000,
 };
-export const DEAD_LETTERS_KEPT = 50;
 const CLOSED_KEPT = 20;
+export const RECENT_KEPT = 20;
 /** Node timers hold at most 2^31 − 1 ms; a longer focus is waited out in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-type AckEvent = Extract<GateEvent, { type: 'gate.ack' }>;
+const definedSettings = (input: GateInput | undefined): GateInput =>
+  Object.fromEntries(
+    Object.entries(input ?? {}).filter(([key, v]) => key in GATE_DEFAULTS && typeof v === 'number'),
+  );
 
 /**
  * The effect the wiring provides as `drainInbox`: asks the inbox actor (system id `inbox`) to
@@ -152,95 +158,53 @@ export const drainFromInbox = async (
   return snapshot.context.lastDrain!.events;
 };
 
-/** Where each drained event goes after a thought: spoken, consumed silently, or retried. */
-export const judge = (
-  batch: readonly InboxEvent[],
-  answer: readonly Judgement[],
-  threshold: number,
-): { speak: DeliveredEvent[]; quiet: InboxEvent[]; retry: InboxEvent[] } => {
-  const urgency = new Map<string, number>();
-  for (const j of Array.isArray(answer) ? answer : []) {
-    if (typeof j?.id === 'string' && typeof j.urgency === 'number' && Number.isFinite(j.urgency)) {
-      urgency.set(j.id, j.urgency);
-    }
-  }
-  const speak: DeliveredEvent[] = [];
-  const quiet: InboxEvent[] = [];
-  const retry: InboxEvent[] = [];
-  for (const event of batch) {
-    const u = urgency.get(event.id);
-    if (u === undefined) retry.push(event);
-    else if (u >= threshold) speak.push({ ...event, urgency: u });
-    else quiet.push(event);
-  }
-  return { speak, quiet, retry };
-};
-
-/** One more failed attempt for each event: those reaching `maxAttempts` are dead letters, the rest go back. */
-export const retryOrDeadLetter = (
-  events: readonly InboxEvent[],
-  maxAttempts: number,
-): { back: InboxEvent[]; dead: InboxEvent[] } => {
-  const back: InboxEvent[] = [];
-  const dead: InboxEvent[] = [];
-  for (const event of events) {
-    const next = { ...event, attempts: event.attempts + 1 };
-    (next.attempts >= maxAttempts ? dead : back).push(next);
-  }
-  return { back, dead };
-};
-
-const stripUrgency = ({ urgency: _, ...event }: DeliveredEvent): InboxEvent => event;
-
-const ackRejection = (context: GateContext, event: AckEvent): GateAckRejection | null => {
-  const { delivery } = context;
-  if (delivery === null || delivery.deliveryId !== event.deliveryId) {
-    const closed = context.closed.find((c) => c.deliveryId === event.deliveryId);
-    if (closed === undefined) return 'unknown_delivery';
-    return closed.how === 'acknowledged' ? 'already_acknowledged' : 'lease_expired';
-  }
-  const ids = new Set(delivery.events.map((e) => e.id));
-  if (Object.keys(event.outcomes ?? {}).some((id) => !ids.has(id))) return 'unknown_event';
-  return null;
-};
-
-const rejectionReason = (code: GateAckRejection, context: GateContext, event: AckEvent): string => {
-  const current = context.delivery
-    ? ` The delivery out now is ${context.delivery.deliveryId}.`
-    : ' No delivery is out now.';
-  switch (code) {
-    case 'unknown_delivery':
-      return `Delivery ${event.deliveryId} is not known.${current}`;
-    case 'already_acknowledged':
-      return `Delivery ${event.deliveryId} was already acknowledged; its events will not be delivered again.${current}`;
-    case 'lease_expired':
-      return `The lease of delivery ${event.deliveryId} expired before this ack; its events went back to the inbox and will be delivered again.${current}`;
-    case 'unknown_event': {
-      const known = context.delivery!.events.map((e) => e.id).join(', ');
-      const unknown = Object.keys(event.outcomes ?? {}).filter(
-        (id) => !context.delivery!.events.some((e) => e.id === id),
-      );
-      return `Delivery ${event.deliveryId} has no event ${unknown.join(', ')}. Its events: ${known}.`;
-    }
-  }
-};
-
-const closing = (context: GateContext, how: 'acknowledged' | 'expired') =>
+const closing = (context: GateContext, how: ClosedDelivery['how']) =>
   context.delivery === null
     ? context.closed
     : [...context.closed, { deliveryId: context.delivery.deliveryId, how }].slice(-CLOSED_KEPT);
 
-/** Counters and the kept dead letters after a retry. */
-const retried = (context: GateContext, back: readonly InboxEvent[], dead: readonly InboxEvent[]) => ({
-  putBack: context.putBack + back.length,
-  deadLettered: context.deadLettered + dead.length,
-  deadLetters: [...context.deadLetters, ...dead].slice(-DEAD_LETTERS_KEPT),
-});
+const remember = (context: GateContext, events: readonly InboxEvent[], fate: Fate, at: number) =>
+  [...context.recent, ...events.map((event) => ({ event, fate, at }))].slice(-RECENT_KEPT);
+
+/** What a decision does with events: consumed for good, failed (one more attempt), or returned untried. */
+type Decision = { consumed?: string[]; failed?: readonly InboxEvent[]; returned?: readonly InboxEvent[] };
+
+/**
+ * The settlement of a decision, for the inbox (which writes it and takes put-back events at its
+ * front), and the gate's counters after it; null when there is nothing to settle. Failed events
+ * cost one attempt each; returned ones (a delivery withdrawn before any agent had it) cost none.
+ */
+const settlement = (
+  context: GateContext,
+  at: number,
+  { consumed = [], failed = [], returned = [] }: Decision,
+) => {
+  const { back, dead } = retryOrDeadLetter(failed, context.maxAttempts);
+  const putBack = [...returned, ...back];
+  const empty = consumed.length + putBack.length + dead.length === 0;
+  const message: ({ type: 'inbox.settle' } & Settlement) | null = empty
+    ? null
+    : { type: 'inbox.settle', seq: context.settles + 1, at, consumed, putBack, deadLettered: dead };
+  return {
+    message,
+    back,
+    dead,
+    counters: {
+      settles: message?.seq ?? context.settles,
+      putBack: context.putBack + back.length,
+      deadLettered: context.deadLettered + dead.length,
+    },
+  };
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: any system holding an `inbox` will do.
+const inboxOf = (system: ActorSystem<any>) => system.get('inbox') as AnyActorRef;
 
 /**
  * The reflection gate: drains the inbox when a reflection is due and no gate holds it, asks the
- * thinker how urgent each event is, hands the urgent ones to the agent as a lease, consumes the
- * rest silently, and puts back (or dead-letters, after `maxAttempts`) whatever was not dealt with.
+ * thinker how urgent each event is, sets the urgent ones aside as a delivery for the first agent
+ * that checks in (a lease from then on), and settles the rest with the inbox: consumed silently,
+ * or put back (dead-lettered after `maxAttempts`) when nothing dealt with them.
  */
 export const gateMachine = setup({
   types: {
@@ -257,17 +221,8 @@ export const gateMachine = setup({
     }),
   },
   actions: {
-    /** Effect: the events are dealt with for good (spoken or not worth saying). Provided by the wiring. */
-    consume: (_, _params: { ids: string[]; seq: number }) => {},
-    /** Effect: record dead letters durably and visibly. Provided by the wiring. */
-    recordDeadLetters: (_, _params: { events: InboxEvent[] }) => {},
-    /** Hook: a delivery is out (for a push notification later). */
+    /** Hook: a delivery is out to an agent (for a push notification later). */
     announceDelivery: (_, _params: { delivery: Delivery }) => {},
-    /** Sends events back to the inbox front, in the order given. */
-    putBack: sendTo(
-      ({ system }) => system.get('inbox'),
-      (_, params: { events: InboxEvent[] }) => ({ type: 'inbox.putBack' as const, events: params.events }),
-    ),
     hold: assign(({ context }, params: { gate: Gate }) => ({
       deferred: true,
       lastGate: params.gate,
@@ -275,17 +230,31 @@ export const gateMachine = setup({
     })),
     rejectAck: assign(({ context, event }) => {
       if (event.type !== 'gate.ack') return {};
-      const code = ackRejection(context, event) ?? 'unknown_delivery';
+      const { deliveryId, outcomes } = event;
+      const code = ackRejection(context.delivery, context.closed, deliveryId, outcomes) ?? 'unknown_delivery';
       return {
         lastReply: {
           requestId: event.requestId,
           accepted: false,
-          deliveryId: event.deliveryId,
-          reason: rejectionReason(code, context, event),
+          deliveryId,
+          reason: rejectionReason(code, context.delivery, deliveryId, outcomes),
           code,
           consumed: [],
           putBack: [],
           deadLettered: [],
+          settleSeq: null,
+        },
+      };
+    }),
+    answerClaim: assign(({ context, event }) => {
+      if (event.type !== 'gate.claim') return {};
+      const holder = context.delivery?.holder ?? null;
+      const mine = holder !== null && holder === event.agent;
+      return {
+        lastClaim: {
+          requestId: event.requestId,
+          delivery: mine ? context.delivery : null,
+          heldByOther: holder !== null && !mine,
         },
       };
     }),
@@ -294,6 +263,7 @@ export const gateMachine = setup({
     inFocus: ({ context }) => context.focusUntil !== null,
     answering: ({ context }) => context.replanPending,
     shouldReflect: ({ context }) => context.deferred && context.focusUntil === null && !context.replanPending,
+    gateClosed: ({ context }) => context.focusUntil !== null || context.replanPending,
     isUsable: ({ context, event }) => {
       if (!('output' in event)) return false;
       const { speak, quiet } = judge(context.batch, event.output as Judgement[], context.threshold);
@@ -301,7 +271,8 @@ export const gateMachine = setup({
     },
     hasDelivery: ({ context }) => context.delivery !== null,
     isCurrentDelivery: ({ context, event }) =>
-      event.type === 'gate.ack' && ackRejection(context, event) === null,
+      event.type === 'gate.ack' &&
+      ackRejection(context.delivery, context.closed, event.deliveryId, event.outcomes) === null,
   },
   delays: {
     reflectTimer: ({ context }) => context.reflectEveryMs,
@@ -313,7 +284,7 @@ export const gateMachine = setup({
   id: 'gate',
   context: ({ input }) => ({
     ...GATE_DEFAULTS,
-    ...Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined)),
+    ...definedSettings(input),
     focusUntil: null,
     replanPending: false,
     deferred: false,
@@ -322,7 +293,7 @@ export const gateMachine = setup({
     delivery: null,
     lastDeliveryAt: null,
     closed: [],
-    deadLetters: [],
+    recent: [],
     drains: 0,
     reflections: 0,
     delivered: 0,
@@ -333,13 +304,14 @@ export const gateMachine = setup({
     gated: { awaiting: 0, focus: 0, answering: 0, cooldown: 0 },
     lastGate: null,
     lastReply: null,
+    lastClaim: null,
+    settles: 0,
     lastError: null,
-    consumeRequested: 0,
-    consumeSaved: 0,
-    consumeError: null,
   }),
   on: {
     'gate.ack': { actions: 'rejectAck' },
+    'gate.claim': { actions: 'answerClaim' },
+    'gate.configure': { actions: assign(({ event }) => definedSettings(event.settings)) },
     'gate.focus': {
       actions: enqueueActions(({ enqueue, event }) => {
         enqueue.cancel('focusEnd');
@@ -365,15 +337,6 @@ export const gateMachine = setup({
       }),
     },
     'replan.status': { actions: assign(({ event }) => ({ replanPending: event.pending })) },
-    'gate.consumeSaved': {
-      actions: assign(({ context, event }) => ({ consumeSaved: Math.max(context.consumeSaved, event.seq) })),
-    },
-    'gate.consumeFailed': {
-      actions: assign(({ event }) => ({
-        consumeError: { seq: event.seq, message: event.message },
-        lastError: `Could not record consumed events: ${event.message}`,
-      })),
-    },
   },
   initial: 'idle',
   states: {
@@ -385,7 +348,7 @@ export const gateMachine = setup({
         reflectTimer: {
           target: 'idle',
           reenter: true,
-          actions: raise({ type: 'gate.reflect', reason: 'timer' }),
+          actions: enqueueActions(({ enqueue }) => enqueue.raise({ type: 'gate.reflect', reason: 'timer' })),
         },
       },
       on: {
@@ -440,27 +403,24 @@ export const gateMachine = setup({
           {
             guard: 'isUsable',
             target: 'judged',
-            actions: enqueueActions(({ context, event, enqueue }) => {
+            actions: enqueueActions(({ context, event, enqueue, system }) => {
               const { speak, quiet, retry } = judge(context.batch, event.output, context.threshold);
-              const seq = context.consumeRequested + (quiet.length > 0 ? 1 : 0);
-              if (quiet.length > 0)
-                enqueue({ type: 'consume', params: { ids: quiet.map((e) => e.id), seq } });
-              const { back, dead } = retryOrDeadLetter(retry, context.maxAttempts);
-              if (back.length > 0) enqueue({ type: 'putBack', params: { events: back } });
-              if (dead.length > 0) enqueue({ type: 'recordDeadLetters', params: { events: dead } });
               const at = context.reflectedAt ?? 0;
+              const settled = settlement(context, at, { consumed: quiet.map((e) => e.id), failed: retry });
+              if (settled.message) enqueue.sendTo(inboxOf(system), settled.message);
               enqueue.assign({
-                ...retried(context, back, dead),
-                consumeRequested: seq,
+                ...settled.counters,
                 batch: [],
                 consumedSilently: context.consumedSilently + quiet.length,
+                recent: remember(context, quiet, 'below_threshold', at),
                 delivery:
                   speak.length === 0
                     ? null
                     : {
                         deliveryId: `dlv_${at.toString(36)}_${context.drains}`,
                         events: speak,
-                        leaseExpiresAt: at + context.leaseMs,
+                        holder: null,
+                        leaseExpiresAt: null,
                       },
               });
             }),
@@ -481,25 +441,55 @@ export const gateMachine = setup({
     thoughtFailed: {
       description:
         'Transient: the thinker threw, timed out or covered no event. Every drained event goes back to the inbox front with one more attempt, or to the dead letters once out of attempts.',
-      entry: enqueueActions(({ context, enqueue }) => {
-        const { back, dead } = retryOrDeadLetter(context.batch, context.maxAttempts);
-        if (back.length > 0) enqueue({ type: 'putBack', params: { events: back } });
-        if (dead.length > 0) enqueue({ type: 'recordDeadLetters', params: { events: dead } });
-        enqueue.assign({
-          ...retried(context, back, dead),
-          batch: [],
-          thinkFailures: context.thinkFailures + 1,
+      entry: enqueueActions(({ context, enqueue, system }) => {
+        const settled = settlement(context, context.reflectedAt ?? 0, {
+          consumed: [],
+          failed: context.batch,
         });
+        if (settled.message) enqueue.sendTo(inboxOf(system), settled.message);
+        enqueue.assign({ ...settled.counters, batch: [], thinkFailures: context.thinkFailures + 1 });
       }),
       always: 'idle',
     },
     judged: {
       description: 'Transient: urgent events make a delivery; otherwise back to idle.',
-      always: [{ guard: 'hasDelivery', target: 'awaiting' }, { target: 'idle' }],
+      always: [{ guard: 'hasDelivery', target: 'offered' }, { target: 'idle' }],
+    },
+    offered: {
+      description:
+        'Urgent events are set aside for the agents: the first to check in takes them, and its lease starts then. The inbox is left untouched meanwhile. Should the user go into focus or a replan become pending first, the events go back to the inbox front untried, to be judged again once the gate opens.',
+      always: {
+        guard: 'gateClosed',
+        target: 'idle',
+        actions: enqueueActions(({ context, enqueue, system }) => {
+          const settled = settlement(context, context.reflectedAt ?? 0, {
+            returned: context.delivery!.events.map(stripUrgency),
+          });
+          if (settled.message) enqueue.sendTo(inboxOf(system), settled.message);
+          enqueue.assign({ ...settled.counters, delivery: null, deferred: true });
+        }),
+      },
+      on: {
+        'gate.reflect': { actions: { type: 'hold', params: { gate: 'awaiting' } } },
+        'gate.claim': {
+          target: 'awaiting',
+          actions: [
+            assign(({ context, event }) => ({
+              delivery: {
+                ...context.delivery!,
+                holder: event.agent,
+                leaseExpiresAt: event.now + context.leaseMs,
+              },
+              recent: remember(context, context.delivery!.events.map(stripUrgency), 'delivered', event.now),
+            })),
+            'answerClaim',
+          ],
+        },
+      },
     },
     awaiting: {
       description:
-        'A delivery is out to the agent under a lease: reflections leave the inbox untouched until it is acknowledged or the lease expires.',
+        'A delivery is out to one agent under a lease: reflections leave the inbox untouched, and other agents get nothing, until it is acknowledged or the lease expires.',
       entry: [
         { type: 'announceDelivery', params: ({ context }) => ({ delivery: context.delivery! }) },
         assign(({ context }) => ({ delivered: context.delivered + context.delivery!.events.length })),
@@ -510,30 +500,32 @@ export const gateMachine = setup({
           {
             guard: 'isCurrentDelivery',
             target: 'cooldown',
-            actions: enqueueActions(({ context, event, enqueue }) => {
+            actions: enqueueActions(({ context, event, enqueue, system }) => {
               const delivery = context.delivery!;
-              const outcomes = event.outcomes ?? {};
-              const later = delivery.events.filter((e) => outcomes[e.id] === 'later').map(stripUrgency);
-              const done = delivery.events.filter((e) => outcomes[e.id] !== 'later').map((e) => e.id);
-              const seq = context.consumeRequested + (done.length > 0 ? 1 : 0);
-              if (done.length > 0) enqueue({ type: 'consume', params: { ids: done, seq } });
-              const { back, dead } = retryOrDeadLetter(later, context.maxAttempts);
-              if (back.length > 0) enqueue({ type: 'putBack', params: { events: back } });
-              if (dead.length > 0) enqueue({ type: 'recordDeadLetters', params: { events: dead } });
+              const { done, later } = splitOutcomes(delivery, event.outcomes);
+              const settled = settlement(context, event.now, {
+                consumed: done.map((d) => d.event.id),
+                failed: later,
+              });
+              if (settled.message) enqueue.sendTo(inboxOf(system), settled.message);
               enqueue.assign({
-                ...retried(context, back, dead),
-                consumeRequested: seq,
+                ...settled.counters,
                 delivery: null,
                 lastDeliveryAt: event.now,
                 closed: closing(context, 'acknowledged'),
+                recent: [
+                  ...context.recent,
+                  ...done.map(({ event: e, fate }) => ({ event: e, fate, at: event.now })),
+                ].slice(-RECENT_KEPT),
                 lastReply: {
                   requestId: event.requestId,
                   accepted: true,
                   deliveryId: delivery.deliveryId,
                   reason: `Delivery ${delivery.deliveryId} acknowledged.`,
-                  consumed: done,
-                  putBack: back.map((e) => e.id),
-                  deadLettered: dead.map((e) => e.id),
+                  consumed: done.map((d) => d.event.id),
+                  putBack: settled.back.map((e) => e.id),
+                  deadLettered: settled.dead.map((e) => e.id),
+                  settleSeq: settled.message?.seq ?? null,
                 },
               });
             }),
@@ -544,13 +536,14 @@ export const gateMachine = setup({
       after: {
         leaseTimeout: {
           target: 'idle',
-          actions: enqueueActions(({ context, enqueue }) => {
+          actions: enqueueActions(({ context, enqueue, system }) => {
             const delivery = context.delivery!;
-            const { back, dead } = retryOrDeadLetter(delivery.events.map(stripUrgency), context.maxAttempts);
-            if (back.length > 0) enqueue({ type: 'putBack', params: { events: back } });
-            if (dead.length > 0) enqueue({ type: 'recordDeadLetters', params: { events: dead } });
+            const settled = settlement(context, delivery.leaseExpiresAt ?? 0, {
+              failed: delivery.events.map(stripUrgency),
+            });
+            if (settled.message) enqueue.sendTo(inboxOf(system), settled.message);
             enqueue.assign({
-              ...retried(context, back, dead),
+              ...settled.counters,
               delivery: null,
               closed: closing(context, 'expired'),
               lastError: `The lease of delivery ${delivery.deliveryId} expired: its events went back to the inbox.`,

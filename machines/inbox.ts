@@ -35,10 +35,33 @@ export interface AcceptOutput {
   capped: boolean;
 }
 
-/** Why events left the inbox without being delivered. */
-export interface Drop {
-  event: InboxEvent;
+/** An event that left the inbox without being dealt with: out of attempts, or pushed out at capacity. */
+export interface DeadLetter {
+  at: string;
   reason: 'overflow' | 'max_attempts';
+  event: InboxEvent;
+}
+
+/**
+ * What the gate decided about events it took: consumed for good, put back at the front (with
+ * their new attempt counts), or out of attempts. `seq` rises by one per settlement, so a
+ * request can wait until its own is on disk.
+ */
+export interface Settlement {
+  seq: number;
+  /** When it was decided (ms since the epoch): the dead letters' time. */
+  at: number;
+  consumed: string[];
+  putBack: InboxEvent[];
+  deadLettered: InboxEvent[];
+}
+
+export const DEAD_LETTERS_KEPT = 50;
+
+/** What `loadInbox` restores. */
+export interface LoadedInbox {
+  events: InboxEvent[];
+  deadLetters: DeadLetter[];
 }
 
 export interface InboxContext {
@@ -49,13 +72,22 @@ export interface InboxContext {
   dropped: number;
   inserted: number;
   lastDrain: { requestId: number; events: InboxEvent[] } | null;
+  /** The most recent dead letters (the file keeps them all). */
+  deadLetters: DeadLetter[];
+  deadLettered: number;
+  /** The highest settlement known to be on disk, and the last one that could not be written. */
+  settleSaved: number;
+  settleError: { seq: number; message: string } | null;
   lastError: string | null;
 }
 
 export type InboxEventMessage =
   | ({ type: 'inbox.offer' } & Offer)
   | { type: 'inbox.drain'; requestId: number }
-  | { type: 'inbox.putBack'; events: InboxEvent[] };
+  | ({ type: 'inbox.settle' } & Settlement)
+  /** Sent by the `persistSettlement` effect once its writes are on disk, or could not be made. */
+  | { type: 'inbox.settleSaved'; seq: number }
+  | { type: 'inbox.settleFailed'; seq: number; message: string };
 
 /** Puts `taken` back at the front in the order taken; over capacity, the put-back (older) ones go first. */
 export const putBack = (
@@ -71,9 +103,10 @@ export const putBack = (
 };
 
 /**
- * The durable inbox: takes offers from pollers one at a time (written before they count as
- * inserted, marked seen after), is drained whole by a reflection, and takes undelivered
- * events back at the front. Every drop is recorded, never silent.
+ * The durable inbox and the only writer of its files: takes offers from pollers one at a time
+ * (written before they count as inserted, marked seen after), is drained whole by a reflection,
+ * and records each of the gate's settlements: consumed events leave, undelivered ones come back
+ * at the front, and dead letters are kept in view. Every drop is recorded, never silent.
  */
 export const inboxMachine = setup({
   types: {
@@ -82,7 +115,7 @@ export const inboxMachine = setup({
     input: {} as { capacity?: number; perTickCap?: number } | undefined,
   },
   actors: {
-    loadInbox: fromPromise<InboxEvent[]>(async () => {
+    loadInbox: fromPromise<LoadedInbox>(async () => {
       throw new Error('loadInbox not provided');
     }),
     acceptItems: fromPromise<AcceptOutput, AcceptInput>(async () => {
@@ -90,8 +123,11 @@ export const inboxMachine = setup({
     }),
   },
   actions: {
-    /** Effect: record drops durably (journal and dead-letter file). Provided by the wiring. */
-    recordDrops: (_, _params: { drops: Drop[] }) => {},
+    /**
+     * Effect: write a settlement (and the overflow it caused) durably, then send
+     * `inbox.settleSaved` or `inbox.settleFailed` back. Provided by the wiring.
+     */
+    persistSettlement: (_, _params: { settlement: Settlement; deadLetters: DeadLetter[] }) => {},
     /** New events were inserted: wakes the reflection gate, when the system has one. */
     wakeGate: enqueueActions(({ enqueue, system }) => {
       const gate = system.get('gate');
@@ -112,6 +148,10 @@ export const inboxMachine = setup({
     dropped: 0,
     inserted: 0,
     lastDrain: null,
+    deadLetters: [],
+    deadLettered: 0,
+    settleSaved: 0,
+    settleError: null,
     lastError: null,
   }),
   initial: 'loading',
@@ -134,8 +174,8 @@ export const inboxMachine = setup({
           target: 'ready',
           // Events restored from the journal (out on a lease at a crash, or never reflected on) are worth a look.
           actions: enqueueActions(({ event, enqueue }) => {
-            enqueue.assign({ events: event.output });
-            if (event.output.length > 0) enqueue('wakeGate');
+            enqueue.assign({ events: event.output.events, deadLetters: event.output.deadLetters });
+            if (event.output.events.length > 0) enqueue('wakeGate');
           }),
         },
         onError: {
@@ -154,17 +194,34 @@ export const inboxMachine = setup({
             lastDrain: { requestId: event.requestId, events: context.events },
           })),
         },
-        'inbox.putBack': {
+        'inbox.settle': {
           actions: enqueueActions(({ context, event, enqueue }) => {
-            const { events, dropped } = putBack(context.events, event.events, context.capacity);
-            enqueue.assign({ events, dropped: context.dropped + dropped.length });
-            if (dropped.length > 0) {
-              enqueue({
-                type: 'recordDrops',
-                params: { drops: dropped.map((e) => ({ event: e, reason: 'overflow' as const })) },
-              });
-            }
+            const { type: _, ...settlement } = event;
+            const { events, dropped } = putBack(context.events, settlement.putBack, context.capacity);
+            const at = new Date(settlement.at).toISOString();
+            const deadLetters: DeadLetter[] = [
+              ...settlement.deadLettered.map((e) => ({ at, reason: 'max_attempts' as const, event: e })),
+              ...dropped.map((e) => ({ at, reason: 'overflow' as const, event: e })),
+            ];
+            enqueue.assign({
+              events,
+              dropped: context.dropped + dropped.length,
+              deadLettered: context.deadLettered + deadLetters.length,
+              deadLetters: [...context.deadLetters, ...deadLetters].slice(-DEAD_LETTERS_KEPT),
+            });
+            enqueue({ type: 'persistSettlement', params: { settlement, deadLetters } });
           }),
+        },
+        'inbox.settleSaved': {
+          actions: assign(({ context, event }) => ({
+            settleSaved: Math.max(context.settleSaved, event.seq),
+          })),
+        },
+        'inbox.settleFailed': {
+          actions: assign(({ event }) => ({
+            settleError: { seq: event.seq, message: event.message },
+            lastError: `Could not record what happened to delivered events: ${event.message}`,
+          })),
         },
       },
       initial: 'idle',

@@ -1,6 +1,7 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
 import type { PolledSource } from './external.js';
+import type { GateSettings } from './gate.js';
 import { pollerMachine } from './poller.js';
 
 /** What the sources supervisor keeps of a loaded config: no server secrets, only what pollers need. */
@@ -9,6 +10,8 @@ export interface LoadedSources {
   /** Per source, a string that changes iff the poller must restart (its config or its server's). */
   fingerprints: Record<string, string>;
   warnings: string[];
+  /** The reflection gate's settings from the same file (defaults where it says nothing). */
+  gate: GateSettings;
 }
 
 export interface SourcesContext {
@@ -25,8 +28,8 @@ export type SourcesEvent = { type: 'config.changed' };
 export const pollerId = (source: string) => `poller:${source}`;
 
 /**
- * Owns `sources.json`: loads it, and reconciles one poller per enabled source with it: new
- * sources start, removed ones stop, changed ones restart. A broken edit keeps the last good
+ * Owns `sources.json`: loads it, hands its `reflection` settings to the gate, and reconciles
+ * one poller per enabled source with it: new sources start, removed ones stop, changed ones restart. A broken edit keeps the last good
  * config running and shows the error.
  */
 export const sourcesMachine = setup({
@@ -52,8 +55,11 @@ export const sourcesMachine = setup({
         src: 'loadSources',
         onDone: {
           target: 'running',
-          actions: enqueueActions(({ context, event, enqueue }) => {
+          actions: enqueueActions(({ context, event, enqueue, system }) => {
             const next = event.output;
+            const gate = system.get('gate');
+            const configure = { type: 'gate.configure' as const, settings: next.gate };
+            if (gate !== undefined) enqueue.sendTo(gate, configure);
             const wanted = new Map(next.sources.filter((s) => s.enabled).map((s) => [s.name, s]));
             for (const source of context.sources) {
               if (!source.enabled) continue;

@@ -3,11 +3,16 @@ import type { PulseFileName } from './pulse-files.js';
 
 /** The external sources config, also under `.pulse/`. */
 export const SOURCES_FILE = 'sources.json';
+/** The user's focus (quiet until a time), also under `.pulse/`. */
+export const FOCUS_FILE = 'focus.json';
+
+/** The names the file-watching effect reports. */
+export type WatchedName = PulseFileName | typeof SOURCES_FILE | typeof FOCUS_FILE | 'unknown';
 
 /** What the file-watching effect reports to the watcher. */
 export type WatchReport =
   | { type: 'watch.ready' }
-  | { type: 'watch.change'; name: PulseFileName | typeof SOURCES_FILE | 'unknown' }
+  | { type: 'watch.change'; name: WatchedName }
   | { type: 'watch.error'; message: string };
 
 export interface WatcherContext {
@@ -18,7 +23,8 @@ export interface WatcherContext {
 
 /**
  * Turns file-system notices about `.pulse/` into hints: `file.changed` for the log owner (which
- * decides, by hash, whether anything changed) and `config.changed` for the sources supervisor.
+ * decides, by hash, whether anything changed), `config.changed` for the sources supervisor and
+ * `focus.changed` for the focus actor.
  */
 export const watcherMachine = setup({
   types: {
@@ -32,16 +38,21 @@ export const watcherMachine = setup({
   },
   guards: {
     isSourcesFile: ({ event }) => event.type === 'watch.change' && event.name === SOURCES_FILE,
+    isFocusFile: ({ event }) => event.type === 'watch.change' && event.name === FOCUS_FILE,
   },
   actions: {
     forwardChange: sendTo(
       ({ system }) => system.get('log'),
       ({ event }) => ({
         type: 'file.changed' as const,
-        name: event.type === 'watch.change' && event.name !== SOURCES_FILE ? event.name : 'unknown',
+        name:
+          event.type === 'watch.change' && event.name !== SOURCES_FILE && event.name !== FOCUS_FILE
+            ? event.name
+            : 'unknown',
       }),
     ),
     forwardConfigChange: sendTo(({ system }) => system.get('sources'), { type: 'config.changed' as const }),
+    forwardFocusChange: sendTo(({ system }) => system.get('focus'), { type: 'focus.changed' as const }),
     countChange: assign(({ context }) => ({ changesSeen: context.changesSeen + 1 })),
     recordError: assign(({ context, event }) =>
       event.type === 'watch.error' ? { lastError: event.message, errorCount: context.errorCount + 1 } : {},
@@ -55,6 +66,7 @@ export const watcherMachine = setup({
   on: {
     'watch.change': [
       { guard: 'isSourcesFile', actions: ['countChange', 'forwardConfigChange'] },
+      { guard: 'isFocusFile', actions: ['countChange', 'forwardFocusChange'] },
       { actions: ['countChange', 'forwardChange'] },
     ],
     'watch.error': { actions: 'recordError' },

@@ -1,7 +1,7 @@
 import { type ActorRefFrom, createActor, fromPromise, setup } from 'xstate';
-import type { InboxEvent, PolledSource } from '../machines/external.js';
+import type { PolledSource } from '../machines/external.js';
 import { drainFromInbox, gateMachine } from '../machines/gate.js';
-import { inboxMachine } from '../machines/inbox.js';
+import { inboxMachine, type LoadedInbox } from '../machines/inbox.js';
 import { type FetchOutcome, pollerMachine } from '../machines/poller.js';
 import { createItemAcceptor } from '../src/effects/accept-items.js';
 import { createFakeSource } from './fake-source.js';
@@ -100,7 +100,7 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
       actors: {
         inbox: inboxMachine.provide({
           actors: {
-            loadInbox: fromPromise(async () => [] as InboxEvent[]),
+            loadInbox: fromPromise<LoadedInbox>(async () => ({ events: [], deadLetters: [] })),
             acceptItems: fromPromise(async ({ input }) => acceptItems(input)),
           },
         }),
@@ -160,12 +160,15 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
 
   /**
    * Lets everything due at this instant run to rest (the inbox wakes the gate after an insert),
-   * and the agent acknowledges a delivery at once.
+   * and the agent claims and acknowledges a delivery at once.
    */
   const settle = async () => {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       await nextMacrotask();
       if (busy()) continue;
+      if (gate.getSnapshot().matches('offered')) {
+        gate.send({ type: 'gate.claim', requestId: ++requestId, agent: 'sim-agent', now: clock.now() });
+      }
       const { delivery } = gate.getSnapshot().context;
       if (gate.getSnapshot().matches('awaiting') && delivery !== null) {
         gate.send({

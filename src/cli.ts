@@ -90,6 +90,19 @@ program
     console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
   });
 
+program
+  .command('focus')
+  .description('hold external events until a time (45m, 1h30m, …); `off` ends it; no argument shows it')
+  .argument('[duration]', '45m, 90s, 2h, 1h30m or a bare number of minutes (at most 7 days), or off')
+  .option('-p, --project <dir>', 'project folder', '.')
+  .option('--json', 'print JSON')
+  .action(async (duration: string | undefined, options: { project: string; json?: boolean }) => {
+    const { formatFocus, runFocus } = await import('./focus-command.js');
+    const result = await runFocus(pulsePaths(options.project), duration).catch(fail);
+    console.log(options.json ? JSON.stringify(result, null, 2) : formatFocus(result));
+    if (result.warning && !options.json) console.warn(`warning: ${result.warning}`);
+  });
+
 const sources = program.command('sources').description('external MCP sources polled into the inbox');
 
 sources

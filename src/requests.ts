@@ -1,6 +1,7 @@
 import { type ActorRefFrom, waitFor } from 'xstate';
 import type { eventLogMachine } from '../machines/event-log.js';
-import type { AckOutcome, GateAckReply, gateMachine } from '../machines/gate.js';
+import type { AckOutcome, Delivery, GateAckReply, gateMachine } from '../machines/gate.js';
+import type { inboxMachine } from '../machines/inbox.js';
 import type { AckReply, replanMachine } from '../machines/replan.js';
 import { formatMicros, systemMicroClock } from './store/event-id.js';
 import type { PulseActor } from './wiring.js';
@@ -11,6 +12,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 export type LogRef = ActorRefFrom<typeof eventLogMachine>;
 export type ReplanRef = ActorRefFrom<typeof replanMachine>;
 export type GateRef = ActorRefFrom<typeof gateMachine>;
+export type InboxRef = ActorRefFrom<typeof inboxMachine>;
 
 /** A request the actor system could not serve; the message says why. */
 export class PulseUnavailableError extends Error {
@@ -20,21 +22,29 @@ export class PulseUnavailableError extends Error {
 export const logOf = (actor: PulseActor): LogRef => actor.system.get('log') as LogRef;
 export const replanOf = (actor: PulseActor): ReplanRef => actor.system.get('replan') as ReplanRef;
 export const gateOf = (actor: PulseActor): GateRef => actor.system.get('gate') as GateRef;
+export const inboxOf = (actor: PulseActor): InboxRef => actor.system.get('inbox') as InboxRef;
+
+let nextRequestId = 1;
 
 /** How long a check-in waits for the reflection it asked for before it answers with what is out. */
 const CHECKIN_TIMEOUT_MS = 5_000;
 
 /**
- * An agent checked in: asks the gate to reflect and waits (bounded) until it is no longer
- * draining or thinking, so a delivery made from what the inbox holds now is in the snapshot.
- * A gate that is held (awaiting, cooldown, focus, answering) answers at once.
+ * An agent checked in: asks the gate to reflect, waits (bounded) until it is no longer draining
+ * or thinking, then claims the delivery set aside for this agent. A delivery is out to one
+ * agent at a time: another agent's check-in gets none until it is acknowledged or expires.
  */
-export const checkIn = async (actor: PulseActor): Promise<void> => {
+export const checkIn = async (actor: PulseActor, agent: string): Promise<Delivery | null> => {
   const gate = gateOf(actor);
   gate.send({ type: 'gate.reflect', reason: 'checkin' });
   await waitFor(gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), {
     timeout: CHECKIN_TIMEOUT_MS,
   }).catch(() => undefined);
+  const requestId = nextRequestId++;
+  gate.send({ type: 'gate.claim', requestId, agent, now: Date.now() });
+  // The gate answers synchronously: the reply is in this snapshot.
+  const claim = gate.getSnapshot().context.lastClaim;
+  return claim?.requestId === requestId ? claim.delivery : null;
 };
 
 /**
@@ -51,8 +61,6 @@ export const reconcile = async (actor: PulseActor): Promise<void> => {
   const ticket = log.getSnapshot().context.scansRequested;
   await waitFor(log, (s) => s.context.scansCompleted >= ticket, { timeout: REQUEST_TIMEOUT_MS });
 };
-
-let nextRequestId = 1;
 
 /** Asks the replan lifecycle to accept an ack; an accepted one is answered only once it is durable. */
 export const ackReplan = async (actor: PulseActor, eventId: string): Promise<AckReply> => {
@@ -89,8 +97,9 @@ export const ackReplan = async (actor: PulseActor, eventId: string): Promise<Ack
 };
 
 /**
- * Acknowledges a delivery to the gate; an accepted ack is answered only once the consumed
- * events' removal from `inbox.jsonl` is on disk, so a restart cannot deliver them again.
+ * Acknowledges a delivery to the gate; an accepted ack is answered only once the inbox has its
+ * settlement on disk (consumed events removed, dead letters written), so a restart cannot
+ * deliver them again.
  */
 export const ackEvents = async (
   actor: PulseActor,
@@ -106,20 +115,19 @@ export const ackEvents = async (
     ...(outcomes === undefined ? {} : { outcomes }),
     now: Date.now(),
   });
-  // The gate answers synchronously: its reply and the consume it asked for are in this snapshot.
-  const { context } = gate.getSnapshot();
-  const reply = context.lastReply;
+  // The gate answers synchronously, and the inbox has taken its settlement by now.
+  const reply = gate.getSnapshot().context.lastReply;
   if (reply?.requestId !== requestId) throw new PulseUnavailableError('The reflection gate did not answer.');
-  if (!reply.accepted) return reply;
-  const seq = context.consumeRequested;
+  if (!reply.accepted || reply.settleSeq === null) return reply;
+  const seq = reply.settleSeq;
   const saved = await waitFor(
-    gate,
-    (s) => s.context.consumeSaved >= seq || s.context.consumeError?.seq === seq,
+    inboxOf(actor),
+    (s) => s.context.settleSaved >= seq || s.context.settleError?.seq === seq,
     { timeout: REQUEST_TIMEOUT_MS },
   );
-  if (saved.context.consumeSaved < seq) {
+  if (saved.context.settleSaved < seq) {
     throw new PulseUnavailableError(
-      `The ack was accepted but could not be written to inbox.jsonl: ${saved.context.consumeError?.message}. Check that .pulse/ is writable.`,
+      `The ack was accepted but could not be written to inbox.jsonl: ${saved.context.settleError?.message}. Check that .pulse/ is writable.`,
     );
   }
   return reply;

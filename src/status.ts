@@ -2,8 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { EventIndex } from '../machines/event-index.js';
 import { type Discovery, readDiscovery } from './store/discovery-file.js';
 import { readEventLog } from './store/event-log-file.js';
+import { formatFocusEnd, readFocus } from './store/focus-file.js';
+import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';
-import type { PollerStatus, SystemStatus } from './system-status.js';
+import {
+  type DeadLetterStatus,
+  deadLetterStatus,
+  type GateStatus,
+  type PollerStatus,
+  type SystemStatus,
+} from './system-status.js';
 
 /** What `pulse status` reports, from the running daemon or, when none runs, from the files. */
 export interface StatusReport {
@@ -21,6 +29,12 @@ export interface StatusReport {
   /** Only from a running daemon. */
   inbox?: SystemStatus['inbox'];
   sources?: SystemStatus['sources'];
+  /** From the running daemon, else from `.pulse/focus.json`. */
+  focus?: SystemStatus['focus'];
+  /** Only from a running daemon. */
+  gate?: SystemStatus['gate'];
+  /** The most recent dead letters: from the running daemon, else from `.pulse/dead-letters.jsonl`. */
+  dead_letters: DeadLetterStatus[];
 }
 
 /** The running daemon's `/status`, or null when none answers. */
@@ -70,12 +84,19 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       warnings: live.log.warnings,
       inbox: live.inbox,
       sources: live.sources,
+      focus: live.focus,
+      gate: live.gate,
+      dead_letters: live.gate.dead_letters,
     };
   }
   const { events, warnings } = await readEventLog(paths.events, { repair: false });
   const index = EventIndex.from(events);
   const ackId = str(state.last_acknowledged_event_id);
   const pending = index.pendingAfter(ackId);
+  const focus = await readFocus(paths.dir).then(
+    ({ until }) => ({ until: until === null ? null : new Date(until).toISOString(), last_error: null }),
+    (error: Error) => ({ until: null, last_error: error.message }),
+  );
   return {
     project: paths.projectRoot,
     daemon,
@@ -88,6 +109,10 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
     last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
     last_acknowledged_at: str(state.last_acknowledged_at),
     warnings,
+    focus,
+    dead_letters: (await new InboxFile(paths.inbox, paths.deadLetters).loadDeadLetters().catch(() => [])).map(
+      deadLetterStatus,
+    ),
   };
 };
 
@@ -105,6 +130,13 @@ export const formatStatus = (report: StatusReport): string => {
       `inbox:     ${report.inbox.size}/${report.inbox.capacity} events (${report.inbox.out ?? 0} out to the agent), ${report.inbox.inserted} received, ${report.inbox.dropped} dropped`,
     );
   }
+  if (report.focus) {
+    lines.push(
+      `focus:     ${report.focus.until ? `quiet until ${formatFocusEnd(report.focus.until)} (pulse focus off ends it)` : 'off'}${report.focus.last_error ? `; ERROR ${report.focus.last_error}` : ''}`,
+    );
+  }
+  if (report.gate) lines.push(...formatGate(report.gate));
+  lines.push(...formatDeadLetters(report.dead_letters));
   if (report.sources) {
     if (report.sources.error)
       lines.push(`sources:   ERROR ${report.sources.error} (the last good config keeps running)`);
@@ -115,6 +147,43 @@ export const formatStatus = (report: StatusReport): string => {
   for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
   return lines.join('\n');
 };
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+/** The gate: its state and settings, then the delivery set aside or out, if any. */
+export const formatGate = (gate: GateStatus): string[] => {
+  const s = gate.settings;
+  const lines = [
+    `gate:      ${gate.state}; ${gate.delivered} delivered, ${gate.consumed_silently} consumed silently, ${gate.put_back} put back` +
+      ` (threshold ${s.threshold}, lease ${seconds(s.leaseMs)}, cooldown ${seconds(s.cooldownMs)}, max attempts ${s.maxAttempts})` +
+      `${gate.last_error ? `; last error: ${gate.last_error}` : ''}`,
+  ];
+  const d = gate.delivery;
+  if (d !== null) {
+    const titles = d.events.map((e) => `"${e.title}"`).join(', ');
+    lines.push(
+      d.holder === null
+        ? `delivery:  ${d.delivery_id} waits for an agent to check in: ${titles}`
+        : `delivery:  ${d.delivery_id} out to ${d.holder} until ${d.lease_expires_at}: ${titles}`,
+    );
+  }
+  return lines;
+};
+
+/** Dead letters, most recent first, with where the full events are. */
+export const formatDeadLetters = (dead: readonly DeadLetterStatus[]): string[] =>
+  dead.length === 0
+    ? ['dead:      none']
+    : [
+        `dead:      ${dead.length} event${dead.length === 1 ? '' : 's'} never dealt with (all of them in .pulse/dead-letters.jsonl):`,
+        ...[...dead]
+          .reverse()
+          .slice(0, 10)
+          .map(
+            (d) =>
+              `  ${d.at} ${d.source}: "${d.title}" (${d.reason === 'overflow' ? 'pushed out of a full inbox' : `${d.attempts} failed attempts`})`,
+          ),
+      ];
 
 /** One poller on one line. */
 export const formatPoller = (p: PollerStatus): string =>

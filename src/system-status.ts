@@ -1,6 +1,8 @@
 import type { AnyActorRef } from 'xstate';
-import type { GateContext } from '../machines/gate.js';
-import type { InboxContext } from '../machines/inbox.js';
+import type { InboxEvent } from '../machines/external.js';
+import type { FocusContext } from '../machines/focus.js';
+import { GATE_DEFAULTS, type Gate, type GateContext, type GateSettings } from '../machines/gate.js';
+import type { DeadLetter, InboxContext } from '../machines/inbox.js';
 import type { PollerContext } from '../machines/poller.js';
 import { pollerId, type SourcesContext } from '../machines/sources.js';
 import { logOf, replanOf } from './requests.js';
@@ -49,7 +51,101 @@ export interface SystemStatus {
     last_error: string | null;
   };
   sources: { error: string | null; warnings: string[]; pollers: PollerStatus[] };
+  /** The user's focus from `.pulse/focus.json`: external events are held until `until` (null: no focus). */
+  focus: { until: string | null; last_error: string | null };
+  gate: GateStatus;
 }
+
+/** One event as status shows it: the title, never the detail. */
+export interface EventSummary {
+  id: string;
+  source: string;
+  title: string;
+  attempts: number;
+}
+
+export interface DeadLetterStatus extends EventSummary {
+  at: string;
+  reason: DeadLetter['reason'];
+}
+
+/** The reflection gate: what is out, what held it, and where events went. */
+export interface GateStatus {
+  state: string;
+  /** The delivery set aside or out to an agent. */
+  delivery: {
+    delivery_id: string;
+    /** Null while no agent has claimed it yet. */
+    holder: string | null;
+    lease_expires_at: string | null;
+    events: EventSummary[];
+  } | null;
+  replan_pending: boolean;
+  last_gate: Gate | null;
+  gated: Record<Gate, number>;
+  reflections: number;
+  delivered: number;
+  consumed_silently: number;
+  put_back: number;
+  think_failures: number;
+  last_error: string | null;
+  settings: GateSettings;
+  /** Events that left the inbox without being dealt with: the most recent, and how many this run. */
+  dead_letters: DeadLetterStatus[];
+  dead_lettered: number;
+}
+
+const summary = (e: InboxEvent): EventSummary => ({
+  id: e.id,
+  source: e.source,
+  title: e.title,
+  attempts: e.attempts,
+});
+
+export const deadLetterStatus = (d: DeadLetter): DeadLetterStatus => ({
+  ...summary(d.event),
+  at: d.at,
+  reason: d.reason,
+});
+
+const gateStatus = (
+  gate: { value: unknown; context: GateContext } | undefined,
+  inbox: InboxContext | undefined,
+): GateStatus => {
+  const c = gate?.context;
+  const delivery = c?.delivery ?? null;
+  return {
+    state: gate ? stateName(gate.value) : 'stopped',
+    delivery:
+      delivery === null
+        ? null
+        : {
+            delivery_id: delivery.deliveryId,
+            holder: delivery.holder,
+            lease_expires_at: iso(delivery.leaseExpiresAt),
+            events: delivery.events.map(summary),
+          },
+    replan_pending: c?.replanPending ?? false,
+    last_gate: c?.lastGate ?? null,
+    gated: c?.gated ?? { awaiting: 0, focus: 0, answering: 0, cooldown: 0 },
+    reflections: c?.reflections ?? 0,
+    delivered: c?.delivered ?? 0,
+    consumed_silently: c?.consumedSilently ?? 0,
+    put_back: c?.putBack ?? 0,
+    think_failures: c?.thinkFailures ?? 0,
+    last_error: c?.lastError ?? null,
+    settings: {
+      threshold: c?.threshold ?? GATE_DEFAULTS.threshold,
+      cooldownMs: c?.cooldownMs ?? GATE_DEFAULTS.cooldownMs,
+      leaseMs: c?.leaseMs ?? GATE_DEFAULTS.leaseMs,
+      maxAttempts: c?.maxAttempts ?? GATE_DEFAULTS.maxAttempts,
+      reflectEveryMs: c?.reflectEveryMs ?? GATE_DEFAULTS.reflectEveryMs,
+      thinkTimeoutMs: c?.thinkTimeoutMs ?? GATE_DEFAULTS.thinkTimeoutMs,
+    },
+    dead_letters: (inbox?.deadLetters ?? []).map(deadLetterStatus),
+    dead_lettered: inbox?.deadLettered ?? 0,
+  };
+};
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -68,12 +164,17 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
     | { context: InboxContext }
     | undefined;
   const gate = (actor.system.get('gate') as AnyActorRef | undefined)?.getSnapshot() as
-    | { context: GateContext }
+    | { value: unknown; context: GateContext }
     | undefined;
   const out = (gate?.context.batch.length ?? 0) + (gate?.context.delivery?.events.length ?? 0);
   const sources = (actor.system.get('sources') as AnyActorRef | undefined)?.getSnapshot() as
     | { context: SourcesContext }
     | undefined;
+  const focus = (actor.system.get('focus') as AnyActorRef | undefined)?.getSnapshot() as
+    | { context: FocusContext }
+    | undefined;
+  // A focus that has run out while the daemon ran is over (the gate's own timer ended it).
+  const focusUntil = focus?.context.until ?? null;
   const pollers: PollerStatus[] = (sources?.context.sources ?? []).map((source) => {
     const ref = actor.system.get(pollerId(source.name)) as AnyActorRef | undefined;
     const snapshot = ref?.getSnapshot() as { value: unknown; context: PollerContext } | undefined;
@@ -117,6 +218,11 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
       dropped: inbox?.context.dropped ?? 0,
       last_error: inbox?.context.lastError ?? null,
     },
+    gate: gateStatus(gate, inbox?.context),
     sources: { error: sources?.context.error ?? null, warnings: sources?.context.warnings ?? [], pollers },
+    focus: {
+      until: focusUntil !== null && focusUntil > Date.now() ? iso(focusUntil) : null,
+      last_error: focus?.context.lastError ?? null,
+    },
   };
 };

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
 import { eventLogMachine } from '../machines/event-log.js';
-import { drainFromInbox, GATE_DEFAULTS, type GateInput, gateMachine } from '../machines/gate.js';
+import { focusMachine } from '../machines/focus.js';
+import { drainFromInbox, GATE_DEFAULTS, gateMachine } from '../machines/gate.js';
 import { inboxMachine } from '../machines/inbox.js';
 import { pollerMachine } from '../machines/poller.js';
 import { pulseMachine } from '../machines/pulse.js';
@@ -17,11 +18,12 @@ import { createFolderWatcher } from './effects/watch-folder.js';
 import { ClientPool } from './sources/client-pool.js';
 import { redactSecrets } from './sources/redact.js';
 import { createEventStamper } from './store/event-id.js';
+import { readFocus } from './store/focus-file.js';
 import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';
 import { SeenStore } from './store/seen-store.js';
 import { StateFile } from './store/state-file.js';
-import { createRuleThinker } from './thinkers/rule-thinker.js';
+import { createThinker } from './thinkers/choose-thinker.js';
 import { withTimeout } from './thinkers/thinker.js';
 
 /** The root actor of one project's system. */
@@ -39,20 +41,6 @@ export interface SystemOptions {
   log?: (line: string) => void;
   env?: Record<string, string | undefined>;
 }
-
-const positiveMs = (value: string | undefined): number | undefined => {
-  const ms = Number(value);
-  return value !== undefined && Number.isFinite(ms) && ms > 0 ? ms : undefined;
-};
-
-/**
- * The gate's knobs from the environment: `PULSE_LEASE_MS` (how long a delivery waits for its
- * ack, default 120 000) and `PULSE_COOLDOWN_MS` (minimum time between deliveries, default 0).
- */
-export const gateInputFromEnv = (env: Record<string, string | undefined>): GateInput => ({
-  leaseMs: positiveMs(env.PULSE_LEASE_MS),
-  cooldownMs: positiveMs(env.PULSE_COOLDOWN_MS),
-});
 
 /**
  * Every `.provide()` in one place: the root's provide does not reach child machines, so each
@@ -78,7 +66,7 @@ export const createPulseSystem = async (
     },
   );
   const seen = await SeenStore.load(join(paths.dir, 'external_seen.jsonl'));
-  const inboxFile = new InboxFile(join(paths.dir, 'inbox.jsonl'), join(paths.dir, 'dead-letters.jsonl'));
+  const inboxFile = new InboxFile(paths.inbox, paths.deadLetters);
   const acceptItems = createItemAcceptor({
     inbox: inboxFile,
     seen,
@@ -105,10 +93,14 @@ export const createPulseSystem = async (
           acceptItems: fromPromise(({ input }) => acceptItems(input)),
         },
         actions: {
-          recordDrops: (_, { drops }) => {
-            inboxFile
-              .drop(drops, new Date().toISOString())
-              .catch((error) => safeLog(`Could not record dropped events: ${error}`));
+          persistSettlement: ({ self }, { settlement, deadLetters }) => {
+            inboxFile.settle(settlement, deadLetters).then(
+              () => self.send({ type: 'inbox.settleSaved', seq: settlement.seq }),
+              (error) => {
+                safeLog(`Could not record what happened to delivered events: ${error}`);
+                self.send({ type: 'inbox.settleFailed', seq: settlement.seq, message: String(error) });
+              },
+            );
           },
         },
       }),
@@ -118,32 +110,17 @@ export const createPulseSystem = async (
             events: await drainFromInbox(system, input.requestId),
             at: Date.now(),
           })),
-          // Built per thought, so an edit of sources.json (urgency, rules) counts from the next reflection.
-          think: fromPromise(({ input }) =>
-            withTimeout(createRuleThinker(runtime.config?.sources ?? []), GATE_DEFAULTS.thinkTimeoutMs).think(
-              input.events,
-              input.now,
-            ),
-          ),
+          // Built per thought, so an edit of sources.json (urgency, rules, thinker) counts from the next reflection.
+          think: fromPromise(({ input }) => {
+            const config = runtime.config;
+            const timeoutMs = config?.reflection.gate.thinkTimeoutMs ?? GATE_DEFAULTS.thinkTimeoutMs;
+            return withTimeout(createThinker(config), timeoutMs).think(input.events, input.now);
+          }),
         },
-        actions: {
-          consume: ({ self }, { ids, seq }) => {
-            inboxFile.remove(ids, 'consumed').then(
-              () => self.send({ type: 'gate.consumeSaved', seq }),
-              (error) => {
-                safeLog(`Could not record consumed events: ${error}`);
-                self.send({ type: 'gate.consumeFailed', seq, message: String(error) });
-              },
-            );
-          },
-          recordDeadLetters: (_, { events }) => {
-            inboxFile
-              .drop(
-                events.map((event) => ({ event, reason: 'max_attempts' as const })),
-                new Date().toISOString(),
-              )
-              .catch((error) => safeLog(`Could not record dead letters: ${error}`));
-          },
+      }),
+      focus: focusMachine.provide({
+        actors: {
+          loadFocus: fromPromise(async () => ({ ...(await readFocus(paths.dir)), now: Date.now() })),
         },
       }),
       sources: sourcesMachine.provide({
@@ -156,8 +133,7 @@ export const createPulseSystem = async (
       }),
     },
   });
-  const input = { gate: gateInputFromEnv(env) };
-  const actor = createActor(machine, inspect ? { inspect, input } : { input });
+  const actor = createActor(machine, inspect ? { inspect } : {});
   return {
     actor,
     async stop(): Promise<void> {

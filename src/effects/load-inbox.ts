@@ -1,14 +1,14 @@
-import type { InboxEvent } from '../../machines/external.js';
+import type { LoadedInbox } from '../../machines/inbox.js';
 import type { InboxFile } from '../store/inbox-file.js';
 import type { SeenStore } from '../store/seen-store.js';
 
 /**
- * Restores the inbox. First marks seen every item the journal records as inserted (an item
+ * Restores the inbox and the most recent dead letters. First marks seen every item the journal records as inserted (an item
  * inserted just before a crash may not be marked yet), then compacts the journal.
  */
 export const createInboxLoader =
   ({ inbox, seen }: { inbox: InboxFile; seen: SeenStore }) =>
-  async (): Promise<InboxEvent[]> => {
+  async (): Promise<LoadedInbox> => {
     const { events, inserted, journalRows } = await inbox.load();
     const bySource = new Map<string, string[]>();
     for (const event of inserted) {
@@ -18,5 +18,5 @@ export const createInboxLoader =
     }
     for (const [source, ids] of bySource) await seen.mark(source, ids);
     if (journalRows !== events.length) await inbox.compact(events);
-    return events;
+    return { events, deadLetters: await inbox.loadDeadLetters() };
   };

@@ -1,4 +1,5 @@
 import type { PolledSource } from '../../machines/external.js';
+import { GATE_DEFAULTS } from '../../machines/gate.js';
 import type { LoadedSources } from '../../machines/sources.js';
 import type { ClientPool } from '../sources/client-pool.js';
 import type { SourcesConfig } from '../sources/config.js';
@@ -44,5 +45,6 @@ export const createSourcesLoader =
       const server = config!.servers[source.server];
       fingerprints[source.name] = `${sourceFingerprint(source)}|${server ? configFingerprint(server) : ''}`;
     }
-    return { sources, fingerprints, warnings: config?.warnings ?? [] };
+    const gate = { ...GATE_DEFAULTS, ...config?.reflection.gate };
+    return { sources, fingerprints, warnings: config?.warnings ?? [], gate };
   };

@@ -1,11 +1,11 @@
 import { basename, dirname, sep } from 'node:path';
 import { watch } from 'chokidar';
 import { fromCallback } from 'xstate';
-import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
-import { SOURCES_FILE, type WatchReport } from '../../machines/watcher.js';
+import { PULSE_FILES } from '../../machines/pulse-files.js';
+import { FOCUS_FILE, SOURCES_FILE, type WatchedName, type WatchReport } from '../../machines/watcher.js';
 import type { PulsePaths } from '../store/paths.js';
 
-const WATCHED: ReadonlySet<string> = new Set([...PULSE_FILES, SOURCES_FILE]);
+const WATCHED: ReadonlySet<string> = new Set([...PULSE_FILES, SOURCES_FILE, FOCUS_FILE]);
 /** chokidar drops a path's `change` events for this long after reporting one, with no trailing event. */
 const CHOKIDAR_CHANGE_THROTTLE_MS = 50;
 
@@ -28,7 +28,7 @@ export const createFolderWatcher = (paths: PulsePaths, onClosed: (closing: Promi
     // A second save inside chokidar's throttle window would go unreported, so every report is
     // followed by one more once the window has passed; the log owner hashes, so extras are cheap.
     const trailing = new Map<string, NodeJS.Timeout>();
-    const report = (name: PulseFileName | typeof SOURCES_FILE | 'unknown') => {
+    const report = (name: WatchedName) => {
       sendBack({ type: 'watch.change', name });
       clearTimeout(trailing.get(name));
       const timer = setTimeout(() => {
@@ -44,7 +44,7 @@ export const createFolderWatcher = (paths: PulsePaths, onClosed: (closing: Promi
       }
       const name = basename(path);
       if (dirname(path) === paths.dir && WATCHED.has(name)) {
-        report(name as PulseFileName | typeof SOURCES_FILE);
+        report(name as WatchedName);
       }
     });
     watcher.on('ready', () => sendBack({ type: 'watch.ready' }));

@@ -2,8 +2,9 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { EventLogContext } from '../../machines/event-log.js';
 import { eventPath, type PulseFileName, type TrackedFile } from '../../machines/pulse-files.js';
 import type { ReplanContext } from '../../machines/replan.js';
-import { logOf, reconcile, replanOf } from '../requests.js';
+import { gateOf, inboxOf, logOf, reconcile, replanOf } from '../requests.js';
 import type { PulseActor } from '../wiring.js';
+import { type ExternalView, renderExternalSection } from './external-section.js';
 import { interruptAnswer } from './should-interrupt.js';
 
 export const CONTEXT_URI = 'pulse://context/latest';
@@ -18,10 +19,11 @@ const fileSection = (name: PulseFileName, file: TrackedFile): string => {
   return `${text}\n\n[pulse: cut here; ${eventPath(name)} is ${file.size} bytes. Read the file for the rest.]`;
 };
 
-/** The context document, section for section as PulseAgent renders it. */
+/** The context document, section for section as PulseAgent renders it, then the external events. */
 export const renderContext = (
   log: Pick<EventLogContext, 'index' | 'files'>,
   replan: ReplanContext,
+  external: ExternalView,
 ): string => {
   const decision = interruptAnswer(log, replan, null);
   const events = log.index.recent(RECENT_EVENTS);
@@ -60,6 +62,8 @@ export const renderContext = (
     '## Recent Events',
     eventLines.join('\n'),
     '',
+    ...renderExternalSection(external),
+    '',
   ].join('\n');
 };
 
@@ -74,7 +78,12 @@ export const registerContextResource = (server: McpServer, actor: PulseActor): v
     },
     async (uri) => {
       await reconcile(actor);
-      const text = renderContext(logOf(actor).getSnapshot().context, replanOf(actor).getSnapshot().context);
+      const gate = gateOf(actor).getSnapshot().context;
+      const text = renderContext(logOf(actor).getSnapshot().context, replanOf(actor).getSnapshot().context, {
+        delivery: gate.delivery,
+        recent: gate.recent,
+        deadLetters: inboxOf(actor).getSnapshot().context.deadLetters,
+      });
       return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text }] };
     },
   );

@@ -3,6 +3,7 @@ import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
 import { registerAckEvents } from './ack-events.js';
 import { registerAckReplan } from './ack-replan.js';
+import { registerAttentionPrompt } from './attention-prompt.js';
 import { registerContextResource } from './context-resource.js';
 import { registerReplanPrompt } from './replan-prompt.js';
 import { registerShouldInterrupt } from './should-interrupt.js';
@@ -24,5 +25,6 @@ export const createMcpServer = ({ actor }: { actor: PulseActor }): McpServer => 
   registerAckReplan(server, actor);
   registerAckEvents(server, actor);
   registerReplanPrompt(server);
+  registerAttentionPrompt(server);
   return server;
 };

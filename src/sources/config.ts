@@ -1,4 +1,5 @@
 import type { PolledSource } from '../../machines/external.js';
+import type { ReflectionConfig } from './reflection-config.js';
 
 /** A local MCP server, spawned by pulse and spoken to over stdin/stdout. */
 export interface StdioServerConfig {
@@ -40,6 +41,8 @@ export interface SourcesConfig {
   servers: Record<string, ServerConfig>;
   sources: SourceConfig[];
   storeDetail: boolean;
+  /** The reflection gate's settings and which thinker judges. */
+  reflection: ReflectionConfig;
   warnings: string[];
   /** Values to keep out of logs, status and the context resource. */
   secrets: string[];

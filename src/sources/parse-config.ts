@@ -12,12 +12,14 @@ import {
   warnUnknownKeys,
 } from './config-parsing.js';
 import { mergeServers } from './merge-servers.js';
+import { reflectionOf } from './reflection-config.js';
 import { sourceOf } from './source-config.js';
 
 const fileSchema = z.object({
   mcpServers: z.record(z.string(), z.unknown()).default({}),
   sources: z.array(z.unknown()).default([]),
   store_detail: z.boolean().default(false),
+  reflection: z.unknown().optional(),
 });
 
 const FILE_FIXES: Fixes = {
@@ -75,6 +77,7 @@ export const parseSourcesConfig = (
     servers: Object.fromEntries(servers),
     sources,
     storeDetail: top.store_detail,
+    reflection: reflectionOf(top.reflection, ['reflection'], parsing),
     warnings: parsing.warnings,
     secrets: [...parsing.secrets],
   };

@@ -7,6 +7,8 @@ export interface PulsePaths {
   dir: string;
   state: string;
   events: string;
+  inbox: string;
+  deadLetters: string;
   file(name: PulseFileName): string;
 }
 
@@ -18,6 +20,8 @@ export const pulsePaths = (project: string): PulsePaths => {
     dir,
     state: join(dir, 'state.json'),
     events: join(dir, 'events.jsonl'),
+    inbox: join(dir, 'inbox.jsonl'),
+    deadLetters: join(dir, 'dead-letters.jsonl'),
     file: (name) => join(dir, name),
   };
 };

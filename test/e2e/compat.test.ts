@@ -265,7 +265,12 @@ describe('adopting a .pulse/ folder written by PulseAgent 0.1.0', () => {
       const s = await adopt({ files: currentFiles, events, state: schema1 });
       const result = await s.client.readResource({ uri: 'pulse://context/latest' });
       const text = (result.contents[0] as { text: string }).text;
-      const recent = text.slice(text.indexOf('## Recent Events\n') + '## Recent Events\n'.length).trim();
+      const recent = text
+        .slice(
+          text.indexOf('## Recent Events\n') + '## Recent Events\n'.length,
+          text.indexOf('## External Events'),
+        )
+        .trim();
       expect(recent.split('\n')).toEqual([
         `- ${ids[0]} 2025-01-03T09:00:00.000001+00:00 modified .pulse/task.md`,
         `- ${ids[1]} 2025-01-03T09:05:00.123456+00:00 modified .pulse/guidance.md`,

@@ -680,7 +680,7 @@ describe('MCP surface (test_mcp_server.py)', () => {
     await removeProject(project);
   });
 
-  it("lists exactly PulseAgent's two tools plus pulse_ack_events, the context resource and the replan prompt", async () => {
+  it("lists exactly PulseAgent's two tools plus pulse_ack_events, the context resource, the replan prompt and the attention prompt", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
       'pulse_should_interrupt',
@@ -691,8 +691,8 @@ describe('MCP surface (test_mcp_server.py)', () => {
     expect(resources.map((resource) => resource.uri)).toEqual(['pulse://context/latest']);
     expect(resources[0]!.mimeType).toBe('text/markdown');
     const { prompts } = await client.listPrompts();
-    expect(prompts.map((prompt) => prompt.name)).toEqual(['pulse_replan']);
-    expect(prompts[0]!.arguments ?? []).toEqual([]);
+    expect(prompts.map((prompt) => prompt.name)).toEqual(['pulse_replan', 'pulse_attention']);
+    for (const prompt of prompts) expect(prompt.arguments ?? []).toEqual([]);
   });
 
   it('declares an output schema on each tool that names the PulseAgent fields', async () => {
@@ -713,7 +713,8 @@ describe('MCP surface (test_mcp_server.py)', () => {
         'reason',
       ]),
     );
-    expect(Object.keys(interrupt.inputSchema.properties ?? {})).toEqual(['last_seen_event_id']);
+    // PulseAgent's one argument, plus an optional `agent` name that PulseAgent's clients never send.
+    expect(Object.keys(interrupt.inputSchema.properties ?? {})).toEqual(['last_seen_event_id', 'agent']);
     expect(interrupt.inputSchema.required ?? []).toEqual([]);
 
     const ack = byName.get('pulse_ack_replan')!;

@@ -5,24 +5,44 @@ import {
   fromCallback,
   fromPromise,
   SimulatedClock,
+  type SnapshotFrom,
   setup,
   waitFor,
 } from 'xstate';
-import type { InboxEvent } from '../../machines/external.js';
 import {
+  type AckOutcome,
+  ackRejection,
   type Delivery,
-  type DrainOutput,
-  type GateInput,
-  gateMachine,
   type Judgement,
   judge,
   retryOrDeadLetter,
+  splitOutcomes,
+} from '../../machines/delivery-rules.js';
+import type { InboxEvent } from '../../machines/external.js';
+import {
+  type DrainOutput,
+  drainFromInbox,
+  type GateAckReply,
+  type GateClaimReply,
+  type GateInput,
+  gateMachine,
+  RECENT_KEPT,
 } from '../../machines/gate.js';
-import type { InboxEventMessage } from '../../machines/inbox.js';
+import {
+  type AcceptInput,
+  type AcceptOutput,
+  type DeadLetter,
+  inboxMachine,
+  type LoadedInbox,
+  type OfferReply,
+  type Settlement,
+} from '../../machines/inbox.js';
 
 /*
- * The gate on a simulated clock, with a fake inbox (an array: drained whole, put back at the
- * front) and a fake thinker the test scripts per reflection.
+ * The gate on a simulated clock, beside the real inbox machine (restored from a list, fed through
+ * offers, drained by the real `drainFromInbox`), and a fake thinker the test scripts per
+ * reflection. What the gate decides reaches the inbox as `inbox.settle`: it is observed where the
+ * inbox hands it to its `persistSettlement` effect, and in the inbox's own context.
  */
 
 type Think = (events: InboxEvent[], now: number) => Promise<Judgement[]>;
@@ -43,21 +63,35 @@ const speakAll =
   async (events) =>
     events.map((e) => ({ id: e.id, urgency }));
 
+/** What the inbox handed to its `persistSettlement` effect. */
+interface Persisted {
+  settlement: Settlement;
+  deadLetters: DeadLetter[];
+}
+
 interface Harness {
   clock: SimulatedClock;
   gate: ActorRefFrom<typeof gateMachine>;
-  inbox: InboxEvent[];
+  inboxActor: ActorRefFrom<typeof inboxMachine>;
   think: Think;
   thinkCalls: Array<{ events: InboxEvent[]; now: number }>;
-  consumed: string[];
-  deadLetters: InboxEvent[];
+  persisted: Persisted[];
   announced: Delivery[];
   drains: number;
   settle(): Promise<void>;
   reflect(reason?: 'inserted' | 'timer' | 'checkin'): Promise<void>;
   advance(ms: number): Promise<void>;
-  ack(deliveryId: string, outcomes?: Record<string, 'told' | 'not_worth_saying' | 'later'>): void;
+  /** Offers events to the inbox, as a poller would, and waits until they are in. */
+  add(...events: InboxEvent[]): Promise<void>;
+  claim(agent?: string): GateClaimReply;
+  ack(deliveryId: string, outcomes?: Record<string, AckOutcome>): GateAckReply;
+  state(): string;
+  inbox(): InboxEvent[];
   ids(): string[];
+  /** Ids consumed over every settlement, in order. */
+  consumed(): string[];
+  /** Dead letters over every settlement, in order. */
+  deadLetters(): DeadLetter[];
 }
 
 const running: Array<{ stop(): void }> = [];
@@ -65,31 +99,52 @@ afterEach(() => {
   for (const root of running.splice(0)) root.stop();
 });
 
-const start = (input: GateInput = {}, inbox: InboxEvent[] = []): Harness => {
+/** Starts the gate and the inbox, and waits until the inbox has restored `restored`; a restore given as a function is not waited for. */
+const start = async (
+  input: GateInput = {},
+  restored: InboxEvent[] | (() => Promise<LoadedInbox>) = [],
+): Promise<Harness> => {
+  const loadInbox =
+    typeof restored === 'function' ? restored : async () => ({ events: restored, deadLetters: [] });
   const clock = new SimulatedClock();
+  /** The events `add` offers, by item id: the fake acceptor inserts them as they are. */
+  const offering = new Map<string, InboxEvent>();
+  let requestId = 0;
   const h = {
     clock,
-    inbox,
     think: speakAll(),
     thinkCalls: [],
-    consumed: [],
-    deadLetters: [],
+    persisted: [],
     announced: [],
     drains: 0,
   } as unknown as Harness;
   const root = createActor(
     setup({
       actors: {
-        inbox: fromCallback<InboxEventMessage>(({ receive }) => {
-          receive((message) => {
-            if (message.type === 'inbox.putBack') h.inbox.unshift(...message.events);
-          });
+        inbox: inboxMachine.provide({
+          actors: {
+            loadInbox: fromPromise<LoadedInbox>(loadInbox),
+            acceptItems: fromPromise<AcceptOutput, AcceptInput>(async ({ input }) => ({
+              inserted: input.items.slice(0, input.limit).map((item) => offering.get(item.itemId)!),
+              capped: input.items.length > input.limit,
+            })),
+          },
+          actions: {
+            // Reflections are the test's to ask for: an insert must not wake the gate.
+            wakeGate: () => {},
+            // Written at once: the inbox hears back a tick later, as from a file write.
+            persistSettlement: ({ self }, persisted) => {
+              h.persisted.push(persisted);
+              const { seq } = persisted.settlement;
+              void Promise.resolve().then(() => self.send({ type: 'inbox.settleSaved', seq }));
+            },
+          },
         }),
         gate: gateMachine.provide({
           actors: {
-            drainInbox: fromPromise<DrainOutput, { requestId: number }>(async () => {
+            drainInbox: fromPromise<DrainOutput, { requestId: number }>(async ({ input, system }) => {
               h.drains++;
-              return { events: h.inbox.splice(0), at: clock.now() };
+              return { events: await drainFromInbox(system, input.requestId), at: clock.now() };
             }),
             think: fromPromise<Judgement[], { events: InboxEvent[]; now: number }>(async ({ input }) => {
               h.thinkCalls.push(input);
@@ -97,12 +152,6 @@ const start = (input: GateInput = {}, inbox: InboxEvent[] = []): Harness => {
             }),
           },
           actions: {
-            consume: (_, { ids }) => {
-              h.consumed.push(...ids);
-            },
-            recordDeadLetters: (_, { events }) => {
-              h.deadLetters.push(...events);
-            },
             announceDelivery: (_, { delivery }) => {
               h.announced.push(delivery);
             },
@@ -111,17 +160,23 @@ const start = (input: GateInput = {}, inbox: InboxEvent[] = []): Harness => {
       },
     }).createMachine({
       invoke: [
-        { src: 'inbox', id: 'inbox', systemId: 'inbox' },
+        { src: 'inbox', id: 'inbox', systemId: 'inbox', input: {} },
         { src: 'gate', id: 'gate', systemId: 'gate', input },
       ],
     }),
     { clock },
   );
-  running.push(root);
+  const replyTo = createActor(fromCallback<OfferReply>(() => {}));
+  running.push(root, replyTo);
+  replyTo.start();
   root.start();
   h.gate = root.system.get('gate');
+  h.inboxActor = root.system.get('inbox');
+  const inboxAtRest = (s: SnapshotFrom<typeof inboxMachine>) =>
+    s.matches({ ready: 'idle' }) && s.context.offers.length === 0;
   h.settle = async () => {
     await waitFor(h.gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), { timeout: 1000 });
+    await waitFor(h.inboxActor, inboxAtRest, { timeout: 1000 });
   };
   h.reflect = async (reason = 'inserted') => {
     h.gate.send({ type: 'gate.reflect', reason });
@@ -131,77 +186,250 @@ const start = (input: GateInput = {}, inbox: InboxEvent[] = []): Harness => {
     clock.increment(ms);
     await h.settle();
   };
+  h.add = async (...events) => {
+    for (const e of events) offering.set(e.id, e);
+    h.inboxActor.send({
+      type: 'inbox.offer',
+      pollId: ++requestId,
+      source: 'cal',
+      items: events.map((e) => ({ itemId: e.id, title: e.title, startsAt: null, detail: '' })),
+      replyTo,
+    });
+    await waitFor(h.inboxActor, inboxAtRest, { timeout: 1000 });
+  };
+  h.claim = (agent = 'agent-a') => {
+    const id = ++requestId;
+    h.gate.send({ type: 'gate.claim', requestId: id, agent, now: clock.now() });
+    const claim = h.gate.getSnapshot().context.lastClaim!;
+    expect(claim.requestId, 'the gate answers a claim at once').toBe(id);
+    return claim;
+  };
   h.ack = (deliveryId, outcomes) => {
+    const id = ++requestId;
     h.gate.send({
       type: 'gate.ack',
-      requestId: 1,
+      requestId: id,
       deliveryId,
       ...(outcomes ? { outcomes } : {}),
       now: clock.now(),
     });
+    const reply = h.gate.getSnapshot().context.lastReply!;
+    expect(reply.requestId, 'the gate answers an ack at once').toBe(id);
+    return reply;
   };
-  h.ids = () => h.inbox.map((e) => e.id);
+  h.state = () => h.gate.getSnapshot().value as string;
+  h.inbox = () => h.inboxActor.getSnapshot().context.events;
+  h.ids = () => h.inbox().map((e) => e.id);
+  h.consumed = () => h.persisted.flatMap((p) => p.settlement.consumed);
+  h.deadLetters = () => h.persisted.flatMap((p) => p.deadLetters);
+  // The inbox must be restored before the first drain.
+  if (typeof restored !== 'function')
+    await waitFor(h.inboxActor, (s) => s.matches('ready'), { timeout: 1000 });
   return h;
 };
 
 const delivery = (h: Harness) => h.gate.getSnapshot().context.delivery!;
 
+/** A macrotask: every promise already settled has run its callbacks by then. */
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 describe('gateMachine', () => {
-  it('delivers urgent events under a lease and consumes them when told', async () => {
-    const h = start({}, [event(1), event(2)]);
+  it('sets urgent events aside until an agent claims them, then delivers them under a lease from the claim', async () => {
+    const h = await start({}, [event(1), event(2)]);
     h.clock.set(5_000);
     await h.reflect();
-    expect(h.gate.getSnapshot().value).toBe('awaiting');
-    const d = delivery(h);
-    expect(d.events.map((e) => [e.id, e.urgency])).toEqual([
+    expect(h.state()).toBe('offered');
+    const offered = delivery(h);
+    expect(offered.events.map((e) => [e.id, e.urgency])).toEqual([
       ['ext_1', 0.9],
       ['ext_2', 0.9],
     ]);
-    expect(d.leaseExpiresAt).toBe(5_000 + 120_000);
-    expect(h.announced).toEqual([d]);
+    expect(offered).toMatchObject({ holder: null, leaseExpiresAt: null });
+    expect(h.announced, 'nothing is announced before an agent claims it').toEqual([]);
+    expect(h.gate.getSnapshot().context.delivered).toBe(0);
     expect(h.thinkCalls[0]!.now).toBe(5_000);
-    expect(h.inbox).toEqual([]);
+    expect(h.inbox()).toEqual([]);
 
-    h.ack(d.deliveryId);
+    h.clock.set(8_000);
+    const claim = h.claim('agent-a');
+    expect(h.state()).toBe('awaiting');
+    const d = delivery(h);
+    expect(d).toEqual({ ...offered, holder: 'agent-a', leaseExpiresAt: 8_000 + 120_000 });
+    expect(claim).toMatchObject({ delivery: d, heldByOther: false });
+    expect(h.announced).toEqual([d]);
+    expect(h.gate.getSnapshot().context.delivered).toBe(2);
+
+    const reply = h.ack(d.deliveryId);
     const { context } = h.gate.getSnapshot();
-    expect(context.lastReply).toMatchObject({ accepted: true, consumed: ['ext_1', 'ext_2'], putBack: [] });
-    expect(h.consumed).toEqual(['ext_1', 'ext_2']);
+    expect(reply).toMatchObject({ accepted: true, consumed: ['ext_1', 'ext_2'], putBack: [] });
+    expect(h.consumed()).toEqual(['ext_1', 'ext_2']);
     expect(context.delivery).toBeNull();
-    expect(context.delivered).toBe(2);
     // cooldownMs defaults to 0: the gate is idle again at once.
     await h.advance(0);
-    expect(h.gate.getSnapshot().value).toBe('idle');
+    expect(h.state()).toBe('idle');
+  });
+
+  it('keeps a delivery offered, with no lease and no attempt counted, however long no agent comes', async () => {
+    const h = await start({ leaseMs: 60_000, reflectEveryMs: 60_000 }, [event(1), event(2)]);
+    await h.reflect();
+    expect(h.state()).toBe('offered');
+    const settled = h.persisted.length;
+    for (let hour = 1; hour <= 24; hour++) {
+      await h.advance(3_600_000);
+      expect(h.state(), `after ${hour} h`).toBe('offered');
+    }
+    expect(delivery(h)).toMatchObject({ holder: null, leaseExpiresAt: null });
+    expect(
+      delivery(h).events.map((e) => e.attempts),
+      'no attempt counted',
+    ).toEqual([0, 0]);
+    expect(h.persisted.length, 'nothing settled while it waits').toBe(settled);
+    expect(h.gate.getSnapshot().context).toMatchObject({ putBack: 0, deadLettered: 0, delivered: 0 });
+    expect(h.drains, 'no timer reflection while it waits').toBe(1);
+    expect(h.inbox()).toEqual([]);
+
+    // The lease runs from the claim, a day later: 60 s from then, not from the reflection.
+    const claimedAt = h.clock.now();
+    h.claim();
+    expect(delivery(h).leaseExpiresAt).toBe(claimedAt + 60_000);
+    await h.advance(59_999);
+    expect(h.state()).toBe('awaiting');
+    await h.advance(1);
+    expect(h.state()).toBe('idle');
+    expect(h.inbox()).toEqual([event(1, 1), event(2, 1)]);
+    expect(h.persisted.at(-1)!.settlement).toMatchObject({ at: claimedAt + 60_000, consumed: [] });
+  });
+
+  it('gives the delivery out to its holder only: another agent gets nothing, the holder gets it again', async () => {
+    const h = await start({ leaseMs: 60_000 }, [event(1)]);
+    expect(h.claim(), 'nothing is set aside yet').toEqual({
+      requestId: expect.any(Number),
+      delivery: null,
+      heldByOther: false,
+    });
+    await h.reflect();
+    h.clock.set(1_000);
+    const mine = h.claim('agent-a');
+    expect(mine.delivery).not.toBeNull();
+    h.clock.set(30_000);
+    expect(h.claim('agent-b')).toMatchObject({ delivery: null, heldByOther: true });
+    const again = h.claim('agent-a');
+    expect(again, 'the holder gets the same delivery again').toMatchObject({
+      delivery: mine.delivery,
+      heldByOther: false,
+    });
+    expect(again.delivery!.leaseExpiresAt, 'a repeated claim does not extend the lease').toBe(61_000);
+    expect(h.state()).toBe('awaiting');
+    expect(h.announced, 'announced once, at the first claim').toHaveLength(1);
+    expect(h.gate.getSnapshot().context.delivered).toBe(1);
+
+    await h.advance(31_000);
+    expect(h.state(), 'the lease ran from the first claim').toBe('idle');
+    expect(h.claim('agent-b')).toMatchObject({ delivery: null, heldByOther: false });
+  });
+
+  it.each([
+    ['the user goes into focus', (h: Harness) => h.gate.send({ type: 'gate.focus', until: 60_000, now: 0 })],
+    ['a replan becomes pending', (h: Harness) => h.gate.send({ type: 'replan.status', pending: true })],
+  ])(
+    'puts an offered delivery back untried when %s, and judges it again once the gate opens',
+    async (_, gateOn) => {
+      const h = await start({}, [event(1), event(2)]);
+      await h.reflect();
+      expect(h.state()).toBe('offered');
+      const withdrawn = delivery(h).deliveryId;
+      gateOn(h);
+      await h.settle();
+      expect(h.state()).toBe('idle');
+      expect(h.gate.getSnapshot().context.delivery).toBeNull();
+      expect(h.claim(), 'nothing to claim while the gate is closed').toMatchObject({ delivery: null });
+      expect(h.persisted.at(-1)!.settlement, 'back at the front, no attempt counted').toMatchObject({
+        consumed: [],
+        putBack: [
+          { id: 'ext_1', attempts: 0 },
+          { id: 'ext_2', attempts: 0 },
+        ],
+        deadLettered: [],
+      });
+      expect(h.inbox().map((e) => [e.id, e.attempts])).toEqual([
+        ['ext_1', 0],
+        ['ext_2', 0],
+      ]);
+      expect(h.announced).toEqual([]);
+
+      h.gate.send({ type: 'gate.focus', until: null, now: 0 });
+      h.gate.send({ type: 'replan.status', pending: false });
+      await h.settle();
+      expect(h.state(), 'judged again as soon as the gate opens').toBe('offered');
+      expect(delivery(h).deliveryId).not.toBe(withdrawn);
+      expect(h.claim().delivery).toMatchObject({
+        holder: 'agent-a',
+        events: [{ id: 'ext_1' }, { id: 'ext_2' }],
+      });
+    },
+  );
+
+  it('answers an ack of a delivery no agent has claimed as unknown, and keeps it offered', async () => {
+    const h = await start({}, [event(1)]);
+    await h.reflect();
+    const { deliveryId } = delivery(h);
+    const settled = h.persisted.length;
+    const reply = h.ack(deliveryId);
+    expect(reply).toMatchObject({ accepted: false, code: 'unknown_delivery', consumed: [], settleSeq: null });
+    expect(reply.reason).toContain('No delivery is out now');
+    expect(h.state()).toBe('offered');
+    expect(h.persisted.length, 'nothing settled').toBe(settled);
+    expect(h.consumed()).toEqual([]);
+    h.claim();
+    expect(h.ack(deliveryId)).toMatchObject({ accepted: true, consumed: ['ext_1'] });
   });
 
   it('consumes events below the threshold silently and puts back the ones the thinker left out', async () => {
-    const h = start({}, [event(1), event(2), event(3)]);
+    const h = await start({}, [event(1), event(2), event(3)]);
     h.think = async () => [
       { id: 'ext_1', urgency: 0.2 },
       { id: 'ext_2', urgency: 0.5 },
       { id: 'nope', urgency: 1 },
     ];
     await h.reflect();
-    expect(h.consumed).toEqual(['ext_1']);
+    expect(h.consumed()).toEqual(['ext_1']);
     expect(delivery(h).events.map((e) => e.id)).toEqual(['ext_2']);
-    expect(h.inbox).toEqual([event(3, 1)]);
-    expect(h.gate.getSnapshot().context).toMatchObject({ consumedSilently: 1, putBack: 1 });
+    expect(h.inbox()).toEqual([event(3, 1)]);
+    expect(h.persisted.map((p) => p.settlement)).toEqual([
+      { seq: 1, at: 0, consumed: ['ext_1'], putBack: [event(3, 1)], deadLettered: [] },
+    ]);
+    expect(h.gate.getSnapshot().context).toMatchObject({ consumedSilently: 1, putBack: 1, settles: 1 });
   });
 
   it('goes back to idle without a delivery when nothing is urgent', async () => {
-    const h = start({}, [event(1)]);
+    const h = await start({}, [event(1)]);
     h.think = speakAll(0.1);
     await h.reflect();
-    expect(h.gate.getSnapshot().value).toBe('idle');
-    expect(h.consumed).toEqual(['ext_1']);
+    expect(h.state()).toBe('idle');
+    expect(h.consumed()).toEqual(['ext_1']);
     expect(h.announced).toEqual([]);
   });
 
   it('does not think about an empty inbox', async () => {
-    const h = start();
+    const h = await start();
     await h.reflect();
     expect(h.drains).toBe(1);
     expect(h.thinkCalls).toEqual([]);
-    expect(h.gate.getSnapshot().value).toBe('idle');
+    expect(h.persisted).toEqual([]);
+    expect(h.state()).toBe('idle');
+  });
+
+  it('drains nothing while the inbox is still loading, and says so', async () => {
+    let restore: (loaded: LoadedInbox) => void = () => {};
+    const h = await start({}, () => new Promise((resolve) => (restore = resolve)));
+    h.gate.send({ type: 'gate.reflect', reason: 'checkin' });
+    await waitFor(h.gate, (s) => s.matches('idle'), { timeout: 1000 });
+    expect(h.drains).toBe(1);
+    expect(h.thinkCalls).toEqual([]);
+    expect(h.gate.getSnapshot().context.lastError).toMatch(/Could not drain the inbox: .*still loading/);
+    restore({ events: [event(1)], deadLetters: [] });
+    await waitFor(h.inboxActor, (s) => s.matches('ready'), { timeout: 1000 });
+    expect(h.ids(), 'nothing was taken').toEqual(['ext_1']);
   });
 
   it.each([
@@ -217,12 +445,19 @@ describe('gateMachine', () => {
   ])(
     'puts every event back at the front, in order, with one more attempt, when the thinker %s',
     async (_, think, error) => {
-      const h = start({}, [event(1), event(2)]);
-      h.think = think;
+      const h = await start({}, [event(1), event(2)]);
+      // An event that arrives during the thought stays behind the ones put back.
+      h.think = async (events, now) => {
+        await h.add(event(3));
+        return think(events, now);
+      };
       await h.reflect();
-      expect(h.ids()).toEqual(['ext_1', 'ext_2']);
-      expect(h.inbox.map((e) => e.attempts)).toEqual([1, 1]);
-      expect(h.consumed).toEqual([]);
+      expect(h.ids()).toEqual(['ext_1', 'ext_2', 'ext_3']);
+      expect(h.inbox().map((e) => e.attempts)).toEqual([1, 1, 0]);
+      expect(h.consumed()).toEqual([]);
+      expect(h.persisted.map((p) => p.settlement)).toEqual([
+        { seq: 1, at: 0, consumed: [], putBack: [event(1, 1), event(2, 1)], deadLettered: [] },
+      ]);
       const { context, value } = h.gate.getSnapshot();
       expect(value).toBe('idle');
       expect(context.thinkFailures).toBe(1);
@@ -231,51 +466,69 @@ describe('gateMachine', () => {
   );
 
   it('treats a thinker that does not answer in time as a failed thought and ignores its late answer', async () => {
-    const h = start({ thinkTimeoutMs: 10_000 }, [event(1)]);
+    const h = await start({ thinkTimeoutMs: 10_000 }, [event(1)]);
     let answer: (j: Judgement[]) => void = () => {};
     h.think = () => new Promise((resolve) => (answer = resolve));
     h.gate.send({ type: 'gate.reflect', reason: 'inserted' });
     await waitFor(h.gate, (s) => s.matches('thinking'));
-    await h.advance(10_000);
-    expect(h.inbox).toEqual([event(1, 1)]);
+    h.clock.increment(9_999);
+    expect(h.state()).toBe('thinking');
+    await h.advance(1);
+    expect(h.inbox()).toEqual([event(1, 1)]);
     answer([{ id: 'ext_1', urgency: 1 }]);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(h.gate.getSnapshot().value).toBe('idle');
-    expect(h.announced).toEqual([]);
+    await nextTick();
+    expect(h.state()).toBe('idle');
+    expect(h.gate.getSnapshot().context.delivery).toBeNull();
+    expect(h.inbox()).toEqual([event(1, 1)]);
+    expect(h.persisted).toHaveLength(1);
   });
 
   it('moves an event to the dead letters when it reaches maxAttempts, never back to the inbox', async () => {
-    const h = start({ maxAttempts: 3 }, [event(1, 1), event(2, 2)]);
+    const h = await start({ maxAttempts: 3 }, [event(1, 1), event(2, 2)]);
     h.think = async () => {
       throw new Error('down');
     };
+    h.clock.set(7_000);
     await h.reflect();
-    expect(h.inbox).toEqual([event(1, 2)]);
-    expect(h.deadLetters).toEqual([event(2, 3)]);
-    expect(h.gate.getSnapshot().context).toMatchObject({ deadLettered: 1, deadLetters: [event(2, 3)] });
+    expect(h.inbox()).toEqual([event(1, 2)]);
+    const dead = { at: new Date(7_000).toISOString(), reason: 'max_attempts', event: event(2, 3) };
+    expect(h.persisted.map((p) => p.settlement)).toEqual([
+      { seq: 1, at: 7_000, consumed: [], putBack: [event(1, 2)], deadLettered: [event(2, 3)] },
+    ]);
+    expect(h.deadLetters()).toEqual([dead]);
+    expect(h.inboxActor.getSnapshot().context).toMatchObject({ deadLettered: 1, deadLetters: [dead] });
+    expect(h.gate.getSnapshot().context).toMatchObject({ deadLettered: 1, putBack: 1 });
   });
 
   it('puts a delivery back when its lease expires, and answers a late ack as expired', async () => {
-    const h = start({ leaseMs: 60_000 }, [event(1), event(2)]);
+    const h = await start({ leaseMs: 60_000 }, [event(1), event(2)]);
     await h.reflect();
+    h.claim();
     const { deliveryId } = delivery(h);
     await h.advance(59_999);
-    expect(h.gate.getSnapshot().value).toBe('awaiting');
+    expect(h.state()).toBe('awaiting');
     await h.advance(1);
-    expect(h.gate.getSnapshot().value).toBe('idle');
-    expect(h.inbox).toEqual([event(1, 1), event(2, 1)]);
-    h.ack(deliveryId);
-    expect(h.gate.getSnapshot().context.lastReply).toMatchObject({ accepted: false, code: 'lease_expired' });
-    expect(h.consumed).toEqual([]);
+    expect(h.state()).toBe('idle');
+    expect(h.inbox()).toEqual([event(1, 1), event(2, 1)]);
+    expect(h.gate.getSnapshot().context.lastError).toMatch(/lease of delivery .* expired/);
+    const reply = h.ack(deliveryId);
+    expect(reply).toMatchObject({ accepted: false, code: 'lease_expired' });
+    expect(reply.reason).toContain('No delivery is out now');
+    expect(h.consumed()).toEqual([]);
   });
 
   it('puts back the events the agent could not deal with now, and consumes the others', async () => {
-    const h = start({}, [event(1), event(2), event(3)]);
+    const h = await start({}, [event(1), event(2), event(3)]);
     await h.reflect();
-    h.ack(delivery(h).deliveryId, { ext_1: 'told', ext_2: 'later', ext_3: 'not_worth_saying' });
-    expect(h.consumed).toEqual(['ext_1', 'ext_3']);
-    expect(h.inbox).toEqual([event(2, 1)]);
-    expect(h.gate.getSnapshot().context.lastReply).toMatchObject({
+    h.claim();
+    const reply = h.ack(delivery(h).deliveryId, {
+      ext_1: 'told',
+      ext_2: 'later',
+      ext_3: 'not_worth_saying',
+    });
+    expect(h.consumed()).toEqual(['ext_1', 'ext_3']);
+    expect(h.inbox()).toEqual([event(2, 1)]);
+    expect(reply).toMatchObject({
       accepted: true,
       consumed: ['ext_1', 'ext_3'],
       putBack: ['ext_2'],
@@ -283,49 +536,165 @@ describe('gateMachine', () => {
     });
   });
 
-  it('answers unknown, duplicate and wrong-event acks with a code and leaves the delivery alone', async () => {
-    const h = start({}, [event(1)]);
+  it('dead-letters an event the agent puts off once too often', async () => {
+    const h = await start({ maxAttempts: 2 }, [event(1, 1), event(2)]);
     await h.reflect();
-    const { deliveryId } = delivery(h);
-    h.ack('dlv_nope');
-    expect(h.gate.getSnapshot().context.lastReply).toMatchObject({
-      accepted: false,
-      code: 'unknown_delivery',
+    h.claim();
+    const reply = h.ack(delivery(h).deliveryId, { ext_1: 'later', ext_2: 'later' });
+    expect(reply).toMatchObject({
+      accepted: true,
+      consumed: [],
+      putBack: ['ext_2'],
+      deadLettered: ['ext_1'],
     });
-    expect(h.gate.getSnapshot().context.lastReply!.reason).toContain(`The delivery out now is ${deliveryId}`);
-    h.ack(deliveryId, { ext_9: 'told' });
-    expect(h.gate.getSnapshot().context.lastReply).toMatchObject({ accepted: false, code: 'unknown_event' });
-    expect(h.gate.getSnapshot().value).toBe('awaiting');
-    h.ack(deliveryId);
-    expect(h.gate.getSnapshot().context.lastReply).toMatchObject({ accepted: true });
-    h.ack(deliveryId);
-    expect(h.gate.getSnapshot().context.lastReply).toMatchObject({
-      accepted: false,
-      code: 'already_acknowledged',
-    });
-    expect(h.consumed).toEqual(['ext_1']);
+    expect(h.inbox()).toEqual([event(2, 1)]);
+    expect(h.deadLetters().map((d) => [d.reason, d.event])).toEqual([['max_attempts', event(1, 2)]]);
   });
 
-  it('leaves the inbox untouched while a delivery is out, and reflects once it is acknowledged', async () => {
-    const h = start({}, [event(1)]);
+  it('answers unknown, duplicate and wrong-event acks with a code and leaves the delivery alone', async () => {
+    const h = await start({}, [event(1)]);
     await h.reflect();
-    h.inbox.push(event(2));
+    h.claim();
+    const { deliveryId } = delivery(h);
+    const unknown = h.ack('dlv_nope');
+    expect(unknown).toMatchObject({ accepted: false, code: 'unknown_delivery', settleSeq: null });
+    expect(unknown.reason).toContain(`The delivery out now is ${deliveryId}`);
+    expect(h.ack(deliveryId, { ext_9: 'told' })).toMatchObject({ accepted: false, code: 'unknown_event' });
+    expect(h.state()).toBe('awaiting');
+    expect(h.ack(deliveryId)).toMatchObject({ accepted: true });
+    expect(h.ack(deliveryId)).toMatchObject({ accepted: false, code: 'already_acknowledged' });
+    expect(h.consumed()).toEqual(['ext_1']);
+  });
+
+  it('answers an ack with the seq of the settlement the inbox receives for it', async () => {
+    const h = await start({}, [event(1), event(2), event(3)]);
+    h.think = async () => [
+      { id: 'ext_1', urgency: 0.9 },
+      { id: 'ext_2', urgency: 0.1 },
+    ];
+    await h.reflect();
+    // The reflection settled once: ext_2 consumed quietly, ext_3 put back.
+    expect(h.persisted.map((p) => p.settlement.seq)).toEqual([1]);
+    h.claim();
+    const reply = h.ack(delivery(h).deliveryId);
+    expect(reply).toMatchObject({ accepted: true, settleSeq: 2 });
+    // The inbox has it as soon as the gate answers, so a request can wait for its own write.
+    expect(h.persisted.at(-1)!.settlement).toEqual({
+      seq: reply.settleSeq,
+      at: 0,
+      consumed: ['ext_1'],
+      putBack: [],
+      deadLettered: [],
+    });
+    expect(h.gate.getSnapshot().context.settles).toBe(reply.settleSeq);
+    await waitFor(h.inboxActor, (s) => s.context.settleSaved === reply.settleSeq, { timeout: 1000 });
+    expect(h.inboxActor.getSnapshot().context.settleError).toBeNull();
+    expect(
+      h.persisted.map((p) => p.settlement.seq),
+      'one settlement per decision, numbered in order',
+    ).toEqual([1, 2]);
+  });
+
+  it('records the fate of recent events: below threshold, delivered, told, not worth saying', async () => {
+    const h = await start({}, [event(1), event(2), event(3), event(4)]);
+    h.think = async () => [
+      { id: 'ext_1', urgency: 0.1 },
+      { id: 'ext_2', urgency: 0.9 },
+      { id: 'ext_3', urgency: 0.9 },
+      { id: 'ext_4', urgency: 0.9 },
+    ];
+    h.clock.set(1_000);
+    await h.reflect();
+    h.clock.set(2_000);
+    h.claim();
+    h.clock.set(3_000);
+    h.ack(delivery(h).deliveryId, { ext_3: 'not_worth_saying', ext_4: 'later' });
+    const recent = h.gate.getSnapshot().context.recent.map((r) => [r.event.id, r.fate, r.at]);
+    expect(recent).toEqual([
+      ['ext_1', 'below_threshold', 1_000],
+      ['ext_2', 'delivered', 2_000],
+      ['ext_3', 'delivered', 2_000],
+      ['ext_4', 'delivered', 2_000],
+      ['ext_2', 'told', 3_000],
+      ['ext_3', 'not_worth_saying', 3_000],
+    ]);
+    expect(
+      h.gate.getSnapshot().context.recent.every((r) => !('urgency' in r.event)),
+      'recorded as inbox events',
+    ).toBe(true);
+  });
+
+  it(`keeps only the last ${RECENT_KEPT} fates`, async () => {
+    const many = Array.from({ length: RECENT_KEPT + 5 }, (_, i) => event(i + 1));
+    const h = await start({}, many);
+    h.think = speakAll(0.1);
+    await h.reflect();
+    const recent = h.gate.getSnapshot().context.recent;
+    expect(recent.map((r) => r.event.id)).toEqual(many.slice(5).map((e) => e.id));
+  });
+
+  it('takes new settings with gate.configure: the lease and threshold of the next delivery', async () => {
+    const h = await start({ leaseMs: 120_000 }, [event(1)]);
+    await h.reflect();
+    h.claim();
+    expect(delivery(h).leaseExpiresAt).toBe(120_000);
+    h.gate.send({ type: 'gate.configure', settings: { leaseMs: 30_000, threshold: 0.8 } });
+    expect(h.gate.getSnapshot().context).toMatchObject({ leaseMs: 30_000, threshold: 0.8, maxAttempts: 5 });
+    await h.advance(30_000);
+    expect(h.state(), 'the delivery out keeps the lease it was given').toBe('awaiting');
+    h.ack(delivery(h).deliveryId);
+    await h.advance(0);
+
+    await h.add(event(2), event(3));
+    h.think = async () => [
+      { id: 'ext_2', urgency: 0.7 },
+      { id: 'ext_3', urgency: 0.85 },
+    ];
+    await h.reflect();
+    expect(
+      delivery(h).events.map((e) => e.id),
+      'the new threshold',
+    ).toEqual(['ext_3']);
+    expect(h.consumed()).toContain('ext_2');
+    const claimedAt = h.clock.now();
+    h.claim();
+    expect(delivery(h).leaseExpiresAt, 'the new lease').toBe(claimedAt + 30_000);
+    await h.advance(30_000);
+    expect(h.state()).toBe('idle');
+    expect(h.ids()).toEqual(['ext_3']);
+
+    // Unknown keys and non-numbers are ignored; what is not given keeps its value.
+    h.gate.send({ type: 'gate.configure', settings: { leaseMs: 'soon', bogus: 1 } as unknown as GateInput });
+    expect(h.gate.getSnapshot().context).toMatchObject({ leaseMs: 30_000, threshold: 0.8 });
+    expect(h.gate.getSnapshot().context).not.toHaveProperty('bogus');
+  });
+
+  it('leaves the inbox untouched while a delivery is offered or out, and reflects once it is acknowledged', async () => {
+    const h = await start({}, [event(1)]);
+    await h.reflect();
+    await h.add(event(2));
+    await h.reflect('checkin');
+    expect(h.state()).toBe('offered');
+    h.claim();
     await h.reflect('checkin');
     expect(h.drains).toBe(1);
     expect(h.ids()).toEqual(['ext_2']);
     expect(h.gate.getSnapshot().context).toMatchObject({ lastGate: 'awaiting', deferred: true });
+    expect(h.gate.getSnapshot().context.gated.awaiting).toBe(2);
     h.ack(delivery(h).deliveryId);
     await h.advance(0);
     expect(h.drains).toBe(2);
+    expect(h.state()).toBe('offered');
     expect(delivery(h).events.map((e) => e.id)).toEqual(['ext_2']);
   });
 
   it('holds reflections during the cooldown and runs the held one when it ends', async () => {
-    const h = start({ cooldownMs: 30_000 }, [event(1)]);
+    const h = await start({ cooldownMs: 30_000 }, [event(1)]);
     await h.reflect();
+    h.claim();
     h.ack(delivery(h).deliveryId);
-    expect(h.gate.getSnapshot().value).toBe('cooldown');
-    h.inbox.push(event(2));
+    expect(h.state()).toBe('cooldown');
+    await h.add(event(2));
     await h.reflect();
     expect(h.drains).toBe(1);
     expect(h.gate.getSnapshot().context.gated.cooldown).toBe(1);
@@ -333,11 +702,11 @@ describe('gateMachine', () => {
     expect(h.drains).toBe(1);
     await h.advance(1);
     expect(h.drains).toBe(2);
-    expect(h.gate.getSnapshot().value).toBe('awaiting');
+    expect(h.state()).toBe('offered');
   });
 
   it('holds reflections while the user is in focus, until the focus time passes', async () => {
-    const h = start({}, [event(1)]);
+    const h = await start({}, [event(1)]);
     h.gate.send({ type: 'gate.focus', until: 45 * 60_000, now: 0 });
     await h.reflect();
     expect(h.drains).toBe(0);
@@ -351,7 +720,7 @@ describe('gateMachine', () => {
   });
 
   it('ends focus at once on `focus off`, and ignores a focus time already past', async () => {
-    const h = start({}, [event(1)]);
+    const h = await start({}, [event(1)]);
     h.gate.send({ type: 'gate.focus', until: 60_000, now: 0 });
     await h.reflect();
     h.gate.send({ type: 'gate.focus', until: null, now: 1_000 });
@@ -362,7 +731,7 @@ describe('gateMachine', () => {
   });
 
   it('waits out a focus longer than a timer can hold', async () => {
-    const h = start({}, [event(1)]);
+    const h = await start({}, [event(1)]);
     const days = 40 * 24 * 3_600_000;
     h.gate.send({ type: 'gate.focus', until: days, now: 0 });
     await h.reflect();
@@ -374,7 +743,7 @@ describe('gateMachine', () => {
   });
 
   it('holds reflections while a replan is pending, and reflects when it is answered', async () => {
-    const h = start({}, [event(1)]);
+    const h = await start({}, [event(1)]);
     h.gate.send({ type: 'replan.status', pending: true });
     await h.reflect();
     expect(h.drains).toBe(0);
@@ -385,8 +754,9 @@ describe('gateMachine', () => {
   });
 
   it('checks the gates in order: awaiting, focus, answering, cooldown', async () => {
-    const h = start({ cooldownMs: 10_000 }, [event(1)]);
+    const h = await start({ cooldownMs: 10_000 }, [event(1)]);
     await h.reflect();
+    h.claim();
     h.gate.send({ type: 'gate.focus', until: 1_000_000, now: 0 });
     h.gate.send({ type: 'replan.status', pending: true });
     await h.reflect();
@@ -403,16 +773,16 @@ describe('gateMachine', () => {
   });
 
   it('reflects on its timer', async () => {
-    const h = start({ reflectEveryMs: 120_000 }, [event(1)]);
+    const h = await start({ reflectEveryMs: 120_000 }, [event(1)]);
     await h.advance(119_999);
     expect(h.drains).toBe(0);
     await h.advance(1);
     expect(h.drains).toBe(1);
-    expect(h.gate.getSnapshot().value).toBe('awaiting');
+    expect(h.state()).toBe('offered');
   });
 
   it('runs a reflection asked for during another one right after it', async () => {
-    const h = start({}, [event(1)]);
+    const h = await start({}, [event(1)]);
     h.think = speakAll(0.1);
     h.gate.send({ type: 'gate.reflect', reason: 'inserted' });
     h.gate.send({ type: 'gate.reflect', reason: 'checkin' });
@@ -421,7 +791,7 @@ describe('gateMachine', () => {
   });
 });
 
-describe('judge and retryOrDeadLetter', () => {
+describe('delivery rules', () => {
   it('splits at the threshold inclusively and keeps the drained order', () => {
     const { speak, quiet, retry } = judge(
       [event(1), event(2), event(3)],
@@ -440,6 +810,37 @@ describe('judge and retryOrDeadLetter', () => {
     expect(retryOrDeadLetter([event(1, 3), event(2, 4)], 5)).toEqual({
       back: [event(1, 4)],
       dead: [event(2, 5)],
+    });
+  });
+
+  it('refuses an ack of a delivery no agent holds, and tells closed deliveries apart', () => {
+    const speak = [{ ...event(1), urgency: 0.9 }];
+    const offered: Delivery = { deliveryId: 'dlv_1', events: speak, holder: null, leaseExpiresAt: null };
+    const held: Delivery = { ...offered, holder: 'a', leaseExpiresAt: 10 };
+    expect(ackRejection(offered, [], 'dlv_1', undefined)).toBe('unknown_delivery');
+    expect(ackRejection(held, [], 'dlv_1', undefined)).toBeNull();
+    expect(ackRejection(held, [], 'dlv_1', { ext_2: 'told' })).toBe('unknown_event');
+    expect(ackRejection(null, [{ deliveryId: 'dlv_0', how: 'expired' }], 'dlv_0', undefined)).toBe(
+      'lease_expired',
+    );
+    expect(ackRejection(held, [{ deliveryId: 'dlv_0', how: 'acknowledged' }], 'dlv_0', undefined)).toBe(
+      'already_acknowledged',
+    );
+  });
+
+  it('counts an event left out of the outcomes as told', () => {
+    const held: Delivery = {
+      deliveryId: 'dlv_1',
+      events: [
+        { ...event(1), urgency: 0.9 },
+        { ...event(2), urgency: 0.9 },
+      ],
+      holder: 'a',
+      leaseExpiresAt: 10,
+    };
+    expect(splitOutcomes(held, { ext_2: 'later' })).toEqual({
+      done: [{ event: event(1), fate: 'told' }],
+      later: [event(2)],
     });
   });
 });

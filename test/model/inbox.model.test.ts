@@ -16,22 +16,30 @@ import type { ExternalItem, InboxEvent } from '../../machines/external.js';
 import {
   type AcceptInput,
   type AcceptOutput,
-  type Drop,
+  type DeadLetter,
   inboxMachine,
+  type LoadedInbox,
   type OfferReply,
+  type Settlement,
 } from '../../machines/inbox.js';
 import { MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*
- * Model-based test of the inbox's put-back rules. A small test-only statechart says what the
- * inbox must hold after each step (written here, not borrowed from machines/inbox.ts); paths
- * generated from it with xstate/graph run against the real `inboxMachine` actor, with
- * in-memory fakes for its effects. A small capacity makes put-backs overflow.
+ * Model-based test of the inbox's put-back and settlement rules. A small test-only statechart
+ * says what the inbox must hold after each step (written here, not borrowed from
+ * machines/inbox.ts); paths generated from it with xstate/graph run against the real
+ * `inboxMachine` actor, with in-memory fakes for its effects. The gate's decisions reach it as
+ * `inbox.settle` (consumed, put back with one more attempt, out of attempts); a small capacity
+ * makes put-backs overflow.
  */
 
 const CAPACITY = 4;
 const PER_TICK_CAP = 2;
 const RESTORED = 2;
+/** When the settlement numbered `seq` was decided. */
+const settledAt = (seq: number) => Date.UTC(2026, 0, 1) + seq * 1_000;
+
+type Kind = 'putBack' | 'consume' | 'deadLetter' | 'settleMixed' | 'consumeUnsaved';
 
 type ModelEvent =
   | { type: 'start'; restored: number }
@@ -39,31 +47,84 @@ type ModelEvent =
   | { type: 'offer'; count: number }
   | { type: 'offerFailing' }
   | { type: 'drain' }
+  /** The batch out comes back, one more attempt each. */
   | { type: 'putBack' }
-  | { type: 'consume' };
+  /** The batch out is dealt with. */
+  | { type: 'consume' }
+  /** The batch out is out of attempts. */
+  | { type: 'deadLetter' }
+  /** The batch out, in turn: put back, out of attempts, consumed, put back... */
+  | { type: 'settleMixed' }
+  /** The batch out is dealt with, but the settlement cannot be written. */
+  | { type: 'consumeUnsaved' };
+
+interface DeadEntry {
+  id: string;
+  reason: DeadLetter['reason'];
+}
 
 interface ModelContext {
   /** Items listed so far, so every offer lists fresh ones. */
   listed: number;
   /** Item ids in the inbox, front first. */
   queue: string[];
-  /** Item ids of the last drain, not yet put back or consumed. */
+  /** Item ids of the last drain, not yet settled. */
   out: string[];
-  dropped: string[];
   consumed: string[];
+  /** The dead letters of this run, in the order recorded. */
+  dead: DeadEntry[];
+  /** Settlements sent, the highest one written, and the last one that could not be. */
+  seq: number;
+  saved: number;
+  failed: number | null;
 }
 
 const restoredIds = (n: number) => Array.from({ length: n }, (_, i) => `restored-${i + 1}`);
 
-/** The rules, as the seed states them: drain-all; put back at the front in the order taken; overflow drops the put-back events first. */
+/** Where the event at `index` of the batch out goes in a settlement of this kind. */
+const fateOf = (kind: Kind, index: number): 'consume' | 'putBack' | 'deadLetter' => {
+  if (kind === 'settleMixed') return (['putBack', 'deadLetter', 'consume'] as const)[index % 3]!;
+  return kind === 'consumeUnsaved' ? 'consume' : kind;
+};
+
+/**
+ * A settlement, as the seed states the rules: put-back events go to the front in the order
+ * taken, and when that overflows the capacity the put-back (oldest) ones are dropped first,
+ * recorded after the ones out of attempts.
+ */
+const settle = (context: ModelContext, kind: Kind): Partial<ModelContext> => {
+  const fate = (_id: string, index: number) => fateOf(kind, index);
+  const back = context.out.filter((id, i) => fate(id, i) === 'putBack');
+  const overflow = Math.max(0, back.length + context.queue.length - CAPACITY);
+  const seq = context.seq + 1;
+  return {
+    queue: [...back.slice(overflow), ...context.queue],
+    out: [],
+    consumed: [...context.consumed, ...context.out.filter((id, i) => fate(id, i) === 'consume')],
+    dead: [
+      ...context.dead,
+      ...context.out
+        .filter((id, i) => fate(id, i) === 'deadLetter')
+        .map((id) => ({ id, reason: 'max_attempts' as const })),
+      ...back.slice(0, overflow).map((id) => ({ id, reason: 'overflow' as const })),
+    ],
+    seq,
+    saved: kind === 'consumeUnsaved' ? context.saved : seq,
+    failed: kind === 'consumeUnsaved' ? seq : context.failed,
+  };
+};
+
 const model = setup({
   types: { context: {} as ModelContext, events: {} as ModelEvent },
   guards: {
     hasOut: ({ context }) => context.out.length > 0,
   },
+  actions: {
+    settle: assign(({ context, event }) => settle(context, event.type as Kind)),
+  },
 }).createMachine({
   id: 'inboxModel',
-  context: { listed: 0, queue: [], out: [], dropped: [], consumed: [] },
+  context: { listed: 0, queue: [], out: [], consumed: [], dead: [], seq: 0, saved: 0, failed: null },
   initial: 'stopped',
   states: {
     stopped: {
@@ -94,21 +155,11 @@ const model = setup({
           guard: ({ context }) => context.out.length === 0,
           actions: assign(({ context }) => ({ queue: [], out: context.queue })),
         },
-        putBack: {
-          guard: 'hasOut',
-          actions: assign(({ context }) => {
-            const overflow = Math.max(0, context.out.length + context.queue.length - CAPACITY);
-            return {
-              queue: [...context.out.slice(overflow), ...context.queue],
-              dropped: [...context.dropped, ...context.out.slice(0, overflow)],
-              out: [],
-            };
-          }),
-        },
-        consume: {
-          guard: 'hasOut',
-          actions: assign(({ context }) => ({ consumed: [...context.consumed, ...context.out], out: [] })),
-        },
+        putBack: { guard: 'hasOut', actions: 'settle' },
+        consume: { guard: 'hasOut', actions: 'settle' },
+        deadLetter: { guard: 'hasOut', actions: 'settle' },
+        settleMixed: { guard: 'hasOut', actions: 'settle' },
+        consumeUnsaved: { guard: 'hasOut', actions: 'settle' },
       },
     },
   },
@@ -116,7 +167,8 @@ const model = setup({
 
 type ModelSnapshot = SnapshotFrom<typeof model>;
 
-const EVENTS: ModelEvent[] = [
+/** The steps of the seed's put-back rules: every simple path over them is run. */
+const PUT_BACK_EVENTS: ModelEvent[] = [
   { type: 'start', restored: 0 },
   { type: 'start', restored: RESTORED },
   { type: 'startBroken' },
@@ -127,28 +179,31 @@ const EVENTS: ModelEvent[] = [
   { type: 'putBack' },
   { type: 'consume' },
 ];
+/** And the other settlements: taken at every fill level, not along every simple path. */
+const EVENTS: ModelEvent[] = [
+  ...PUT_BACK_EVENTS,
+  { type: 'deadLetter' },
+  { type: 'settleMixed' },
+  { type: 'consumeUnsaved' },
+];
 
-const testModel = createTestModel(model, {
-  events: EVENTS,
-  // A guarded-out event changes nothing: a step that the model refuses is not a step.
-  filterEvents: (snapshot, event) => snapshot.can(event),
-});
+const filterEvents = (snapshot: ModelSnapshot, event: ModelEvent) => snapshot.can(event);
 type Path = TestPath<ModelSnapshot, ModelEvent>;
 
-/** One vertex per fill level of the inbox and of the batch out, and the event that led there: every overflow case is a vertex. */
+/** One vertex per fill level of the inbox and of the batch out, the kinds of dead letters so far, and the event that led there: every overflow case is a vertex. */
 const byFill = (s: ModelSnapshot, event?: ModelEvent) =>
   JSON.stringify([
     s.value,
     s.context.queue.length,
     s.context.out.length,
-    s.context.dropped.length > 0,
+    [...new Set(s.context.dead.map((d) => d.reason))].sort(),
     event?.type,
   ]);
 /** Coarser, so that simple paths stay few: how full the inbox is, and whether a batch is out. */
 const byPhase = (s: ModelSnapshot) => {
-  const { queue, out, dropped } = s.context;
+  const { queue, out, dead } = s.context;
   const fill = queue.length === 0 ? 'empty' : queue.length === CAPACITY ? 'full' : 'some';
-  return JSON.stringify([s.value, fill, out.length > 0, dropped.length > 0]);
+  return JSON.stringify([s.value, fill, out.length > 0, dead.length > 0]);
 };
 
 const stepsOf = (path: Path) => path.steps.filter((step) => step.event.type !== ('xstate.init' as string));
@@ -164,8 +219,10 @@ const describeEvent = (event: ModelEvent): string => {
 };
 
 const paths: Path[] = [
-  ...testModel.getShortestPaths({ serializeState: byFill }),
-  ...testModel.getSimplePaths({ serializeState: byPhase }),
+  ...createTestModel(model, { events: EVENTS, filterEvents }).getShortestPaths({ serializeState: byFill }),
+  ...createTestModel(model, { events: PUT_BACK_EVENTS, filterEvents }).getSimplePaths({
+    serializeState: byPhase,
+  }),
 ];
 
 /** The model replayed along a path's events: a vertex's stored state may come from another path. */
@@ -206,18 +263,28 @@ const toItem = (itemId: string): ExternalItem => ({
   detail: '',
 });
 const idsOf = (events: readonly InboxEvent[]) => events.map((e) => e.item_id);
+/** A dead letter restored with the inbox: written before this run, kept in view. */
+const RESTORED_DEAD: DeadLetter = {
+  at: '2025-12-31T00:00:00.000Z',
+  reason: 'max_attempts',
+  event: { ...toEvent('restored-dead'), attempts: 5 },
+};
+const WRITE_ERROR = 'EROFS: read-only file system';
 
 class InboxRun {
-  readonly recordedDrops: Drop[] = [];
+  /** What the inbox handed to `persistSettlement`, in order. */
+  readonly persisted: Array<{ settlement: Settlement; deadLetters: DeadLetter[] }> = [];
+  restoredDead: DeadLetter[] = [];
   readonly replies: OfferReply[] = [];
   /** Every event that ever entered the inbox, restored ones included. */
   readonly inserted = new Map<string, InboxEvent>();
   readonly seen = new Set<string>();
   out: InboxEvent[] = [];
-  readonly consumed: InboxEvent[] = [];
   listed = 0;
   failAccept = false;
+  failWrite = false;
   requests = 0;
+  seq = 0;
   readonly problems: string[] = [];
   actor: ReturnType<InboxRun['create']> | undefined;
   readonly replyTo = createActor(
@@ -226,10 +293,10 @@ class InboxRun {
     }),
   ).start();
 
-  create(restored: InboxEvent[] | Error) {
+  create(restored: LoadedInbox | Error) {
     const machine = inboxMachine.provide({
       actors: {
-        loadInbox: fromPromise(async () => {
+        loadInbox: fromPromise<LoadedInbox>(async () => {
           if (restored instanceof Error) throw restored;
           return restored;
         }),
@@ -245,8 +312,18 @@ class InboxRun {
         }),
       },
       actions: {
-        recordDrops: (_, { drops }) => {
-          this.recordedDrops.push(...drops);
+        // Written, or not, a tick later, as a file write would be.
+        persistSettlement: ({ self }, { settlement, deadLetters }) => {
+          this.persisted.push({ settlement, deadLetters });
+          const { seq } = settlement;
+          const fail = this.failWrite;
+          void Promise.resolve().then(() =>
+            self.send(
+              fail
+                ? { type: 'inbox.settleFailed', seq, message: WRITE_ERROR }
+                : { type: 'inbox.settleSaved', seq },
+            ),
+          );
         },
       },
     });
@@ -274,8 +351,11 @@ class InboxRun {
     return this.actor!.getSnapshot();
   }
 
-  async start(restored: InboxEvent[] | Error) {
-    if (!(restored instanceof Error)) for (const event of restored) this.inserted.set(event.id, event);
+  async start(restored: LoadedInbox | Error) {
+    if (!(restored instanceof Error)) {
+      for (const event of restored.events) this.inserted.set(event.id, event);
+      this.restoredDead = restored.deadLetters;
+    }
     this.actor = this.create(restored);
     this.actor.start();
     await waitFor(this.actor, (s) => s.matches('ready'), { timeout: 1000 });
@@ -312,16 +392,31 @@ class InboxRun {
     return this.out;
   }
 
-  putBack() {
-    const taken = this.out;
+  /** Sends the batch out back to the inbox as the gate would, and waits until the write is answered. */
+  async settle(kind: Kind) {
+    const taken = this.out.map((event, index) => ({ event, fate: fateOf(kind, index) }));
+    const failed = (f: string) =>
+      taken.filter((t) => t.fate === f).map((t) => ({ ...t.event, attempts: t.event.attempts + 1 }));
+    const settlement: Settlement = {
+      seq: ++this.seq,
+      at: settledAt(this.seq),
+      consumed: taken.filter((t) => t.fate === 'consume').map((t) => t.event.id),
+      putBack: failed('putBack'),
+      deadLettered: failed('deadLetter'),
+    };
     this.out = [];
-    this.actor!.send({ type: 'inbox.putBack', events: taken });
-    return taken;
-  }
-
-  consume() {
-    this.consumed.push(...this.out);
-    this.out = [];
+    this.failWrite = kind === 'consumeUnsaved';
+    this.actor!.send({ type: 'inbox.settle', ...settlement });
+    this.failWrite = false;
+    expect(this.persisted.at(-1)?.settlement, 'the settlement is handed to the effect as it came').toEqual(
+      settlement,
+    );
+    await waitFor(
+      this.actor!,
+      (s) => s.context.settleSaved >= settlement.seq || s.context.settleError?.seq === settlement.seq,
+      { timeout: 1000 },
+    );
+    return settlement;
   }
 
   stop() {
@@ -339,24 +434,70 @@ const checkInvariants = (run: InboxRun, expected: ModelContext, where: string) =
   );
   expect(idsOf(run.out), `${where}: the batch out`).toEqual(expected.out);
 
-  const dropIds = run.recordedDrops.map((d) => d.event.item_id);
-  expect(new Set(dropIds).size, `${where}: every drop is recorded once`).toBe(dropIds.length);
-  expect(dropIds, `${where}: the drops are the put-back events over capacity`).toEqual(expected.dropped);
-  expect(run.recordedDrops.every((d) => d.reason === 'overflow')).toBe(true);
-  expect(context.dropped, `${where}: the drop count`).toBe(run.recordedDrops.length);
+  // Dead letters: handed to the effect with their settlement, and in the inbox's view.
+  const dead = run.persisted.flatMap((p) => p.deadLetters);
+  const deadIds = dead.map((d) => d.event.item_id);
+  expect(new Set(deadIds).size, `${where}: every dead letter is recorded once`).toBe(deadIds.length);
+  expect(
+    dead.map((d) => ({ id: d.event.item_id, reason: d.reason })),
+    `${where}: the dead letters, out of attempts then overflowing, in order`,
+  ).toEqual(expected.dead);
+  for (const { settlement, deadLetters } of run.persisted) {
+    expect(
+      deadLetters.filter((d) => d.reason === 'max_attempts').map((d) => d.event),
+      `${where}: settlement ${settlement.seq} records its events out of attempts`,
+    ).toEqual(settlement.deadLettered);
+    expect(
+      deadLetters.every((d) => d.at === new Date(settlement.at).toISOString()),
+      `${where}: dead letters carry the settlement's time`,
+    ).toBe(true);
+    const backIds = new Set(settlement.putBack.map((e) => e.id));
+    expect(
+      deadLetters.filter((d) => d.reason === 'overflow').every((d) => backIds.has(d.event.id)),
+      `${where}: only put-back events overflow`,
+    ).toBe(true);
+  }
+  expect(context.deadLetters, `${where}: the dead letters in view, restored ones first`).toEqual([
+    ...run.restoredDead,
+    ...dead,
+  ]);
+  expect(context.deadLettered, `${where}: the dead-letter count`).toBe(dead.length);
+  expect(context.dropped, `${where}: the overflow count`).toBe(
+    expected.dead.filter((d) => d.reason === 'overflow').length,
+  );
+
+  // The answers of the writes.
+  expect(context.settleSaved, `${where}: the highest settlement written`).toBe(expected.saved);
+  if (expected.failed === null) expect(context.settleError, where).toBeNull();
+  else {
+    expect(context.settleError, `${where}: the settlement not written`).toEqual({
+      seq: expected.failed,
+      message: WRITE_ERROR,
+    });
+    expect(context.lastError).toContain(WRITE_ERROR);
+  }
 
   // Conservation: every event ever inserted is in exactly one place.
   const places = new Map<string, string[]>();
-  const put = (events: readonly InboxEvent[], place: string) => {
-    for (const event of events) places.set(event.id, [...(places.get(event.id) ?? []), place]);
+  const put = (ids: readonly string[], place: string) => {
+    for (const id of ids) places.set(id, [...(places.get(id) ?? []), place]);
   };
-  put(context.events, 'inbox');
-  put(run.out, 'out');
   put(
-    run.recordedDrops.map((d) => d.event),
-    'dropped',
+    context.events.map((e) => e.id),
+    'inbox',
   );
-  put(run.consumed, 'consumed');
+  put(
+    run.out.map((e) => e.id),
+    'out',
+  );
+  put(
+    dead.map((d) => d.event.id),
+    'dead letter',
+  );
+  put(
+    run.persisted.flatMap((p) => p.settlement.consumed),
+    'consumed',
+  );
   for (const id of run.inserted.keys()) {
     expect(places.get(id), `${where}: ${id} is in exactly one place`).toHaveLength(1);
   }
@@ -372,7 +513,10 @@ const checkInvariants = (run: InboxRun, expected: ModelContext, where: string) =
 const execute = async (run: InboxRun, event: ModelEvent, before: ModelContext, after: ModelContext) => {
   switch (event.type) {
     case 'start':
-      await run.start(restoredIds(event.restored).map(toEvent));
+      await run.start({
+        events: restoredIds(event.restored).map(toEvent),
+        deadLetters: event.restored > 0 ? [RESTORED_DEAD] : [],
+      });
       expect(run.snapshot.context.lastError).toBeNull();
       return;
     case 'startBroken':
@@ -405,30 +549,42 @@ const execute = async (run: InboxRun, event: ModelEvent, before: ModelContext, a
       expect(run.snapshot.context.events).toEqual([]);
       return;
     }
-    case 'putBack': {
+    case 'putBack':
+    case 'settleMixed': {
       const queued = idsOf(run.snapshot.context.events);
-      const drops = run.recordedDrops.length;
-      const taken = idsOf(run.putBack());
-      const now = idsOf(run.snapshot.context.events);
-      const kept = taken.filter((id) => now.includes(id));
-      const lost = taken.filter((id) => !now.includes(id));
-      expect(now, 'put-back events come first, in the order taken, then the rest').toEqual([
+      const deadBefore = run.persisted.flatMap((p) => p.deadLetters).length;
+      const settlement = await run.settle(event.type);
+      const taken = idsOf(settlement.putBack);
+      const now = run.snapshot.context.events;
+      const kept = taken.filter((id) => idsOf(now).includes(id));
+      const lost = taken.filter((id) => !idsOf(now).includes(id));
+      expect(idsOf(now), 'put-back events come first, in the order taken, then the rest').toEqual([
         ...kept,
         ...queued,
       ]);
       expect(
+        now.slice(0, kept.length).map((e) => e.attempts),
+        'with one more attempt each',
+      ).toEqual(settlement.putBack.filter((e) => kept.includes(e.item_id)).map((e) => e.attempts));
+      expect(
         taken.slice(taken.length - kept.length),
         'the oldest put-back events are the ones dropped',
       ).toEqual(kept);
+      const recorded = run.persisted.flatMap((p) => p.deadLetters).slice(deadBefore);
       expect(
-        run.recordedDrops.slice(drops).map((d) => d.event.item_id),
-        'each dropped event is recorded',
+        recorded.filter((d) => d.reason === 'overflow').map((d) => d.event.item_id),
+        'each dropped event is recorded as overflow',
       ).toEqual(lost);
       return;
     }
     case 'consume':
-      run.consume();
+    case 'deadLetter':
+    case 'consumeUnsaved': {
+      const queued = run.snapshot.context.events;
+      await run.settle(event.type);
+      expect(run.snapshot.context.events, 'the rest of the inbox is left alone').toEqual(queued);
       return;
+    }
   }
 };
 
@@ -440,9 +596,9 @@ afterAll(() => {
   console.log(`inbox model: ${paths.length} paths, ${stepsRun} steps; inboxMachine ${coverage.summary()}`);
 });
 
-describe('inbox put-back rules, model-based, against the real inboxMachine', () => {
-  it('generates paths that fill the inbox, take every event and overflow on put-back', () => {
-    const visited = paths.flatMap((path) => replay(path).map(({ event, after }) => ({ event, after })));
+describe('inbox put-back and settlement rules, model-based, against the real inboxMachine', () => {
+  it('generates paths that fill the inbox, take every event, overflow on put-back and dead-letter', () => {
+    const visited = paths.flatMap((path) => replay(path));
     const fills = new Set(
       visited.map(({ after }) => `${after.context.queue.length}/${after.context.out.length}`),
     );
@@ -450,10 +606,17 @@ describe('inbox put-back rules, model-based, against the real inboxMachine', () 
     expect(new Set(visited.map(({ event }) => describeEvent(event)))).toEqual(
       new Set(EVENTS.map(describeEvent)),
     );
-    const overflowing = visited.filter(
-      ({ event, after }) => event.type === 'putBack' && after.context.dropped.length > 0,
-    );
-    expect(overflowing.length, 'some path overflows on put-back').toBeGreaterThan(0);
+    const overflowing = (type: ModelEvent['type']) =>
+      visited.filter(
+        ({ event, after }) => event.type === type && after.context.dead.some((d) => d.reason === 'overflow'),
+      );
+    expect(overflowing('putBack').length, 'some path overflows on put-back').toBeGreaterThan(0);
+    expect(overflowing('settleMixed').length, 'some mixed settlement overflows').toBeGreaterThan(0);
+    const bothKinds = visited.some(({ event, before, after }) => {
+      const fresh = after.context.dead.slice(before.context.dead.length).map((d) => d.reason);
+      return event.type === 'settleMixed' && fresh.includes('max_attempts') && fresh.includes('overflow');
+    });
+    expect(bothKinds, 'some settlement dead-letters for both reasons at once').toBe(true);
   });
 
   describe.each(
@@ -467,7 +630,7 @@ describe('inbox put-back rules, model-based, against the real inboxMachine', () 
         ] as const,
     ),
   )('%s', (_, path) => {
-    it('keeps order, capacity, recorded drops and conservation at every step', async () => {
+    it('keeps order, capacity, recorded dead letters and conservation at every step', async () => {
       const run = new InboxRun();
       try {
         for (const [index, { event, generated, before, after }] of replay(path).entries()) {

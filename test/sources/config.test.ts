@@ -127,7 +127,14 @@ describe('parseSourcesConfig: the example of the spec', () => {
   });
 
   it('reads an empty object as no servers and no sources', () => {
-    expect(parse({})).toEqual({ servers: {}, sources: [], storeDetail: false, warnings: [], secrets: [] });
+    expect(parse({})).toEqual({
+      servers: {},
+      sources: [],
+      storeDetail: false,
+      reflection: { thinker: 'rules', gate: {} },
+      warnings: [],
+      secrets: [],
+    });
   });
 
   it('converts fractional seconds to whole milliseconds and keeps store_detail', () => {
@@ -558,12 +565,61 @@ describe('parseSourcesConfig: rules', () => {
   });
 });
 
+describe('parseSourcesConfig: reflection', () => {
+  it("turns seconds into the gate's milliseconds and leaves out what the file does not set", () => {
+    const config = parse({
+      ...EXAMPLE,
+      reflection: {
+        threshold: 0.7,
+        lease_sec: 90,
+        cooldown_sec: 0.5,
+        max_attempts: 3,
+        reflect_every_sec: 60,
+      },
+    });
+    expect(config.reflection).toEqual({
+      thinker: 'rules',
+      gate: { threshold: 0.7, leaseMs: 90_000, cooldownMs: 500, maxAttempts: 3, reflectEveryMs: 60_000 },
+    });
+  });
+
+  it('sets the threshold to 0 for the agent thinker, so every event reaches the agent', () => {
+    const config = parse({ ...EXAMPLE, reflection: { thinker: 'agent', threshold: 0.9 } });
+    expect(config.reflection).toEqual({ thinker: 'agent', gate: { threshold: 0 } });
+  });
+
+  it.each([
+    [{ threshold: 1.5 }, 'reflection.threshold', 'from 0 to 1'],
+    [{ lease_sec: 0 }, 'reflection.lease_sec', '"lease_sec": 120'],
+    [{ max_attempts: 2.5 }, 'reflection.max_attempts', 'whole number'],
+    [{ thinker: 'llm' }, 'reflection.thinker', '"rules"'],
+    [{ think_timeout_sec: 3600 }, 'reflection.think_timeout_sec', 'from 1 to 600'],
+  ])('refuses %j at %s with a fix', (reflection, jsonPath, fix) => {
+    const error = configErrorOf(() => parse({ ...EXAMPLE, reflection }));
+    expect(error.jsonPath).toBe(jsonPath);
+    expect(error.message).toContain(fix);
+  });
+
+  it('refuses a reflection that is not an object', () => {
+    expect(configErrorOf(() => parse({ ...EXAMPLE, reflection: [] })).message).toContain(
+      'Write reflection as an object',
+    );
+  });
+
+  it('warns about unknown keys in reflection', () => {
+    const config = parse({ ...EXAMPLE, reflection: { lease: 30 } });
+    expect(config.warnings).toEqual([
+      expect.stringContaining('unknown key "lease" in reflection is ignored'),
+    ]);
+  });
+});
+
 describe('parseSourcesConfig: the file as a whole', () => {
   it('warns about unknown top-level keys instead of failing, but not about $schema', () => {
     const config = parse({ ...EXAMPLE, $schema: 'https://example/schema.json', reflect_every_sec: 60 });
     expect(config.sources).toHaveLength(1);
     expect(config.warnings).toEqual([
-      '.pulse/sources.json: unknown key "reflect_every_sec" at the top level is ignored. Known for the file: mcpServers, sources, store_detail',
+      '.pulse/sources.json: unknown key "reflect_every_sec" at the top level is ignored. Known for the file: mcpServers, sources, store_detail, reflection',
     ]);
   });
 

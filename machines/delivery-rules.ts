@@ -1,0 +1,144 @@
+import type { InboxEvent } from './external.js';
+
+/** What a thinker says about one event: how urgent it is, 0..1. */
+export interface Judgement {
+  id: string;
+  urgency: number;
+}
+
+/** What the agent reports per delivered event. */
+export type AckOutcome = 'told' | 'not_worth_saying' | 'later';
+
+export type DeliveredEvent = InboxEvent & { urgency: number };
+
+/**
+ * Urgent events set aside for the agents. `holder` is null until an agent checks in and claims
+ * it; the lease runs from that claim, so events never count an attempt while no agent is there.
+ */
+export interface Delivery {
+  deliveryId: string;
+  events: DeliveredEvent[];
+  holder: string | null;
+  leaseExpiresAt: number | null;
+}
+
+/** Why an ack was refused: a stable code beside the sentence. */
+export type GateAckRejection =
+  | 'unknown_delivery'
+  | 'already_acknowledged'
+  | 'lease_expired'
+  | 'unknown_event';
+
+/** A delivery no longer out, kept to tell a duplicate or late ack from an unknown one. */
+export interface ClosedDelivery {
+  deliveryId: string;
+  how: 'acknowledged' | 'expired';
+}
+
+/** What happened to an event, most recent last, for the context resource. */
+export type Fate = 'delivered' | 'told' | 'not_worth_saying' | 'below_threshold';
+
+export interface RecentFate {
+  event: InboxEvent;
+  fate: Fate;
+  at: number;
+}
+
+/** Where each drained event goes after a thought: spoken, consumed silently, or retried. */
+export const judge = (
+  batch: readonly InboxEvent[],
+  answer: readonly Judgement[],
+  threshold: number,
+): { speak: DeliveredEvent[]; quiet: InboxEvent[]; retry: InboxEvent[] } => {
+  const urgency = new Map<string, number>();
+  for (const j of Array.isArray(answer) ? answer : []) {
+    if (typeof j?.id === 'string' && typeof j.urgency === 'number' && Number.isFinite(j.urgency)) {
+      urgency.set(j.id, j.urgency);
+    }
+  }
+  const speak: DeliveredEvent[] = [];
+  const quiet: InboxEvent[] = [];
+  const retry: InboxEvent[] = [];
+  for (const event of batch) {
+    const u = urgency.get(event.id);
+    if (u === undefined) retry.push(event);
+    else if (u >= threshold) speak.push({ ...event, urgency: u });
+    else quiet.push(event);
+  }
+  return { speak, quiet, retry };
+};
+
+/** One more failed attempt for each event: those reaching `maxAttempts` are dead letters, the rest go back. */
+export const retryOrDeadLetter = (
+  events: readonly InboxEvent[],
+  maxAttempts: number,
+): { back: InboxEvent[]; dead: InboxEvent[] } => {
+  const back: InboxEvent[] = [];
+  const dead: InboxEvent[] = [];
+  for (const event of events) {
+    const next = { ...event, attempts: event.attempts + 1 };
+    (next.attempts >= maxAttempts ? dead : back).push(next);
+  }
+  return { back, dead };
+};
+
+export const stripUrgency = ({ urgency: _, ...event }: DeliveredEvent): InboxEvent => event;
+
+/** Why an ack of `deliveryId` with these outcomes cannot be taken, or null when it can. */
+export const ackRejection = (
+  delivery: Delivery | null,
+  closed: readonly ClosedDelivery[],
+  deliveryId: string,
+  outcomes: Record<string, AckOutcome> | undefined,
+): GateAckRejection | null => {
+  if (delivery === null || delivery.holder === null || delivery.deliveryId !== deliveryId) {
+    const found = closed.find((c) => c.deliveryId === deliveryId);
+    if (found === undefined) return 'unknown_delivery';
+    return found.how === 'acknowledged' ? 'already_acknowledged' : 'lease_expired';
+  }
+  const ids = new Set(delivery.events.map((e) => e.id));
+  if (Object.keys(outcomes ?? {}).some((id) => !ids.has(id))) return 'unknown_event';
+  return null;
+};
+
+/** The sentence beside a rejection code: what happened and what the agent may do now. */
+export const rejectionReason = (
+  code: GateAckRejection,
+  delivery: Delivery | null,
+  deliveryId: string,
+  outcomes: Record<string, AckOutcome> | undefined,
+): string => {
+  const current =
+    delivery?.holder != null
+      ? ` The delivery out now is ${delivery.deliveryId}.`
+      : ' No delivery is out now; call pulse_should_interrupt for the next one.';
+  switch (code) {
+    case 'unknown_delivery':
+      return `Delivery ${deliveryId} is not known.${current}`;
+    case 'already_acknowledged':
+      return `Delivery ${deliveryId} was already acknowledged; its events will not be delivered again.${current}`;
+    case 'lease_expired':
+      return `The lease of delivery ${deliveryId} expired before this ack; its events went back to the inbox and will be delivered again.${current}`;
+    case 'unknown_event': {
+      const events = delivery!.events;
+      const unknown = Object.keys(outcomes ?? {}).filter((id) => !events.some((e) => e.id === id));
+      return `Delivery ${deliveryId} has no event ${unknown.join(', ')}. Its events: ${events.map((e) => e.id).join(', ')}.`;
+    }
+  }
+};
+
+/** Splits a delivery by the agent's outcomes: `later` goes back, the rest is dealt with (an event left out counts as told). */
+export const splitOutcomes = (
+  delivery: Delivery,
+  outcomes: Record<string, AckOutcome> | undefined,
+): { done: Array<{ event: InboxEvent; fate: 'told' | 'not_worth_saying' }>; later: InboxEvent[] } => {
+  const done: Array<{ event: InboxEvent; fate: 'told' | 'not_worth_saying' }> = [];
+  const later: InboxEvent[] = [];
+  for (const delivered of delivery.events) {
+    const outcome = outcomes?.[delivered.id] ?? 'told';
+    const event = stripUrgency(delivered);
+    if (outcome === 'later') later.push(event);
+    else done.push({ event, fate: outcome });
+  }
+  return { done, later };
+};
