@@ -175,6 +175,8 @@ export const eventLogMachine = setup({
       description: 'The journal could not be loaded; lastError says why and how to fix it.',
     },
     ready: {
+      description:
+        'The journal is loaded: scans and ack writes run side by side, neither waiting for the other.',
       type: 'parallel',
       states: {
         scan: {
@@ -183,6 +185,8 @@ export const eventLogMachine = setup({
           initial: 'scanning',
           states: {
             idle: {
+              description:
+                'The log matches the files as of the last scan; a watcher hint or a caller starts the next.',
               on: {
                 'file.changed': { target: 'settling', actions: 'countRequest' },
                 'log.reconcile': { target: 'scanning', actions: ['countRequest', 'markCallerAsked'] },
@@ -198,6 +202,8 @@ export const eventLogMachine = setup({
               },
             },
             scanning: {
+              description:
+                'One reconcile at a time: a hint or request that comes meanwhile marks a rescan, which starts as soon as this scan ends.',
               entry: 'startScan',
               on: {
                 'file.changed': { actions: ['countRequest', 'markRescan'] },
@@ -234,6 +240,8 @@ export const eventLogMachine = setup({
               },
             },
             scanned: {
+              description:
+                'Transient: scans again if asked meanwhile, settles if a change was too fresh to log, else idle.',
               always: [
                 { guard: 'rescanNeeded', target: 'scanning' },
                 { guard: 'deferred', target: 'settling' },
@@ -247,9 +255,12 @@ export const eventLogMachine = setup({
           initial: 'idle',
           states: {
             idle: {
+              description: 'No ack is being written.',
               on: { 'ack.record': { target: 'saving', actions: 'queueAck' } },
             },
             saving: {
+              description:
+                'Writing the accepted ack to state.json atomically; an ack accepted meanwhile is queued, and only the latest is kept.',
               entry: 'takeQueuedAck',
               on: { 'ack.record': { actions: 'queueAck' } },
               invoke: {
@@ -269,6 +280,7 @@ export const eventLogMachine = setup({
               },
             },
             saved: {
+              description: 'Transient: writes the queued ack next, if there is one, else idle.',
               always: [{ guard: 'ackQueued', target: 'saving' }, { target: 'idle' }],
             },
           },

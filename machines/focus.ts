@@ -57,7 +57,7 @@ export const focusMachine = setup({
       description: 'Reading focus.json; a change during the read is read again once this read is done.',
       initial: 'reading',
       states: {
-        reading: { on: { 'focus.changed': 'changedMeanwhile' } },
+        reading: { description: 'No change since it began.', on: { 'focus.changed': 'changedMeanwhile' } },
         changedMeanwhile: {
           description: 'The file changed after this read began: its result is applied, then read again.',
         },

@@ -269,6 +269,7 @@ export const gateMachine = setup({
       const { speak, quiet } = judge(context.batch, event.output as Judgement[], context.threshold);
       return speak.length + quiet.length > 0;
     },
+    drainedNothing: ({ event }) => 'output' in event && (event.output as DrainOutput).events.length === 0,
     hasDelivery: ({ context }) => context.delivery !== null,
     isCurrentDelivery: ({ context, event }) =>
       event.type === 'gate.ack' &&
@@ -367,7 +368,7 @@ export const gateMachine = setup({
         src: 'drainInbox',
         input: ({ context }) => ({ requestId: context.drains }),
         onDone: [
-          { guard: ({ event }) => event.output.events.length === 0, target: 'idle' },
+          { guard: 'drainedNothing', target: 'idle' },
           {
             target: 'thinking',
             actions: assign(({ context, event }) => ({

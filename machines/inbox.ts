@@ -187,6 +187,8 @@ export const inboxMachine = setup({
       },
     },
     ready: {
+      description:
+        'The inbox is restored: drains and settlements are handled at once, while offers are written one at a time in the order they came.',
       on: {
         'inbox.drain': {
           actions: assign(({ context, event }) => ({
@@ -227,6 +229,7 @@ export const inboxMachine = setup({
       initial: 'idle',
       states: {
         idle: {
+          description: 'No offer is being written; a queued offer starts at once.',
           always: { guard: 'hasOffers', target: 'accepting' },
         },
         accepting: {

@@ -62,6 +62,7 @@ export const pollerMachine = setup({
     retryDelay: ({ context }) => retryDelayMs(context.failures, context.jitter),
   },
   guards: {
+    fetchSucceeded: ({ event }) => 'output' in event && (event.output as FetchOutcome).ok,
     shouldCatchUp: ({ event }) => event.type === 'inbox.offered' && event.capped && event.roomLeft > 0,
   },
   actions: {
@@ -103,7 +104,7 @@ export const pollerMachine = setup({
         input: ({ context }) => context.source,
         onDone: [
           {
-            guard: ({ event }) => event.output.ok,
+            guard: 'fetchSucceeded',
             target: 'offering',
             actions: assign(({ event }) => {
               const outcome = event.output;

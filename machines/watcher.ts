@@ -76,6 +76,9 @@ export const watcherMachine = setup({
       description: 'The file watcher is scanning .pulse/ before it reports changes.',
       on: { 'watch.ready': 'watching' },
     },
-    watching: {},
+    watching: {
+      description:
+        'The first scan is done: each change under .pulse/ goes as a hint to the actor that owns the file. An error is recorded and watching goes on.',
+    },
   },
 });

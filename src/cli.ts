@@ -22,6 +22,14 @@ const fail = (error: unknown): never => {
   process.exit(1);
 };
 
+interface StartOptions {
+  project: string;
+  host: string;
+  port: number;
+  inspect?: boolean;
+  inspectPort?: number;
+}
+
 const program = new Command('pulse')
   .description('Interrupt-aware MCP sidecar for long-running coding agents.')
   .version(`pulse-agent ${VERSION}`, '-V, --version', 'print the version')
@@ -33,7 +41,13 @@ program
   .option('-p, --project <dir>', 'project folder to watch', '.')
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'port to listen on (0 for any free port)', parsePort, 8765)
-  .action(async (options: { project: string; host: string; port: number }) => {
+  .option('--inspect', 'stream every actor to the Stately inspector through a local relay')
+  .option(
+    '--inspect-port <port>',
+    "the inspector relay's port (default 5678; 0 for any free port); implies --inspect",
+    parsePort,
+  )
+  .action(async (options: StartOptions) => {
     // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the
     // endpoint line, and without a listener the signal's default action kills us mid-write.
     // `on`, not `once`: were no listener of ours left, signal-exit (under write-file-atomic)
@@ -54,10 +68,16 @@ program
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
     const { startDaemon } = await import('./daemon.js');
-    const started = await startDaemon(options).catch(fail);
+    const inspect = options.inspect === true || options.inspectPort !== undefined;
+    const started = await startDaemon({ ...options, inspect }).catch(fail);
     for (const name of started.created) console.log(`Created .pulse/${name}`);
     for (const warning of started.warnings) console.warn(`warning: ${warning}`);
     console.log(`Watching ${started.paths.dir}`);
+    if (started.inspectUrl) {
+      console.log(
+        `Inspector: ${started.inspectUrl} (the page embeds stately.ai/inspect, so it needs internet; offline: pulse inspect)`,
+      );
+    }
     console.log(`MCP endpoint: ${started.url}`);
     daemon = started;
     if (stopping) {
@@ -101,6 +121,36 @@ program
     const result = await runFocus(pulsePaths(options.project), duration).catch(fail);
     console.log(options.json ? JSON.stringify(result, null, 2) : formatFocus(result));
     if (result.warning && !options.json) console.warn(`warning: ${result.warning}`);
+  });
+
+program
+  .command('inspect')
+  .description(
+    "print the running daemon's actor events and state changes as they happen (needs pulse start --inspect)",
+  )
+  .option('-p, --project <dir>', 'project folder', '.')
+  .option(
+    '--port <port>',
+    "the inspector relay's port (default: the running daemon's, from .pulse/daemon.json)",
+    parsePort,
+  )
+  .option('--json', 'print the raw inspection events, one JSON object a line')
+  .action(async (options: { project: string; port?: number; json?: boolean }) => {
+    const { watchInspector } = await import('./inspect/inspect-command.js');
+    const { createEventFormatter } = await import('./inspect/format-event.js');
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(0));
+    const format = createEventFormatter();
+    const url = await watchInspector({
+      paths: pulsePaths(options.project),
+      port: options.port,
+      onEvent: (event) => {
+        const line = options.json ? JSON.stringify(event) : format(event);
+        if (line !== null) console.log(line);
+      },
+    }).catch(fail);
+    // On stderr, so that --json output stays one JSON object a line.
+    console.error(`Inspecting ${url} (Ctrl-C to stop)`);
+    process.once('beforeExit', () => console.error('The inspector closed (the daemon stopped).'));
   });
 
 const sources = program.command('sources').description('external MCP sources polled into the inbox');

@@ -13,6 +13,10 @@ export interface DaemonOptions {
   project: string;
   host?: string;
   port?: number;
+  /** Stream the actor system to the Stately inspector through a local relay. */
+  inspect?: boolean;
+  /** The relay's port (0 picks a free one). */
+  inspectPort?: number;
 }
 
 /** The port is taken; the message names it and says how to pick another. */
@@ -25,6 +29,8 @@ export interface Daemon {
   url: string;
   host: string;
   port: number;
+  /** The inspector's relay page, when started with `inspect`. */
+  inspectUrl: string | null;
   /** Files created on this start (templates, log, state). */
   created: string[];
   /** Repairs and recoveries made while loading. */
@@ -60,14 +66,32 @@ export const startDaemon = async ({
   project,
   host = '127.0.0.1',
   port = 8765,
+  inspect = false,
+  inspectPort = 5678,
 }: DaemonOptions): Promise<Daemon> => {
   const paths = pulsePaths(project);
   const created = await ensurePulseFolder(paths);
-  const system = await createPulseSystem(paths);
+  // The relay comes first, so a taken --inspect-port fails before anything starts, and the
+  // inspector is there for the system's first events. Loaded only then: off, it costs nothing.
+  // The sources' secrets, redacted from what the inspector sends, come from the system once it exists.
+  let secrets: () => readonly string[] = () => [];
+  const inspecting = inspect
+    ? await import('./inspect/inspector.js').then(({ startInspecting }) =>
+        startInspecting({ port: inspectPort, secrets: () => secrets() }),
+      )
+    : null;
+  const system = await createPulseSystem(paths, inspecting ? { inspect: inspecting.inspect } : {}).catch(
+    async (error) => {
+      await inspecting?.close();
+      throw error;
+    },
+  );
+  secrets = system.secrets;
   system.actor.start();
   const loaded = await waitFor(logOf(system.actor), (s) => !s.matches('loading'));
   if (loaded.matches('failed')) {
     await system.stop();
+    await inspecting?.close();
     throw new Error(loaded.context.lastError ?? 'The event log could not be loaded.');
   }
   const { app, closeSessions } = createHttpApp({ actor: system.actor, projectRoot: paths.projectRoot });
@@ -76,6 +100,7 @@ export const startDaemon = async ({
     server = await listen(app.fetch, host, port);
   } catch (error) {
     await system.stop();
+    await inspecting?.close();
     throw error;
   }
   const boundPort = (server.address() as AddressInfo).port;
@@ -87,6 +112,7 @@ export const startDaemon = async ({
     url,
     version: VERSION,
     started_at: new Date().toISOString(),
+    ...(inspecting ? { inspect_url: inspecting.url } : {}),
   });
   let closing: Promise<void> | null = null;
   return {
@@ -94,15 +120,18 @@ export const startDaemon = async ({
     url,
     host,
     port: boundPort,
+    inspectUrl: inspecting?.url ?? null,
     created,
     warnings: loaded.context.warnings,
     close() {
       closing ??= (async () => {
-        // HTTP first (no new requests), then MCP sessions, then the actors; each step runs even if one throws.
+        // HTTP first (no new requests), then MCP sessions, then the actors, then the inspector
+        // (it saw them stop); each step runs even if one throws.
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         if ('closeAllConnections' in server) server.closeAllConnections();
         await Promise.allSettled([stopped, closeSessions()]);
         await Promise.allSettled([system.stop(), removeDiscovery(paths.dir)]);
+        await inspecting?.close().catch(() => undefined);
       })();
       return closing;
     },

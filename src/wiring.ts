@@ -31,6 +31,8 @@ export type PulseActor = Actor<typeof pulseMachine>;
 
 export interface PulseSystem {
   actor: PulseActor;
+  /** The sources' current secrets (`${VAR}` values, tokens, header values), to redact from what leaves. */
+  secrets(): readonly string[];
   /** Stops every actor, the source servers' clients, and waits for the file watcher to let go. */
   stop(): Promise<void>;
 }
@@ -136,6 +138,7 @@ export const createPulseSystem = async (
   const actor = createActor(machine, inspect ? { inspect } : {});
   return {
     actor,
+    secrets,
     async stop(): Promise<void> {
       actor.stop();
       await Promise.allSettled([...closing, pool.close()]);

@@ -10,6 +10,8 @@ export interface Discovery {
   url: string;
   version: string;
   started_at: string;
+  /** The Stately inspector's relay page, when the daemon runs with `--inspect`. */
+  inspect_url?: string;
 }
 
 export const discoveryPath = (pulseDir: string) => join(pulseDir, 'daemon.json');

@@ -1,0 +1,55 @@
+import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
+import { readDiscovery } from '../store/discovery-file.js';
+import type { PulsePaths } from '../store/paths.js';
+
+/** No relay answers: the daemon is not running, or runs without `--inspect`. */
+export class NoInspectorError extends Error {
+  override name = 'NoInspectorError';
+}
+
+const HOW = 'Start the daemon with `pulse start --inspect`';
+
+/** The relay's page URL: from `--port`, else from the running daemon's `.pulse/daemon.json`. */
+export const findRelay = async (paths: PulsePaths, port?: number): Promise<string> => {
+  if (port !== undefined) return `http://127.0.0.1:${port}`;
+  const discovery = await readDiscovery(paths.dir);
+  if (discovery === null) throw new NoInspectorError(`No daemon runs for ${paths.projectRoot}. ${HOW}.`);
+  if (!discovery.inspect_url) {
+    throw new NoInspectorError(
+      `The daemon for ${paths.projectRoot} (pid ${discovery.pid}) runs without an inspector. Restart it with \`pulse start --inspect\`.`,
+    );
+  }
+  return discovery.inspect_url;
+};
+
+const answers = async (url: string) => {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(2_000) })).ok;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * `pulse inspect`: finds the relay, checks that it answers (the library's receiver has no
+ * error handler, so a refused connection would crash it), then hands every inspection event
+ * the relay sends (the last 200 first) to `onEvent`. Resolves with the relay's URL.
+ */
+export const watchInspector = async ({
+  paths,
+  port,
+  onEvent,
+}: {
+  paths: PulsePaths;
+  port?: number;
+  onEvent: (event: StatelyInspectionEvent) => void;
+}): Promise<string> => {
+  const url = await findRelay(paths, port);
+  if (!(await answers(url))) {
+    throw new NoInspectorError(
+      `No inspector answers at ${url}. ${HOW}${port === undefined ? '' : ` --inspect-port ${port}`}.`,
+    );
+  }
+  createWebSocketReceiver({ server: url.replace(/^http/, 'ws') }).subscribe(onEvent);
+  return url;
+};
