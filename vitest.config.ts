@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/helpers/build.ts'],
+    // The second prints the model suites' coverage table at the end of a run (npm run test:model).
+    globalSetup: ['test/helpers/build.ts', 'test/helpers/model-coverage-summary.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests spawn daemons and watch real folders; two workers match the two cores of our machines.

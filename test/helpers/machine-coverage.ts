@@ -1,3 +1,6 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { inject } from 'vitest';
 import type {
   AnyMachineSnapshot,
   AnyStateMachine,
@@ -7,6 +10,31 @@ import type {
   StateValue,
 } from 'xstate';
 import { getStateNodes } from 'xstate/graph';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Where model suites write their coverage records for the run's summary (see `model-coverage-summary.ts`). */
+    modelCoverageDir: string;
+  }
+}
+
+/** Where a model suite ran the machine: in the test process, or inside a real daemon. */
+export type CoverageKind = 'in-process' | 'daemon';
+
+/** One suite's coverage of one machine, as `exportCoverage` writes it for the run's summary. */
+export interface CoverageRecord {
+  /** The machine's short name: `replan`, `inbox`, `gate`, `poller`. */
+  machine: string;
+  /** The suite that ran it, e.g. `gate.model`. */
+  suite: string;
+  kind: CoverageKind;
+  states: string[];
+  transitions: string[];
+  coveredStates: string[];
+  coveredTransitions: string[];
+  /** Why a transition this suite did not take is out of its reach, by transition. */
+  reasons: Record<string, string>;
+}
 
 /** How coverage names a state node: by its key (`pending`) or by its id (`inbox.ready.idle`). */
 export type StateNaming = 'key' | 'id';
@@ -90,6 +118,25 @@ export class MachineCoverage {
     return this.transitions.filter((id) => !this.coveredTransitions.has(id));
   }
 
+  /** This suite's figures as a record for the run's summary (see `exportCoverage`). */
+  record(
+    machine: string,
+    suite: string,
+    kind: CoverageKind,
+    reasons: Record<string, string> = {},
+  ): CoverageRecord {
+    return {
+      machine,
+      suite,
+      kind,
+      states: [...this.states],
+      transitions: [...this.transitions],
+      coveredStates: this.states.filter((state) => this.coveredStates.has(state)),
+      coveredTransitions: this.transitions.filter((id) => this.coveredTransitions.has(id)),
+      reasons,
+    };
+  }
+
   /** The printed figures, as `states 4/4, transitions 10/10`. */
   summary(): string {
     const states = this.states.length - this.missingStates().length;
@@ -97,3 +144,14 @@ export class MachineCoverage {
     return `states ${states}/${this.states.length}, transitions ${transitions}/${this.transitions.length}`;
   }
 }
+
+/**
+ * Writes a suite's record where the run's summary reads it (the folder the global setup provides);
+ * does nothing when the suite runs without that setup.
+ */
+export const exportCoverage = async (record: CoverageRecord): Promise<void> => {
+  const dir = inject('modelCoverageDir');
+  if (dir === undefined) return;
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, `${record.suite}--${record.machine}.json`), JSON.stringify(record));
+};

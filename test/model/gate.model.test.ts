@@ -26,7 +26,7 @@ import {
   type OfferReply,
   type Settlement,
 } from '../../machines/inbox.js';
-import { MachineCoverage } from '../helpers/machine-coverage.js';
+import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*
  * Model-based test of the gate's delivery rules. A small test-only statechart says where every
@@ -804,6 +804,8 @@ const check = (run: GateRun, expected: ModelContext, where: string) => {
 // ---------------------------------------------------------------------------------------------
 
 let stepsRun = 0;
+
+afterAll(() => exportCoverage(coverage.record('gate', 'gate.model', 'in-process', NOT_TAKEN)));
 
 afterAll(() => {
   console.log(`gate model: ${paths.length} paths, ${stepsRun} steps; gateMachine ${coverage.summary()}`);

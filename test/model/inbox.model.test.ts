@@ -22,7 +22,7 @@ import {
   type OfferReply,
   type Settlement,
 } from '../../machines/inbox.js';
-import { MachineCoverage } from '../helpers/machine-coverage.js';
+import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*
  * Model-based test of the inbox's put-back and settlement rules. A small test-only statechart
@@ -591,6 +591,8 @@ const execute = async (run: InboxRun, event: ModelEvent, before: ModelContext, a
 // ---------------------------------------------------------------------------------------------
 
 let stepsRun = 0;
+
+afterAll(() => exportCoverage(coverage.record('inbox', 'inbox.model', 'in-process')));
 
 afterAll(() => {
   console.log(`inbox model: ${paths.length} paths, ${stepsRun} steps; inboxMachine ${coverage.summary()}`);

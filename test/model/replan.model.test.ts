@@ -18,7 +18,7 @@ import {
   tempProject,
 } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
-import { MachineCoverage } from '../helpers/machine-coverage.js';
+import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 import { type Decision, type PulseFile, REASONS, TEMPLATES } from '../helpers/protocol.js';
 
 /*
@@ -474,6 +474,8 @@ afterEach(async ({ task }) => {
   await running.get(task.id)?.stop();
   running.delete(task.id);
 });
+
+afterAll(() => exportCoverage(coverage.record('replan', 'replan.model', 'daemon')));
 
 afterAll(() => {
   const answers = ACK_ANSWERS.filter((answer) => coveredAnswers.has(answer));
