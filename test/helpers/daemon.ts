@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { runNode } from './processes.js';
 
 /** The built `pulse` CLI, which the tests run as a user does. */
 export const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
@@ -30,26 +31,8 @@ export interface RunningDaemon {
 }
 
 /** Runs the CLI as a child process and returns what it printed and how it exited. */
-export const runCli = (args: string[], { timeoutMs = 15_000, env = {} } = {}) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`pulse ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+export const runCli = (args: string[], options: { timeoutMs?: number; env?: Record<string, string> } = {}) =>
+  runNode(CLI, args, options);
 
 /**
  * Starts `pulse start` on a project the way a user does (a child process on an ephemeral

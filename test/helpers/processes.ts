@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { basename } from 'node:path';
+
 /** Whether the process `pid` is still running, probed with signal 0 (which sends nothing). */
 export const isAlive = (pid: number): boolean => {
   try {
@@ -7,3 +10,47 @@ export const isAlive = (pid: number): boolean => {
     return false;
   }
 };
+
+/** What a finished child process printed and how it exited. */
+export interface ProcessOutput {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a Node script as a child process and returns what it printed and how it exited; kills
+ * it and fails after `timeoutMs`.
+ */
+export const runNode = (
+  script: string,
+  args: string[],
+  {
+    timeoutMs = 15_000,
+    env = {},
+    cwd,
+  }: { timeoutMs?: number; env?: Record<string, string>; cwd?: string } = {},
+) =>
+  new Promise<ProcessOutput>((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { cwd, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(
+          `${basename(script)} ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stdout}\n${stderr}`,
+        ),
+      );
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
