@@ -41,7 +41,7 @@ const preview = (result: SetupResult): string[] => [
 const ending = (result: SetupResult): string => {
   if (result.refused) {
     return result.mode === 'write'
-      ? 'Nothing written: pulse writes all of these files or none. Fix the above, then run this again.'
+      ? 'Nothing written: pulse writes all of these files or none. Fix what is said below, then run this again.'
       : '`--write` would write nothing as things stand: pulse writes all of these files or none.';
   }
   if (result.already_set_up) return `Already set up for ${result.title}: no file changed.`;
