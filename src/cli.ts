@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError } from 'commander';
+import { Argument, Command, InvalidArgumentError } from 'commander';
+import { SETUP_AGENTS, type SetupAgent } from './setup/agent-names.js';
 import { pulsePaths } from './store/paths.js';
 import { VERSION } from './version.js';
 
@@ -152,6 +153,30 @@ program
     console.error(`Inspecting ${url} (Ctrl-C to stop)`);
     process.once('beforeExit', () => console.error('The inspector closed (the daemon stopped).'));
   });
+
+program
+  .command('setup')
+  .description(
+    "connect an agent: print its MCP server entry, hooks and instructions; --write merges them into the project's files",
+  )
+  .addArgument(new Argument('<agent>', 'the agent to connect').choices(SETUP_AGENTS))
+  .option('-p, --project <dir>', 'project folder', '.')
+  .option('--port <port>', 'the port `pulse start` serves on (default 8765)', parsePort)
+  .option('--write', 'merge into the files (each changed file is backed up first; all or none)')
+  .option('--force', "with --write, replace a 'pulse' entry of yours that points elsewhere (after a backup)")
+  .option('--json', 'print JSON')
+  .action(
+    async (
+      agent: SetupAgent,
+      options: { project: string; port?: number; write?: boolean; force?: boolean; json?: boolean },
+    ) => {
+      const { runSetup } = await import('./setup/setup-command.js');
+      const { formatSetup } = await import('./setup/format-setup.js');
+      const result = await runSetup({ agent, ...options }).catch(fail);
+      console.log(options.json ? JSON.stringify(result, null, 2) : formatSetup(result));
+      if (result.refused && options.write) process.exitCode = 1;
+    },
+  );
 
 const sources = program.command('sources').description('external MCP sources polled into the inbox');
 

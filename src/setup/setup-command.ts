@@ -1,0 +1,146 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { ProjectFolderError } from '../store/pulse-folder.js';
+import type { SetupAgent } from './agent-names.js';
+import { agentSetup, type PartName } from './agents.js';
+import { writePlanned } from './apply.js';
+import { currentRuntime, type HookRuntime } from './hook-command.js';
+import { type PlannedFile, planSetup } from './plan.js';
+
+/** The default port of `pulse start`, which agents are pointed at unless `--port` says otherwise. */
+const DEFAULT_PORT = 8765;
+
+export interface SetupOptions {
+  agent: SetupAgent;
+  project: string;
+  port?: number;
+  write?: boolean;
+  force?: boolean;
+  runtime?: HookRuntime;
+}
+
+export type FileStatus = 'created' | 'changed' | 'unchanged' | 'conflict' | 'invalid';
+
+/** One file of the setup: what happened to it (or, without --write, what would). */
+export interface SetupFileReport {
+  part: PartName;
+  file: string;
+  status: FileStatus;
+  backup?: string;
+  replaced?: string;
+  problem?: string;
+  fix?: string;
+}
+
+/** What `pulse setup` printed or did; `--json` prints this. */
+export interface SetupResult {
+  agent: SetupAgent;
+  title: string;
+  project: string;
+  url: string;
+  /** The three parts as pulse would write them into missing files. */
+  parts: Array<{ part: PartName; file: string; why?: string; snippet: string }>;
+  files: SetupFileReport[];
+  notes: string[];
+  /** `write` with --write, else `preview`: nothing is written. */
+  mode: 'preview' | 'write';
+  /** Whether files were written: --write, and no refusal. */
+  written: boolean;
+  /** A file was in conflict or could not be edited, so nothing was (or would be) written. */
+  refused: boolean;
+  already_set_up: boolean;
+}
+
+/** `pulse setup` was given options it cannot use. */
+export class SetupUsageError extends Error {
+  override name = 'SetupUsageError';
+}
+
+const statusOf = ({ outcome, existed }: PlannedFile): FileStatus =>
+  outcome.kind === 'write' ? (existed ? 'changed' : 'created') : outcome.kind;
+
+const reportOf = (planned: PlannedFile): SetupFileReport => {
+  const { outcome } = planned;
+  return {
+    part: planned.part,
+    file: planned.file,
+    status: statusOf(planned),
+    ...(outcome.kind === 'write' && outcome.replaced ? { replaced: outcome.replaced } : {}),
+    ...(outcome.kind === 'conflict' || outcome.kind === 'invalid'
+      ? { problem: outcome.problem, fix: outcome.fix }
+      : {}),
+  };
+};
+
+/** The command line a user reruns with --force, with the options they gave. */
+const forceCommandOf = ({ agent, project, port }: SetupOptions) =>
+  [
+    `pulse setup ${agent}`,
+    project === '.' ? '' : ` -p ${project}`,
+    port === undefined ? '' : ` --port ${port}`,
+    ' --write --force',
+  ].join('');
+
+/**
+ * Prints (or with `write`, merges into the project's files) an agent's MCP server entry, hooks and
+ * instructions. Every file is read and checked first; if any is in conflict or cannot be edited,
+ * nothing is written.
+ */
+export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
+  const port = options.port ?? DEFAULT_PORT;
+  if (port === 0) {
+    throw new SetupUsageError(
+      '--port 0 picks a free port when the daemon starts, so no agent can be pointed at it. Pass the port `pulse start` serves on.',
+    );
+  }
+  const project = resolve(options.project);
+  if (
+    !(await stat(project).then(
+      (info) => info.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new ProjectFolderError(
+      `Project folder ${project} does not exist. Create it, or pass an existing folder with --project DIR.`,
+    );
+  }
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const setup = agentSetup(options.agent, url, options.runtime ?? currentRuntime());
+  const editOptions = { force: options.force === true, forceCommand: forceCommandOf(options) };
+  const parts = setup.parts.map(({ part, file, why, edit }) => {
+    const preview = edit(null, editOptions);
+    return { part, file, ...(why ? { why } : {}), snippet: preview.kind === 'write' ? preview.text : '' };
+  });
+  const plan = await planSetup(project, setup.parts, editOptions);
+  const files = plan.map(reportOf);
+  const refused = files.some((file) => file.status === 'conflict' || file.status === 'invalid');
+  const written = options.write === true && !refused;
+  if (written) {
+    const done: string[] = [];
+    for (const [index, planned] of plan.entries()) {
+      if (planned.outcome.kind !== 'write') continue;
+      try {
+        const backup = await writePlanned({ ...planned, outcome: planned.outcome });
+        if (backup) files[index]!.backup = backup;
+      } catch (error) {
+        throw new Error(
+          `Could not write ${planned.path} (${(error as Error).message}). Written before it: ${done.join(', ') || 'nothing'}.`,
+        );
+      }
+      done.push(planned.file);
+    }
+  }
+  return {
+    agent: setup.agent,
+    title: setup.title,
+    project,
+    url,
+    parts,
+    files,
+    notes: setup.notes,
+    mode: options.write === true ? 'write' : 'preview',
+    written,
+    refused,
+    already_set_up: files.every((file) => file.status === 'unchanged'),
+  };
+};

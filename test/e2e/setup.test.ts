@@ -1,0 +1,400 @@
+import { execFile } from 'node:child_process';
+import { access, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HOOK_EVENTS, type HookAgent } from '../../src/hooks/events.js';
+import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
+import type { SetupResult } from '../../src/setup/setup-command.js';
+import {
+  CLI,
+  connectClient,
+  type RunningDaemon,
+  removeProject,
+  runCli,
+  startDaemon,
+  tempProject,
+} from '../helpers/daemon.js';
+
+// `pulse setup` run as a user runs it: the built CLI, in temp project folders, reading back the
+// files an agent would read.
+
+const URL_8765 = 'http://127.0.0.1:8765/mcp';
+const URL_9000 = 'http://127.0.0.1:9000/mcp';
+
+type Agent = 'claude' | 'codex' | 'cursor' | 'vscode';
+
+/** The files each agent reads, as its documentation names them. */
+const FILES: Record<Agent, { mcp: string; hooks: string | null; instructions: string }> = {
+  claude: { mcp: '.mcp.json', hooks: '.claude/settings.local.json', instructions: 'CLAUDE.md' },
+  codex: { mcp: '.codex/config.toml', hooks: '.codex/hooks.json', instructions: 'AGENTS.md' },
+  cursor: { mcp: '.cursor/mcp.json', hooks: '.cursor/hooks.json', instructions: '.cursor/rules/pulse.mdc' },
+  vscode: { mcp: '.vscode/mcp.json', hooks: null, instructions: '.github/copilot-instructions.md' },
+};
+const AGENTS = Object.keys(FILES) as Agent[];
+const HOOK_AGENTS = AGENTS.filter((agent): agent is HookAgent & Agent => FILES[agent].hooks !== null);
+
+const projects: string[] = [];
+const daemons: RunningDaemon[] = [];
+
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((daemon) => daemon.kill9()));
+  await Promise.all(projects.splice(0).map(removeProject));
+});
+
+const project = async () => {
+  const dir = await tempProject('pulse-setup-');
+  projects.push(dir);
+  return dir;
+};
+
+const put = async (dir: string, file: string, text: string) => {
+  await mkdir(dirname(join(dir, file)), { recursive: true });
+  await writeFile(join(dir, file), text);
+};
+
+const read = (dir: string, file: string) => readFile(join(dir, file), 'utf8');
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+/** Every file under `dir`, path → bytes: what a run may not change. */
+const snapshot = async (dir: string): Promise<Record<string, string>> => {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files: Record<string, string> = {};
+  for (const entry of entries.filter((e) => e.isFile())) {
+    const path = join(entry.parentPath, entry.name);
+    files[relative(dir, path)] = (await readFile(path)).toString('base64');
+  }
+  return files;
+};
+
+const setup = (agent: string, dir: string, ...args: string[]) => runCli(['setup', agent, '-p', dir, ...args]);
+
+/** The url of the `pulse` server in the agent's MCP file (for Codex, the table's text is checked). */
+const pulseUrl = async (agent: Agent, dir: string): Promise<string | undefined> => {
+  const text = await read(dir, FILES[agent].mcp);
+  if (agent === 'codex') return /\[mcp_servers\.pulse\]\nurl = "([^"]*)"/.exec(text)?.[1];
+  const json = JSON.parse(text);
+  return (agent === 'vscode' ? json.servers : json.mcpServers).pulse?.url;
+};
+
+/** The hook commands per event in a hooks file: matcher groups (Claude Code, Codex) or a flat list (Cursor). */
+const hookCommands = (agent: HookAgent, json: { hooks: Record<string, unknown[]> }) =>
+  Object.fromEntries(
+    Object.entries(json.hooks).map(([event, list]) => [
+      event,
+      agent === 'cursor'
+        ? (list as Array<{ command: string }>).map((entry) => entry.command)
+        : (list as Array<{ hooks: Array<{ command: string }> }>).flatMap((group) =>
+            group.hooks.map((hook) => hook.command),
+          ),
+    ]),
+  ) as Record<string, string[]>;
+
+const pulseHooks = (commands: string[]) =>
+  commands.filter((command) => / hook \w+ --event \w+$/.test(command));
+
+/** Whether every key and array element of `original` is still in `merged` (arrays may grow at the end). */
+const keeps = (original: unknown, merged: unknown): boolean => {
+  if (Array.isArray(original)) {
+    return Array.isArray(merged) && original.every((item, i) => keeps(item, merged[i]));
+  }
+  if (typeof original === 'object' && original !== null) {
+    if (typeof merged !== 'object' || merged === null) return false;
+    return Object.entries(original).every(([key, value]) =>
+      keeps(value, (merged as Record<string, unknown>)[key]),
+    );
+  }
+  return original === merged;
+};
+
+/** A project with the user's own entries in each of the agent's files. */
+const USER_FILES: Record<Agent, Record<string, string>> = {
+  claude: {
+    '.mcp.json':
+      '{\n    "mcpServers": {\n        "other": { "command": "other-server", "args": ["--x"] }\n    }\n}\n',
+    '.claude/settings.local.json': JSON.stringify({
+      permissions: { allow: ['Bash(ls)'] },
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo mine' }] }],
+        Notification: [{ hooks: [{ type: 'command', command: 'notify-send hi' }] }],
+      },
+    }),
+    'CLAUDE.md': '# My project\n\nUse tabs.\n',
+  },
+  codex: {
+    '.codex/config.toml':
+      '# my config\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "other-server"\nargs = ["--x"]\n\n[features]\nweb_search = true\n',
+    '.codex/hooks.json': JSON.stringify({
+      hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo done', timeout: 3 }] }] },
+    }),
+    'AGENTS.md': '# Agents\n\nRun npm test before committing.',
+  },
+  cursor: {
+    '.cursor/mcp.json': JSON.stringify({ mcpServers: { other: { url: 'http://127.0.0.1:7000/mcp' } } }),
+    '.cursor/hooks.json': JSON.stringify({
+      version: 1,
+      hooks: { beforeShellExecution: [{ command: './check.sh' }], afterFileEdit: [{ command: 'fmt' }] },
+    }),
+    '.cursor/rules/pulse.mdc': '---\ndescription: mine\nalwaysApply: true\n---\n\nMy own words.\n',
+  },
+  vscode: {
+    '.vscode/mcp.json': JSON.stringify(
+      { inputs: [], servers: { other: { type: 'stdio', command: 'x' } } },
+      null,
+      '\t',
+    ),
+    '.github/copilot-instructions.md': 'Answer in French.\n',
+  },
+};
+
+/** A `pulse` server of the user's own, at port 9000, in each agent's MCP file. */
+const CONFLICTING_MCP: Record<Agent, string> = {
+  claude: JSON.stringify({ mcpServers: { pulse: { type: 'http', url: URL_9000 }, other: { command: 'x' } } }),
+  codex: `[mcp_servers.pulse]\nurl = "${URL_9000}"\nstartup_timeout_sec = 5\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
+  cursor: JSON.stringify({ mcpServers: { pulse: { url: URL_9000 }, other: { command: 'x' } } }),
+  vscode: JSON.stringify({ servers: { pulse: { type: 'http', url: URL_9000 }, other: { command: 'x' } } }),
+};
+
+describe.each(AGENTS)('pulse setup %s --write', (agent) => {
+  const files = FILES[agent];
+
+  it('creates valid files in an empty project: the server, every hook event once, the rule', async () => {
+    const dir = await project();
+    const { code, stdout } = await setup(agent, dir, '--write');
+    expect(code, stdout).toBe(0);
+    expect(await pulseUrl(agent, dir)).toBe(URL_8765);
+    if (agent !== 'codex') expect(JSON.parse(await read(dir, files.mcp))).toBeTypeOf('object');
+    for (const file of Object.values(files).filter((f) => f !== null))
+      expect(stdout).toContain(`created   ${file}`);
+    if (files.hooks !== null) {
+      const commands = hookCommands(agent as HookAgent, JSON.parse(await read(dir, files.hooks)));
+      expect(Object.keys(commands)).toEqual([...HOOK_EVENTS[agent as HookAgent]]);
+      for (const [event, list] of Object.entries(commands)) {
+        expect(list).toHaveLength(1);
+        expect(list[0]).toMatch(new RegExp(`^".+" ".+/dist/src/cli\\.js" hook ${agent} --event ${event}$`));
+      }
+    }
+    const instructions = await read(dir, files.instructions);
+    expect(instructions).toContain(`<!-- pulse:begin -->\n## pulse\n\n${AGENT_RULE_LINES.join('\n')}\n`);
+    expect(instructions.trimEnd().endsWith('<!-- pulse:end -->')).toBe(true);
+    if (agent === 'cursor') expect(instructions).toMatch(/^---\ndescription: .+\nalwaysApply: true\n---\n/);
+    expect(await exists(join(dir, '.vscode', 'hooks.json'))).toBe(false);
+  });
+
+  it("keeps the user's own entries, backs their files up, adds ours; a second run changes nothing", async () => {
+    const dir = await project();
+    const mine = USER_FILES[agent];
+    for (const [file, text] of Object.entries(mine)) await put(dir, file, text);
+    const first = await setup(agent, dir, '--write');
+    expect(first.code, first.stdout).toBe(0);
+    for (const [file, text] of Object.entries(mine)) {
+      expect(await read(dir, `${file}.pulse-backup`)).toBe(text);
+      expect(first.stdout).toContain(`changed   ${file} (backup: ${join(dir, file)}.pulse-backup)`);
+      const merged = await read(dir, file);
+      if (file.endsWith('.json')) expect(keeps(JSON.parse(text), JSON.parse(merged))).toBe(true);
+      else expect(merged.startsWith(text)).toBe(true);
+    }
+    expect(await pulseUrl(agent, dir)).toBe(URL_8765);
+    if (files.hooks !== null) {
+      const commands = hookCommands(agent as HookAgent, JSON.parse(await read(dir, files.hooks)));
+      for (const event of HOOK_EVENTS[agent as HookAgent])
+        expect(pulseHooks(commands[event]!)).toHaveLength(1);
+    }
+    if (agent === 'claude') expect(await read(dir, files.mcp)).toMatch(/^\{\n {4}"mcpServers"/);
+
+    const before = await snapshot(dir);
+    const second = await setup(agent, dir, '--write');
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('Already set up');
+    expect(second.stdout).not.toMatch(/created|changed {3}/);
+    expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it("reports a 'pulse' server of the user's pointing elsewhere, writes nothing, and replaces it with --force", async () => {
+    const dir = await project();
+    await put(dir, files.mcp, CONFLICTING_MCP[agent]);
+    const before = await snapshot(dir);
+    const refused = await setup(agent, dir, '--write');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(
+      `conflict     ${files.mcp}: already has a "pulse" MCP server at ${URL_9000}`,
+    );
+    expect(refused.stdout).toContain(`pulse setup ${agent} -p ${dir} --write --force`);
+    expect(refused.stdout).toContain('--port 9000');
+    expect(refused.stdout).toContain('Nothing written');
+    expect(await snapshot(dir)).toEqual(before);
+
+    const forced = await setup(agent, dir, '--write', '--force');
+    expect(forced.code, forced.stdout).toBe(0);
+    expect(forced.stdout).toContain(`replaced the "pulse" MCP server at ${URL_9000}`);
+    expect(await pulseUrl(agent, dir)).toBe(URL_8765);
+    expect(await read(dir, `${files.mcp}.pulse-backup`)).toBe(CONFLICTING_MCP[agent]);
+    const merged = await read(dir, files.mcp);
+    if (agent === 'codex') {
+      expect(merged).toBe(
+        `[mcp_servers.pulse]\nurl = "${URL_8765}"\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
+      );
+    } else {
+      const servers = JSON.parse(merged)[agent === 'vscode' ? 'servers' : 'mcpServers'];
+      expect(servers.other).toEqual({ command: 'x' });
+    }
+  });
+
+  it('refuses a target that is not valid JSON, naming it, and writes no file at all', async () => {
+    const dir = await project();
+    // VS Code allows comments in mcp.json; pulse could not rewrite one without losing them.
+    const broken = agent === 'codex' ? '.codex/hooks.json' : files.mcp;
+    await put(dir, broken, agent === 'vscode' ? '{\n  // mine\n  "servers": {}\n}\n' : '{"hooks": {');
+    const before = await snapshot(dir);
+    const { code, stdout } = await setup(agent, dir, '--write');
+    expect(code).toBe(1);
+    expect(stdout).toContain(`cannot edit  ${broken}: is not valid JSON`);
+    expect(stdout).toContain('Nothing written');
+    expect(await snapshot(dir)).toEqual(before);
+  });
+});
+
+describe.each(HOOK_AGENTS)('the hook commands pulse setup %s writes', (agent) => {
+  it('name this node and this CLI, which start from that command line', async () => {
+    const dir = await project();
+    await setup(agent, dir, '--write');
+    const commands = hookCommands(agent, JSON.parse(await read(dir, FILES[agent].hooks!)));
+    const command = commands[HOOK_EVENTS[agent][0]]![0]!;
+    const [, node, cli] = /^"(.+)" "(.+)" hook /.exec(command)!;
+    expect(node).toBe(process.execPath);
+    expect(cli).toBe(CLI);
+    const prefix = command.slice(0, command.indexOf(' hook '));
+    const version = await sh(`${prefix} --version`, dir);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^pulse-agent \d+\.\d+\.\d+/);
+  });
+
+  it('runs as written with stdin {} and no daemon, and lets the agent go on (exit 0)', async (context) => {
+    // `pulse hook` is built in parallel; until it lands this checks nothing more than the test above.
+    if (!/^ {2}hook\b/m.test((await runCli(['--help'])).stdout)) context.skip();
+    const dir = await project();
+    await setup(agent, dir, '--write');
+    const commands = hookCommands(agent, JSON.parse(await read(dir, FILES[agent].hooks!)));
+    for (const event of HOOK_EVENTS[agent]) {
+      const { code, stderr } = await sh(commands[event]![0]!, dir, '{}');
+      expect(code, `${event}: ${stderr}`).toBe(0);
+    }
+  });
+});
+
+/** Runs a command line through the shell, as the agents run hooks. */
+const sh = (command: string, cwd: string, stdin = '') =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const child = execFile('sh', ['-c', command], { cwd }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(stdin);
+  });
+
+describe('pulse setup', () => {
+  it('without --write prints the three parts with their files and writes nothing', async () => {
+    const dir = await project();
+    const { code, stdout } = await setup('claude', dir);
+    expect(code).toBe(0);
+    expect(stdout).toContain('1. MCP server, in .mcp.json:');
+    expect(stdout).toContain('2. Hooks, in .claude/settings.local.json');
+    expect(stdout).toContain('keeps out of git');
+    expect(stdout).toContain('3. Instructions, in CLAUDE.md:');
+    expect(stdout).toContain(`"url": "${URL_8765}"`);
+    expect(stdout).toContain('hook claude --event PreToolUse');
+    expect(stdout).toContain('would create CLAUDE.md');
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('--json gives the same as data, and --port sets the url', async () => {
+    const dir = await project();
+    const { code, stdout } = await setup('vscode', dir, '--json', '--port', '9100');
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as SetupResult;
+    expect(result.url).toBe('http://127.0.0.1:9100/mcp');
+    expect(result.written).toBe(false);
+    expect(result.parts.map((part) => [part.part, part.file])).toEqual([
+      ['mcp', '.vscode/mcp.json'],
+      ['instructions', '.github/copilot-instructions.md'],
+    ]);
+    expect(JSON.parse(result.parts[0]!.snippet)).toEqual({
+      servers: { pulse: { type: 'http', url: 'http://127.0.0.1:9100/mcp' } },
+    });
+    expect(result.files.map((file) => file.status)).toEqual(['created', 'created']);
+    expect(result.notes.join(' ')).toContain('No hooks');
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('names the four agents when given another, and refuses --port 0', async () => {
+    const dir = await project();
+    const unknown = await setup('windsurf', dir);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('Allowed choices are claude, codex, cursor, vscode');
+    const zero = await setup('claude', dir, '--port', '0');
+    expect(zero.code).toBe(1);
+    expect(zero.stderr).toContain('--port 0 picks a free port');
+    const missing = await setup('claude', join(dir, 'nope'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('does not exist');
+  });
+
+  it('replaces only its own block in a markdown file on a later run with other content', async () => {
+    const dir = await project();
+    await put(
+      dir,
+      'AGENTS.md',
+      'Intro.\n\n<!-- pulse:begin -->\nold pulse text\n<!-- pulse:end -->\n\nOutro.\n',
+    );
+    const { code } = await setup('codex', dir, '--write');
+    expect(code).toBe(0);
+    const text = await read(dir, 'AGENTS.md');
+    expect(text.startsWith('Intro.\n\n<!-- pulse:begin -->\n## pulse\n')).toBe(true);
+    expect(text.endsWith('<!-- pulse:end -->\n\nOutro.\n')).toBe(true);
+    expect(text).not.toContain('old pulse text');
+  });
+
+  it('takes a pulse hook of another clone for a conflict, and points it here with --force', async () => {
+    const dir = await project();
+    const old = '"/old/node" "/old/pulse/dist/src/cli.js" hook claude --event Stop';
+    const settings = { hooks: { Stop: [{ hooks: [{ type: 'command', command: old, timeout: 3 }] }] } };
+    await put(dir, '.claude/settings.local.json', JSON.stringify(settings));
+    const refused = await setup('claude', dir, '--write');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(`hooks that run another pulse or node (${old})`);
+    const forced = await setup('claude', dir, '--write', '--force');
+    expect(forced.code).toBe(0);
+    const stop = JSON.parse(await read(dir, '.claude/settings.local.json')).hooks.Stop;
+    expect(stop).toHaveLength(1);
+    expect(stop[0].hooks[0]).toEqual({
+      type: 'command',
+      command: `"${process.execPath}" "${CLI}" hook claude --event Stop`,
+      timeout: 3,
+    });
+  });
+
+  it('never writes outside the project folder through a symlink', async () => {
+    const dir = await project();
+    const elsewhere = await project();
+    await writeFile(join(elsewhere, 'CLAUDE.md'), 'Global rules.\n');
+    await symlink(join(elsewhere, 'CLAUDE.md'), join(dir, 'CLAUDE.md'));
+    const { code, stdout } = await setup('claude', dir, '--write');
+    expect(code).toBe(1);
+    expect(stdout).toContain(
+      `cannot edit  CLAUDE.md: leads outside the project folder, to ${join(elsewhere, 'CLAUDE.md')}`,
+    );
+    expect(await read(elsewhere, 'CLAUDE.md')).toBe('Global rules.\n');
+    expect(await exists(join(dir, '.mcp.json'))).toBe(false);
+  });
+
+  it('gives the daemon the same rule as its MCP instructions', async () => {
+    const daemon = await startDaemon(await project());
+    daemons.push(daemon);
+    const client = await connectClient(daemon.url);
+    expect(client.getInstructions()).toBe(AGENT_RULE);
+    await client.close();
+  });
+});
