@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,7 +12,7 @@ import { ackReplan, gateOf, inboxOf, logOf, reconcile, replanOf } from '../../sr
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
 import { createPulseSystem, type PulseSystem } from '../../src/wiring.js';
-import { oneShot, removeProject, tempProject, waitUntil } from '../helpers/daemon.js';
+import { oneShot, tempProject, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 
 /*
@@ -36,7 +37,8 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await system.stop();
-  await removeProject(project);
+  // A scan the watcher started just before the stop may still be writing its files.
+  await rm(project, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** How many observers each actor behind the context has (xstate keeps them in `observers`). */
@@ -97,6 +99,42 @@ describe('watchContext', () => {
     await nextTurn();
     expect(updates).toHaveLength(2);
     expect(logs).toHaveLength(2);
+    watch.stop();
+  });
+
+  it('coalesces the changes of one tick into one update', async () => {
+    await save(paths.file('guidance.md'), '# Guidance\n\nFirst.\n');
+    await reconcile(system.actor);
+    const replan = replanOf(system.actor);
+    const pending = replan.getSnapshot().context.pendingEventId!;
+    const { updates, logs, channel } = recorder();
+    const watch = watchContext(system.actor, channel);
+    watch.subscribe();
+    // An accepted ack, then a new guidance event: two different contexts within one tick.
+    replan.send({
+      type: 'replan.ack',
+      requestId: 1_000_000,
+      eventId: pending,
+      target: { id: pending, path: '.pulse/guidance.md' },
+      planSha256: null,
+      at: new Date().toISOString(),
+    });
+    replan.send({
+      type: 'log.appended',
+      events: [
+        {
+          id: 'evt_99991231T000000000000Z_00000000',
+          timestamp: new Date().toISOString(),
+          kind: 'modified',
+          path: '.pulse/guidance.md',
+          sha256: null,
+          size: null,
+        },
+      ],
+    });
+    await nextTurn();
+    expect(updates).toEqual([CONTEXT_URI]);
+    expect(logs.map((l) => l.data)).toEqual([expect.stringContaining('evt_99991231T000000000000Z_00000000')]);
     watch.stop();
   });
 
