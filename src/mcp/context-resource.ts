@@ -67,6 +67,16 @@ export const renderContext = (
   ].join('\n');
 };
 
+/** The context as the actors' snapshots hold it now, without a reconcile: what a read would return. */
+export const contextNow = (actor: PulseActor): string => {
+  const gate = gateOf(actor).getSnapshot().context;
+  return renderContext(logOf(actor).getSnapshot().context, replanOf(actor).getSnapshot().context, {
+    delivery: gate.delivery,
+    recent: gate.recent,
+    deadLetters: inboxOf(actor).getSnapshot().context.deadLetters,
+  });
+};
+
 export const registerContextResource = (server: McpServer, actor: PulseActor): void => {
   server.registerResource(
     'latest_context',
@@ -78,13 +88,7 @@ export const registerContextResource = (server: McpServer, actor: PulseActor): v
     },
     async (uri) => {
       await reconcile(actor);
-      const gate = gateOf(actor).getSnapshot().context;
-      const text = renderContext(logOf(actor).getSnapshot().context, replanOf(actor).getSnapshot().context, {
-        delivery: gate.delivery,
-        recent: gate.recent,
-        deadLetters: inboxOf(actor).getSnapshot().context.deadLetters,
-      });
-      return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text }] };
+      return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: contextNow(actor) }] };
     },
   );
 };

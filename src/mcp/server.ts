@@ -5,22 +5,26 @@ import { registerAckEvents } from './ack-events.js';
 import { registerAckReplan } from './ack-replan.js';
 import { AGENT_RULE } from './agent-rule.js';
 import { registerAttentionPrompt } from './attention-prompt.js';
+import { PUSH_CAPABILITIES, registerContextPush } from './context-push.js';
 import { registerContextResource } from './context-resource.js';
 import { registerReplanPrompt } from './replan-prompt.js';
 import { registerShouldInterrupt } from './should-interrupt.js';
 
 /**
  * One MCP server bound to the actor system. The SDK binds a server to one transport, so the
- * HTTP layer builds one per session (or per one-shot request); they are cheap.
+ * HTTP layer builds one per session (or per one-shot request); they are cheap. Only a session's
+ * server watches the actors, to push context updates and log messages.
  */
 export const createMcpServer = ({ actor }: { actor: PulseActor }): McpServer => {
   const server = new McpServer(
     { name: 'pulse-agent', version: VERSION },
     {
+      capabilities: PUSH_CAPABILITIES,
       instructions: AGENT_RULE,
     },
   );
   registerContextResource(server, actor);
+  registerContextPush(server, actor);
   registerShouldInterrupt(server, actor);
   registerAckReplan(server, actor);
   registerAckEvents(server, actor);
