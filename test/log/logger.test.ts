@@ -1,5 +1,6 @@
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import { removeProject, tempProject } from '../helpers/daemon.js';
@@ -58,7 +59,7 @@ describe('the daemon logger', () => {
     second.logger.warn('source failing');
     second.close();
     expect(tty.text()).toContain('\x1b[');
-    expect(tty.text().replace(/\x1b\[\d+m/g, '')).toContain('warning: source failing');
+    expect(stripVTControlCharacters(tty.text())).toContain('warning: source failing');
   });
 
   it('writes no file and prints nothing when silent', async () => {
