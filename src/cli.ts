@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { Argument, Command, InvalidArgumentError } from 'commander';
+import { Argument, Command, InvalidArgumentError, Option } from 'commander';
+import { LOG_LEVELS, type LogLevel } from './log/levels.js';
 import { SETUP_AGENTS, type SetupAgent } from './setup/agent-names.js';
 import { pulsePaths } from './store/paths.js';
 import { VERSION } from './version.js';
@@ -29,6 +30,7 @@ interface StartOptions {
   port: number;
   inspect?: boolean;
   inspectPort?: number;
+  logLevel: LogLevel;
 }
 
 const program = new Command('pulse')
@@ -48,6 +50,12 @@ program
     "the inspector relay's port (default 5678; 0 for any free port); implies --inspect",
     parsePort,
   )
+  .addOption(
+    new Option('--log-level <level>', 'what is logged, to .pulse/pulse.log (JSON lines) and stderr')
+      .choices(LOG_LEVELS)
+      .default('info')
+      .env('PULSE_LOG_LEVEL'),
+  )
   .action(async (options: StartOptions) => {
     // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the
     // endpoint line, and without a listener the signal's default action kills us mid-write.
@@ -59,7 +67,7 @@ program
       if (stopping) return;
       stopping = signal;
       if (!daemon) return; // still starting: shut down as soon as it is up
-      console.log(`Received ${signal}; shutting down.`);
+      daemon.log.info(`Received ${signal}; shutting down.`);
       setTimeout(() => process.exit(0), SHUTDOWN_LIMIT_MS).unref();
       daemon.close().then(
         () => process.exit(0),
@@ -70,16 +78,10 @@ program
     process.on('SIGTERM', () => stop('SIGTERM'));
     const { startDaemon } = await import('./daemon.js');
     const inspect = options.inspect === true || options.inspectPort !== undefined;
+    const { startSummary } = await import('./log/start-summary.js');
     const started = await startDaemon({ ...options, inspect }).catch(fail);
-    for (const name of started.created) console.log(`Created .pulse/${name}`);
-    for (const warning of started.warnings) console.warn(`warning: ${warning}`);
-    console.log(`Watching ${started.paths.dir}`);
-    if (started.inspectUrl) {
-      console.log(
-        `Inspector: ${started.inspectUrl} (the page embeds stately.ai/inspect, so it needs internet; offline: pulse inspect)`,
-      );
-    }
-    console.log(`MCP endpoint: ${started.url}`);
+    // One write, so a reader waiting for `MCP endpoint:` has every line of the summary with it.
+    console.log(startSummary(started).join('\n'));
     daemon = started;
     if (stopping) {
       const signal = stopping;

@@ -1,7 +1,14 @@
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { waitFor } from 'xstate';
+import type { Logger } from 'pino';
+import { type AnyActorRef, waitFor } from 'xstate';
+import type { SourcesContext } from '../machines/sources.js';
 import { createHttpApp } from './http/app.js';
+import { observeActivity } from './log/activity.js';
+import { sourceCounts } from './log/activity-rules.js';
+import type { LogLevel } from './log/levels.js';
+import { createLogger, type Terminal } from './log/logger.js';
 import { logOf } from './requests.js';
 import { removeDiscovery, writeDiscovery } from './store/discovery-file.js';
 import { type PulsePaths, pulsePaths } from './store/paths.js';
@@ -17,6 +24,20 @@ export interface DaemonOptions {
   inspect?: boolean;
   /** The relay's port (0 picks a free one). */
   inspectPort?: number;
+  /** What is logged, to `.pulse/pulse.log` and the terminal alike. */
+  logLevel?: LogLevel;
+  /** Where readable log lines go (stderr). */
+  terminal?: Terminal;
+}
+
+/** How long the start waits for sources.json to be read, to say what it holds. */
+const SOURCES_WAIT_MS = 2000;
+
+/** What sources.json held at start. */
+export interface SourcesAtStart {
+  sources: number;
+  servers: number;
+  error: string | null;
 }
 
 /** The port is taken; the message names it and says how to pick another. */
@@ -33,10 +54,28 @@ export interface Daemon {
   inspectUrl: string | null;
   /** Files created on this start (templates, log, state). */
   created: string[];
-  /** Repairs and recoveries made while loading. */
+  /** Repairs and recoveries made while loading (logged as warnings too). */
   warnings: string[];
+  /** What sources.json held at start; null when it was still being read after 2 s. */
+  sources: SourcesAtStart | null;
+  /** The daemon's logger: JSON lines to `logFile`, readable lines on the terminal. */
+  log: Logger;
+  /** `.pulse/pulse.log`, or null when nothing goes to a file (`silent`, or it cannot be written). */
+  logFile: string | null;
+  logLevel: LogLevel;
   close(): Promise<void>;
 }
+
+/** Waits (bounded) for the sources supervisor's first read of sources.json, and says what it found. */
+const sourcesAtStart = async (ref: AnyActorRef | undefined): Promise<SourcesAtStart | null> => {
+  if (ref === undefined) return null;
+  const read = await waitFor(ref, (s) => !s.matches('loading'), { timeout: SOURCES_WAIT_MS }).catch(
+    () => null,
+  );
+  if (read === null) return null;
+  const context = read.context as SourcesContext;
+  return { ...sourceCounts(context), error: context.error };
+};
 
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
@@ -68,39 +107,60 @@ export const startDaemon = async ({
   port = 8765,
   inspect = false,
   inspectPort = 5678,
+  logLevel = 'info',
+  terminal = process.stderr,
 }: DaemonOptions): Promise<Daemon> => {
   const paths = pulsePaths(project);
   const created = await ensurePulseFolder(paths);
+  // The sources' secrets, redacted from what the inspector sends and from every log line, come
+  // from the system once it exists.
+  let secrets: () => readonly string[] = () => [];
+  const logging = createLogger({
+    level: logLevel,
+    file: join(paths.dir, 'pulse.log'),
+    terminal,
+    secrets: () => secrets(),
+  });
+  const log = logging.logger;
   // The relay comes first, so a taken --inspect-port fails before anything starts, and the
   // inspector is there for the system's first events. Loaded only then: off, it costs nothing.
-  // The sources' secrets, redacted from what the inspector sends, come from the system once it exists.
-  let secrets: () => readonly string[] = () => [];
   const inspecting = inspect
-    ? await import('./inspect/inspector.js').then(({ startInspecting }) =>
-        startInspecting({ port: inspectPort, secrets: () => secrets() }),
-      )
+    ? await import('./inspect/inspector.js')
+        .then(({ startInspecting }) => startInspecting({ port: inspectPort, secrets: () => secrets() }))
+        .catch((error) => {
+          logging.close();
+          throw error;
+        })
     : null;
-  const system = await createPulseSystem(paths, inspecting ? { inspect: inspecting.inspect } : {}).catch(
-    async (error) => {
-      await inspecting?.close();
-      throw error;
-    },
-  );
+  const system = await createPulseSystem(paths, {
+    ...(inspecting ? { inspect: inspecting.inspect } : {}),
+    log: (level, message, fields) => log[level](fields ?? {}, message),
+  }).catch(async (error) => {
+    await inspecting?.close();
+    logging.close();
+    throw error;
+  });
   secrets = system.secrets;
+  const unobserve = observeActivity(system.actor, log);
+  const abandon = async () => {
+    await system.stop();
+    unobserve();
+    await inspecting?.close();
+    logging.close();
+  };
   system.actor.start();
   const loaded = await waitFor(logOf(system.actor), (s) => !s.matches('loading'));
   if (loaded.matches('failed')) {
-    await system.stop();
-    await inspecting?.close();
+    await abandon();
     throw new Error(loaded.context.lastError ?? 'The event log could not be loaded.');
   }
+  for (const warning of loaded.context.warnings) log.warn(warning);
   const { app, closeSessions } = createHttpApp({ actor: system.actor, projectRoot: paths.projectRoot });
   let server: ReturnType<typeof serve>;
   try {
     server = await listen(app.fetch, host, port);
   } catch (error) {
-    await system.stop();
-    await inspecting?.close();
+    await abandon();
     throw error;
   }
   const boundPort = (server.address() as AddressInfo).port;
@@ -114,6 +174,8 @@ export const startDaemon = async ({
     started_at: new Date().toISOString(),
     ...(inspecting ? { inspect_url: inspecting.url } : {}),
   });
+  const sources = await sourcesAtStart(system.actor.system.get('sources') as AnyActorRef | undefined);
+  log.info({ version: VERSION, project: paths.projectRoot, url }, 'pulse started');
   let closing: Promise<void> | null = null;
   return {
     paths,
@@ -123,6 +185,10 @@ export const startDaemon = async ({
     inspectUrl: inspecting?.url ?? null,
     created,
     warnings: loaded.context.warnings,
+    sources,
+    log,
+    logFile: logging.file,
+    logLevel,
     close() {
       closing ??= (async () => {
         // HTTP first (no new requests), then MCP sessions, then the actors, then the inspector
@@ -131,7 +197,10 @@ export const startDaemon = async ({
         if ('closeAllConnections' in server) server.closeAllConnections();
         await Promise.allSettled([stopped, closeSessions()]);
         await Promise.allSettled([system.stop(), removeDiscovery(paths.dir)]);
+        unobserve();
         await inspecting?.close().catch(() => undefined);
+        log.info('pulse stopped');
+        logging.close();
       })();
       return closing;
     },

@@ -37,10 +37,16 @@ export interface PulseSystem {
   stop(): Promise<void>;
 }
 
+/** How bad a diagnostic is: a source server's stderr is `info`, a client failure `warn`, a lost write `error`. */
+export type DiagnosticLevel = 'info' | 'warn' | 'error';
+
+/** Where diagnostics go; the message is already redacted of the sources' secrets. */
+export type Diagnostics = (level: DiagnosticLevel, message: string, fields?: Record<string, string>) => void;
+
 export interface SystemOptions {
   inspect?: (event: InspectionEvent) => void;
   /** Where diagnostics go (source servers' stderr among them); secrets are redacted first. */
-  log?: (line: string) => void;
+  log?: Diagnostics;
   env?: Record<string, string | undefined>;
 }
 
@@ -50,7 +56,7 @@ export interface SystemOptions {
  */
 export const createPulseSystem = async (
   paths: PulsePaths,
-  { inspect, log = (line) => console.error(line), env = process.env }: SystemOptions = {},
+  { inspect, log = (_level, message) => console.error(message), env = process.env }: SystemOptions = {},
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
   const stamper = createEventStamper();
@@ -59,12 +65,13 @@ export const createPulseSystem = async (
 
   const runtime: SourcesRuntime = { config: null };
   const secrets = () => runtime.config?.secrets ?? [];
-  const safeLog = (line: string) => log(redactSecrets(line, secrets()));
+  const safeLog: Diagnostics = (level, message, fields) =>
+    log(level, redactSecrets(message, secrets()), fields);
   const pool = new ClientPool(
     {},
     {
-      onStderr: (server, line) => safeLog(`[source server ${server}] ${line}`),
-      onLog: safeLog,
+      onStderr: (server, line) => safeLog('info', line, { source_server: server }),
+      onLog: (message) => safeLog('warn', message),
     },
   );
   const seen = await SeenStore.load(join(paths.dir, 'external_seen.jsonl'));
@@ -99,7 +106,7 @@ export const createPulseSystem = async (
             inboxFile.settle(settlement, deadLetters).then(
               () => self.send({ type: 'inbox.settleSaved', seq: settlement.seq }),
               (error) => {
-                safeLog(`Could not record what happened to delivered events: ${error}`);
+                safeLog('error', `Could not record what happened to delivered events: ${error}`);
                 self.send({ type: 'inbox.settleFailed', seq: settlement.seq, message: String(error) });
               },
             );

@@ -11,7 +11,9 @@ import {
   runCli,
   startDaemon,
   tempProject,
+  waitUntil,
 } from '../helpers/daemon.js';
+import { save } from '../helpers/files.js';
 import { type Decision, TEMPLATES } from '../helpers/protocol.js';
 
 const exists = (path: string) =>
@@ -59,7 +61,7 @@ describe('pulse start', () => {
     const daemon = await start(dir);
     expect(daemon.output()).toContain(`Watching ${join(dir, '.pulse')}`);
     expect(daemon.output()).toMatch(/MCP endpoint: http:\/\/127\.0\.0\.1:\d+\/mcp/);
-    expect(daemon.output()).toContain('Created .pulse/guidance.md');
+    expect(daemon.output()).toMatch(/^Created \.pulse\/task\.md, guidance\.md, .*state\.json$/m);
     expect(daemon.port).toBeGreaterThan(0);
     const { status, body } = await oneShot(daemon.url, 'tools/call', {
       name: 'pulse_should_interrupt',
@@ -67,6 +69,54 @@ describe('pulse start', () => {
     });
     expect(status).toBe(200);
     expect(body.result!.structuredContent!.needs_replan).toBe(false);
+  });
+
+  it('prints a short summary: folder, sources, log file, status page, endpoint, and how to connect an agent', async () => {
+    const dir = await project();
+    const daemon = await start(dir);
+    await waitUntil(() => daemon.output().includes('Connect an agent:'), { describe: () => 'the summary' });
+    // Log lines on stderr start with their time; the rest is the summary, on stdout.
+    const summary = daemon
+      .output()
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('['));
+    expect(summary).toEqual([
+      'Created .pulse/task.md, guidance.md, constraints.md, plan.md, events.jsonl, state.json',
+      `Watching ${join(dir, '.pulse')}`,
+      'Sources: none (.pulse/sources.json)',
+      `Log: ${join(dir, '.pulse', 'pulse.log')} (--log-level info)`,
+      `Status page: http://127.0.0.1:${daemon.port}/`,
+      `MCP endpoint: ${daemon.url}`,
+      'Connect an agent: pulse setup <claude|codex|cursor|vscode> --write',
+    ]);
+  });
+
+  it('counts the sources and their servers in the summary once sources.json is read, and says when it is broken', async () => {
+    const dir = await project();
+    const server = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 60_000)'] };
+    const source = { server: 'cal', tool: 'list_events', interval_sec: 300 };
+    await mkdir(join(dir, '.pulse'));
+    const sources = join(dir, '.pulse', 'sources.json');
+    await save(
+      sources,
+      JSON.stringify({
+        mcpServers: { cal: server },
+        sources: [
+          { name: 'a', ...source },
+          { name: 'b', ...source },
+        ],
+      }),
+    );
+    const two = await start(dir);
+    await waitUntil(() => two.output().includes('Connect an agent:'), { describe: () => 'the summary' });
+    expect(two.output()).toMatch(/^Sources: 2 sources from 1 server$/m);
+    expect(await two.stop()).toBe(0);
+
+    await save(sources, '{ "mcpServers": ');
+    const broken = await start(dir);
+    await waitUntil(() => broken.output().includes('Connect an agent:'), { describe: () => 'the summary' });
+    expect(broken.output()).toMatch(/^Sources: \.pulse\/sources\.json has an error \(see pulse status\)$/m);
+    expect(broken.output()).toMatch(/\] warning: sources\.json rejected/);
   });
 
   it('exits 1 when the port is in use, naming the port and --port', async () => {
@@ -125,7 +175,7 @@ describe('pulse start', () => {
     await writeFile(state, torn);
 
     daemon = await start(dir);
-    expect(daemon.output()).toMatch(/warning: state\.json was corrupt; kept it as state\.json\.bak/);
+    expect(daemon.output()).toMatch(/\] warning: state\.json was corrupt; kept it as state\.json\.bak/);
     expect(daemon.output()).toContain(pending);
     expect(await readFile(`${state}.bak`, 'utf8')).toBe(torn);
     expect(JSON.parse(await readFile(state, 'utf8')).last_acknowledged_event_id).toBe(pending);

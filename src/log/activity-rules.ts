@@ -1,0 +1,161 @@
+import type { Logger } from 'pino';
+import type { SnapshotFrom } from 'xstate';
+import type { eventLogMachine } from '../../machines/event-log.js';
+import type { InboxEvent } from '../../machines/external.js';
+import type { focusMachine } from '../../machines/focus.js';
+import type { gateMachine } from '../../machines/gate.js';
+import type { inboxMachine } from '../../machines/inbox.js';
+import type { pollerMachine } from '../../machines/poller.js';
+import type { replanMachine } from '../../machines/replan.js';
+import type { sourcesMachine } from '../../machines/sources.js';
+import type { watcherMachine } from '../../machines/watcher.js';
+
+// What the activity log says about each actor: a function of the snapshot before and after one
+// change, which logs only when something a user cares about changed. `previous` is undefined for
+// the snapshot the actor had when the log began. Each rule is O(1) per change (O(new items) at most).
+
+/** One actor's rule: given its snapshot before and after a change, logs what changed. */
+export type Rule<S> = (previous: S | undefined, next: S, log: Logger) => void;
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** An external event as the log shows it: never its detail. */
+const summary = (event: InboxEvent) => ({ id: event.id, source: event.source, title: event.title });
+
+export const replanRule: Rule<SnapshotFrom<typeof replanMachine>> = (previous, next, log) => {
+  if (previous === undefined) return;
+  const was = previous.context;
+  const now = next.context;
+  const restored = previous.matches('loading');
+  if (now.pendingEventId !== null && now.pendingEventId !== was.pendingEventId) {
+    log.info(
+      { event_id: now.pendingEventId, files: now.pendingFiles, ...(restored ? { restored: true } : {}) },
+      'replan pending: the agent must re-read the guidance and acknowledge',
+    );
+  }
+  if (!restored && now.lastAck !== null && now.lastAck.eventId !== was.lastAck?.eventId) {
+    log.info({ event_id: now.lastAck.eventId, plan_sha256: now.lastAck.planSha256 }, 'replan acknowledged');
+  }
+};
+
+export const eventLogRule: Rule<SnapshotFrom<typeof eventLogMachine>> = (previous, next, log) => {
+  const now = next.context;
+  if (previous !== undefined && now.lastError !== null && now.lastError !== previous.context.lastError) {
+    log.error(now.lastError);
+  }
+  // The journal as loaded is the baseline; events appended after it are news.
+  if (previous === undefined || previous.matches('loading')) return;
+  const added = now.index.size - previous.context.index.size;
+  if (added <= 0 || !log.isLevelEnabled('debug')) return;
+  for (const event of now.index.recent(added)) {
+    log.debug({ event_id: event.id, file: event.path, kind: event.kind }, 'file event logged');
+  }
+};
+
+export const gateRule: Rule<SnapshotFrom<typeof gateMachine>> = (previous, next, log) => {
+  const was = previous?.context;
+  const now = next.context;
+  const delivery = now.delivery;
+  if (delivery !== null && delivery.holder !== null) {
+    const before = was?.delivery;
+    if (before?.deliveryId !== delivery.deliveryId || before.holder === null) {
+      log.info(
+        {
+          delivery_id: delivery.deliveryId,
+          agent: delivery.holder,
+          lease_expires_at: iso(delivery.leaseExpiresAt),
+          events: delivery.events.map(summary),
+        },
+        'delivery out to an agent',
+      );
+    }
+  } else if (delivery !== null && was?.delivery?.deliveryId !== delivery.deliveryId) {
+    log.debug({ delivery_id: delivery.deliveryId, events: delivery.events.length }, 'delivery offered');
+  }
+  const closed = now.closed.at(-1);
+  if (closed !== undefined && closed !== was?.closed.at(-1)) {
+    const reply = now.lastReply;
+    if (closed.how === 'expired') {
+      log.warn({ delivery_id: closed.deliveryId }, 'delivery lease expired: its events were put back');
+    } else if (reply?.accepted && reply.deliveryId === closed.deliveryId) {
+      log.info(
+        {
+          delivery_id: closed.deliveryId,
+          consumed: reply.consumed,
+          put_back: reply.putBack,
+          dead_lettered: reply.deadLettered,
+        },
+        'delivery acknowledged',
+      );
+    }
+  }
+  if (was !== undefined && now.thinkFailures > was.thinkFailures) {
+    log.warn({ error: now.lastError }, 'reflection failed: the events were put back');
+  }
+  if (now.focusUntil !== (was?.focusUntil ?? null)) {
+    if (now.focusUntil === null) log.info('focus off: external events flow again');
+    else log.info({ until: iso(now.focusUntil) }, 'focus on: external events are held');
+  }
+};
+
+export const inboxRule: Rule<SnapshotFrom<typeof inboxMachine>> = (previous, next, log) => {
+  if (previous === undefined) return;
+  const now = next.context;
+  const inserted = now.inserted - previous.context.inserted;
+  if (inserted > 0) log.debug({ count: inserted }, 'new external events in the inbox');
+  const dead = Math.min(now.deadLettered - previous.context.deadLettered, now.deadLetters.length);
+  for (const letter of dead > 0 ? now.deadLetters.slice(-dead) : []) {
+    log.warn(
+      { ...summary(letter.event), attempts: letter.event.attempts, reason: letter.reason },
+      'external event dead-lettered',
+    );
+  }
+};
+
+/** Sources and distinct servers of the enabled sources: "2 sources from 1 server". */
+export const sourceCounts = (context: SnapshotFrom<typeof sourcesMachine>['context']) => {
+  const enabled = context.sources.filter((source) => source.enabled);
+  return { sources: enabled.length, servers: new Set(enabled.map((source) => source.server)).size };
+};
+
+export const sourcesRule: Rule<SnapshotFrom<typeof sourcesMachine>> = (previous, next, log) => {
+  const was = previous?.context;
+  const now = next.context;
+  if (now.loads === (was?.loads ?? 0)) return;
+  if (now.error !== null) {
+    log.warn({ error: now.error }, 'sources.json rejected: the last good config keeps running');
+    return;
+  }
+  const counts = sourceCounts(now);
+  // A project without sources.json hears nothing about it at start.
+  if (now.loads === 1 && now.sources.length === 0) log.debug(counts, 'sources.json loaded');
+  else log.info(counts, 'sources.json loaded');
+  for (const warning of now.warnings) if (!was?.warnings.includes(warning)) log.warn(warning);
+};
+
+export const pollerRule: Rule<SnapshotFrom<typeof pollerMachine>> = (previous, next, log) => {
+  const was = previous?.context.failures ?? 0;
+  const now = next.context;
+  if (was === 0 && now.failures > 0) {
+    log.warn(
+      { source: now.source.name, error: now.lastError, retry_at: iso(now.nextPollAt) },
+      'source failing',
+    );
+  } else if (was > 0 && now.failures === 0) {
+    log.info({ source: now.source.name, failed_polls: was }, 'source recovered');
+  }
+};
+
+export const focusRule: Rule<SnapshotFrom<typeof focusMachine>> = (previous, next, log) => {
+  const error = next.context.lastError;
+  if (error !== null && error !== previous?.context.lastError) {
+    log.warn({ error }, 'focus.json not applied: the last good focus is kept');
+  }
+};
+
+export const watcherRule: Rule<SnapshotFrom<typeof watcherMachine>> = (previous, next, log) => {
+  const error = next.context.lastError;
+  if (error !== null && next.context.errorCount !== previous?.context.errorCount) {
+    log.warn({ error }, 'the file watcher reported an error');
+  }
+};

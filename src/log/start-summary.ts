@@ -1,0 +1,43 @@
+import type { Daemon, SourcesAtStart } from '../daemon.js';
+
+/** The agents `pulse setup` writes an entry for. */
+const SETUP_AGENTS = 'claude|codex|cursor|vscode';
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+const sourcesLine = (sources: SourcesAtStart | null): string => {
+  if (sources === null) return 'Sources: still reading .pulse/sources.json (see pulse sources list)';
+  if (sources.error !== null) return 'Sources: .pulse/sources.json has an error (see pulse status)';
+  if (sources.sources === 0) return 'Sources: none (.pulse/sources.json)';
+  return `Sources: ${plural(sources.sources, 'source')} from ${plural(sources.servers, 'server')}`;
+};
+
+const logLine = ({ logFile, logLevel }: Daemon): string => {
+  if (logFile !== null) return `Log: ${logFile} (--log-level ${logLevel})`;
+  if (logLevel === 'silent') return 'Log: off (--log-level silent)';
+  return 'Log: on stderr only: .pulse/pulse.log cannot be written (see the warning above)';
+};
+
+/**
+ * What `pulse start` prints once it serves, a line per fact: the folder watched, what is served
+ * where, the sources, the log, and how to connect an agent. `MCP endpoint:` is the line scripts
+ * wait for.
+ */
+export const startSummary = (daemon: Daemon): string[] => {
+  const [first, ...rest] = daemon.created;
+  const statusPage = new URL('/', daemon.url).href;
+  return [
+    ...(first === undefined ? [] : [`Created .pulse/${[first, ...rest].join(', ')}`]),
+    `Watching ${daemon.paths.dir}`,
+    sourcesLine(daemon.sources),
+    logLine(daemon),
+    ...(daemon.inspectUrl === null
+      ? []
+      : [
+          `Inspector: ${daemon.inspectUrl} (the page embeds stately.ai/inspect, so it needs internet; offline: pulse inspect)`,
+        ]),
+    `Status page: ${statusPage}`,
+    `MCP endpoint: ${daemon.url}`,
+    `Connect an agent: pulse setup <${SETUP_AGENTS}> --write`,
+  ];
+};
