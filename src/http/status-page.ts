@@ -111,7 +111,7 @@ const renderInbox = (i) =>
       ['received', String(i.inserted)],
       i.last_error && ['error', error(i.last_error)],
     ]));
-const renderDelivery = (g, focus) => {
+const renderDelivery = (g) => {
   const d = g.delivery;
   fill('delivery-body',
     d === null ? h('p', { class: 'headline' }, 'No delivery out') : [
@@ -125,12 +125,16 @@ const renderDelivery = (g, focus) => {
     ],
     rows([
       ['gate', chip(g.state)],
-      ['focus', focus.until ? ['quiet until ', time(focus.until)] : none('off')],
       ['so far', g.delivered + ' delivered, ' + g.consumed_silently + ' consumed silently, ' + g.put_back + ' put back'],
       g.last_error && ['error', error(g.last_error)],
-      focus.last_error && ['focus error', error(focus.last_error)],
     ]));
 };
+const renderFocus = (f) =>
+  fill('focus-body',
+    h('p', { class: 'headline' }, f.until ? 'On: external events wait' : 'Off'),
+    h('p', { class: 'muted' }, f.until ? ['Ends ', time(f.until), '; ', h('code', {}, 'pulse focus off'), ' ends it now.']
+      : [h('code', {}, 'pulse focus 45m'), ' holds external events for 45 minutes.']),
+    f.last_error && h('p', {}, error('focus.json: ' + f.last_error)));
 const renderLog = (s) =>
   fill('log-body', rows([
     ['events', String(s.log.events)],
@@ -165,7 +169,8 @@ const render = (s) => {
   renderReplan(s.replan);
   renderActors(s);
   renderInbox(s.inbox);
-  renderDelivery(s.gate, s.focus);
+  renderDelivery(s.gate);
+  renderFocus(s.focus);
   renderLog(s);
   renderPollers(s.sources);
   renderDead(s.gate);
@@ -260,6 +265,7 @@ ${card('delivery', 'Delivery to the agent')}
 ${card('inbox', 'Inbox')}
 ${card('actors', 'Actors')}
 ${card('log', 'Event log')}
+${card('focus', 'Focus')}
 ${card('pollers', 'Sources', true)}
 ${card('events', 'Recent events', true)}
 ${card('dead', 'Dead letters', true)}
