@@ -44,7 +44,8 @@ ul.titles { margin: 4px 0 0; padding-left: 18px; }
 .error { color: var(--bad); overflow-wrap: anywhere; }
 table { width: 100%; border-collapse: collapse; }
 th { text-align: left; font-weight: 600; color: var(--muted); font-size: 12px; border-bottom: 1px solid var(--line); padding: 3px 8px 3px 0; }
-td { border-bottom: 1px solid var(--line); padding: 4px 8px 4px 0; vertical-align: top; overflow-wrap: anywhere; }
+td { border-bottom: 1px solid var(--line); padding: 4px 8px 4px 0; vertical-align: top; overflow-wrap: break-word; }
+td code, td .mono { overflow-wrap: anywhere; }
 tr:last-child td { border-bottom: none; }
 time { text-decoration: underline dotted var(--muted); cursor: help; }
 footer { padding: 0 24px 20px; color: var(--muted); font-size: 12px; }

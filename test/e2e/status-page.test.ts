@@ -193,17 +193,18 @@ describe('the status page over plain HTTP', () => {
   });
 });
 
-describe('the status page in Chromium', () => {
-  let browser: Browser;
+/** Debian's Chromium under playwright-core; a missing one fails the test, saying how to install it. */
+const launchChromium = (): Promise<Browser> => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `No Chromium at ${CHROMIUM}: run scripts/install-browser.sh (it installs Debian's chromium with apt-get), then run the tests again.`,
+    );
+  }
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox'] });
+};
 
-  beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `No Chromium at ${CHROMIUM}: run scripts/install-browser.sh (it installs Debian's chromium with apt-get), then run the tests again.`,
-      );
-    }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox'] });
-  });
+describe('the status page in Chromium', () => {
+  let browser: Browser | undefined;
 
   afterAll(async () => {
     await browser?.close();
@@ -214,6 +215,7 @@ describe('the status page in Chromium', () => {
 
   it('follows a replan and a delivery live, shows the stream dropping, and comes back by itself', async () => {
     // The folder name and an item title are markup: the page must show them as text.
+    browser = await launchChromium();
     const project = await newProject('pulse-page-<img src=x onerror=alert(1)>-');
     await writeSources(project, [
       { id: 'cal-1', title: HOSTILE_TITLE },
