@@ -4,7 +4,9 @@ import type { FocusContext } from '../machines/focus.js';
 import { GATE_DEFAULTS, type Gate, type GateContext, type GateSettings } from '../machines/gate.js';
 import type { DeadLetter, InboxContext } from '../machines/inbox.js';
 import type { PollerContext } from '../machines/poller.js';
+import type { PulseEvent } from '../machines/pulse-files.js';
 import { pollerId, type SourcesContext } from '../machines/sources.js';
+import type { WatcherContext } from '../machines/watcher.js';
 import { logOf, replanOf } from './requests.js';
 import type { PulseActor } from './wiring.js';
 
@@ -54,7 +56,24 @@ export interface SystemStatus {
   /** The user's focus from `.pulse/focus.json`: external events are held until `until` (null: no focus). */
   focus: { until: string | null; last_error: string | null };
   gate: GateStatus;
+  /** Every actor by system id and the state it is in: the core actors, then one per source's poller. */
+  actors: ActorStatus[];
+  /** The `.pulse/` file watcher: changes seen and its last error (watching goes on after one). */
+  watcher: { state: string; changes_seen: number; last_error: string | null };
+  /** The last events of `events.jsonl`, newest first: which file changed and how, never its text. */
+  recent_events: Pick<PulseEvent, 'id' | 'path' | 'kind' | 'timestamp'>[];
 }
+
+export interface ActorStatus {
+  id: string;
+  state: string;
+}
+
+/** How many logged events `recent_events` lists (as many as the context resource shows). */
+export const RECENT_EVENTS = 20;
+
+/** The actors the root starts, in the order a reader follows a change through them. */
+const CORE_ACTORS = ['log', 'replan', 'watcher', 'inbox', 'gate', 'focus', 'sources'] as const;
 
 /** One event as status shows it: the title, never the detail. */
 export interface EventSummary {
@@ -156,6 +175,11 @@ const stateName = (value: unknown): string =>
         .map(([k, v]) => `${k}.${stateName(v)}`)
         .join(',');
 
+const snapshotOf = <C = unknown>(actor: PulseActor, systemId: string) =>
+  (actor.system.get(systemId) as AnyActorRef | undefined)?.getSnapshot() as
+    | { value: unknown; context: C }
+    | undefined;
+
 /** Reads the snapshots; sends nothing. */
 export const systemStatus = (actor: PulseActor): SystemStatus => {
   const log = logOf(actor).getSnapshot();
@@ -173,6 +197,7 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
   const focus = (actor.system.get('focus') as AnyActorRef | undefined)?.getSnapshot() as
     | { context: FocusContext }
     | undefined;
+  const watcher = snapshotOf<WatcherContext>(actor, 'watcher');
   // A focus that has run out while the daemon ran is over (the gate's own timer ended it).
   const focusUntil = focus?.context.until ?? null;
   const pollers: PollerStatus[] = (sources?.context.sources ?? []).map((source) => {
@@ -224,5 +249,21 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
       until: focusUntil !== null && focusUntil > Date.now() ? iso(focusUntil) : null,
       last_error: focus?.context.lastError ?? null,
     },
+    actors: [
+      ...CORE_ACTORS.map((id) => {
+        const snapshot = snapshotOf(actor, id);
+        return { id, state: snapshot ? stateName(snapshot.value) : 'stopped' };
+      }),
+      ...pollers.map((p) => ({ id: pollerId(p.source), state: p.state })),
+    ],
+    watcher: {
+      state: watcher ? stateName(watcher.value) : 'stopped',
+      changes_seen: watcher?.context.changesSeen ?? 0,
+      last_error: watcher?.context.lastError ?? null,
+    },
+    recent_events: log.context.index
+      .recent(RECENT_EVENTS)
+      .map(({ id, path, kind, timestamp }) => ({ id, path, kind, timestamp }))
+      .reverse(),
   };
 };

@@ -6,10 +6,13 @@ import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
+import { STATUS_PAGE_HEADERS, statusPage } from './status-page.js';
+import { createStatusStream } from './status-stream.js';
 
-/** The daemon's HTTP surface: `/mcp`, `/healthz` for scripts, `/status` for the CLI. */
+/** The daemon's HTTP surface: `/mcp`, `/healthz` for scripts, `/status` for the CLI, `/` for people. */
 export const createHttpApp = ({ actor, projectRoot }: { actor: PulseActor; projectRoot: string }) => {
   const mcp = createMcpRoute(() => createMcpServer({ actor }));
+  const statusStream = createStatusStream({ actor });
   const app = new Hono();
   app.use('*', hostGuard());
   app.get('/healthz', function health(c) {
@@ -33,9 +36,16 @@ export const createHttpApp = ({ actor, projectRoot }: { actor: PulseActor; proje
   app.get('/status', function status(c) {
     return c.json(systemStatus(actor));
   });
+  app.get('/status/stream', statusStream.handle);
+  app.get('/', function page(c) {
+    return c.html(statusPage({ project: projectRoot, version: VERSION }), 200, STATUS_PAGE_HEADERS);
+  });
   app.all('/mcp', mcp.handle);
   app.notFound((c) =>
-    c.json({ error: `No route ${c.req.method} ${c.req.path}. The MCP endpoint is /mcp.` }, 404),
+    c.json(
+      { error: `No route ${c.req.method} ${c.req.path}. The MCP endpoint is /mcp; the status page is /.` },
+      404,
+    ),
   );
   return { app, closeSessions: () => mcp.close() };
 };

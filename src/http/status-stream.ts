@@ -1,0 +1,106 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Context } from 'hono';
+import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import { systemStatus } from '../system-status.js';
+import type { PulseActor } from '../wiring.js';
+
+export interface StatusStreamOptions {
+  actor: PulseActor;
+  /** Streams open at once; one more is refused with 503. */
+  maxStreams?: number;
+  /** A comment line this often keeps proxies and the browser from timing an idle stream out. */
+  heartbeatMs?: number;
+  /** Changes within this window go out as one frame. */
+  coalesceMs?: number;
+  /** What EventSource waits before it reconnects after the stream drops. */
+  retryMs?: number;
+}
+
+/**
+ * `GET /status/stream`: the status page's Server-Sent Events. The first frame is the whole
+ * `systemStatus`, and so is every frame after it (`event: status`), sent when a burst of actor
+ * changes has settled and only if what it shows changed. One system-wide inspection
+ * subscription sees every actor, pollers spawned by a sources.json reload included, without
+ * tracking them one by one; it and the timers end with the stream.
+ */
+export const createStatusStream = ({
+  actor,
+  maxStreams = 16,
+  heartbeatMs = 15_000,
+  coalesceMs = 100,
+  retryMs = 2_000,
+}: StatusStreamOptions) => {
+  let open = 0;
+
+  const serve = async (stream: SSEStreamingApi) => {
+    const closed = new AbortController();
+    let wake = () => {};
+    let changed = false;
+    let beat = false;
+    const end = () => {
+      closed.abort();
+      wake();
+    };
+    stream.onAbort(end);
+    const subscription = actor.system.inspect((event) => {
+      if (event.type !== '@xstate.snapshot') return;
+      changed = true;
+      wake();
+    });
+    const heartbeat = setInterval(() => {
+      beat = true;
+      wake();
+    }, heartbeatMs);
+    try {
+      let last = '';
+      const sendIfChanged = async (first: boolean) => {
+        const data = JSON.stringify(systemStatus(actor));
+        if (data === last) return;
+        last = data;
+        await stream.writeSSE({ event: 'status', data, ...(first ? { retry: retryMs } : {}) });
+      };
+      await sendIfChanged(true);
+      while (!closed.signal.aborted) {
+        if (changed) {
+          await sleep(coalesceMs, undefined, { signal: closed.signal }).catch(() => undefined);
+          changed = false;
+          // A stopping daemon ends the stream; the page says so and EventSource comes back.
+          if (closed.signal.aborted || actor.getSnapshot().status !== 'active') break;
+          await sendIfChanged(false);
+        } else if (beat) {
+          beat = false;
+          await stream.write(': heartbeat\n\n');
+        } else {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+        }
+      }
+    } finally {
+      subscription.unsubscribe();
+      clearInterval(heartbeat);
+      open--;
+    }
+  };
+
+  return {
+    /** Streams open now. */
+    get open() {
+      return open;
+    },
+    handle: function statusStream(c: Context) {
+      if (open >= maxStreams) {
+        c.header('Retry-After', '10');
+        return c.json(
+          {
+            error: `Too many status streams are open (${maxStreams}): close a status page tab, or read GET /status for one snapshot.`,
+          },
+          503,
+        );
+      }
+      open++;
+      c.header('X-Content-Type-Options', 'nosniff');
+      return streamSSE(c, serve);
+    },
+  };
+};

@@ -1,0 +1,297 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  callTool,
+  connectClient,
+  oneShot,
+  type RunningDaemon,
+  removeProject,
+  startDaemon,
+  tempProject,
+  waitUntil,
+} from '../helpers/daemon.js';
+import { save } from '../helpers/files.js';
+import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js';
+
+/*
+ * The status page, end to end: a real `pulse start` serves `/` and `/status/stream`; plain fetch
+ * reads the stream as EventSource does, and Debian's Chromium (driven by playwright-core, never a
+ * downloaded browser) shows the page changing as the user and the agent act.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOT = join(import.meta.dirname, '../../test-output/status-page.png');
+const PLANTED = 'PLANTED-GUIDANCE-never-on-the-page';
+const HOSTILE_TITLE = '<img src=x onerror="document.title=\'pwned\'">Budget review';
+
+const projects: string[] = [];
+const daemons: RunningDaemon[] = [];
+const clients: Client[] = [];
+const streams: StatusStreamReader[] = [];
+
+const cleanUp = async () => {
+  for (const stream of streams.splice(0)) stream.close();
+  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
+  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
+  await Promise.all(projects.splice(0).map(removeProject));
+};
+
+const newProject = async (prefix = 'pulse-page-') => {
+  const project = await tempProject(prefix);
+  projects.push(project);
+  await mkdir(join(project, '.pulse'), { recursive: true });
+  return project;
+};
+
+const start = async (project: string, args: string[] = []) => {
+  const daemon = await startDaemon(project, { args });
+  daemons.push(daemon);
+  return daemon;
+};
+
+/** sources.json with one stdio fixture source, `cal`, listing `items`; or with no source at all. */
+const writeSources = async (project: string, items: unknown[] | null) => {
+  const cal = await fixtureFiles(project, 'cal', { items: items ?? [] });
+  const config =
+    items === null
+      ? { mcpServers: {}, sources: [] }
+      : {
+          mcpServers: { cal: fixtureCommand(cal.args) },
+          sources: [{ name: 'cal', server: 'cal', tool: 'list_events', args: {}, interval_sec: 300 }],
+        };
+  await save(join(project, '.pulse', 'sources.json'), JSON.stringify(config));
+};
+
+const stream = async (daemon: RunningDaemon) => {
+  const reader = await openStatusStream(new URL('/status/stream', daemon.url).href);
+  streams.push(reader);
+  return reader;
+};
+
+/** A GET through node:http, which lets the test name the Host; the body is not read. */
+const rawGet = (url: string, headers: Record<string, string>) =>
+  new Promise<{ status: number; type: string | undefined }>((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      resolve({ status: res.statusCode!, type: res.headers['content-type'] });
+      res.destroy();
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
+describe('the status page over plain HTTP', () => {
+  let project: string;
+  let daemon: RunningDaemon;
+
+  beforeAll(async () => {
+    project = await newProject();
+    daemon = await start(project);
+  });
+
+  afterAll(cleanUp);
+
+  afterEach(() => {
+    for (const reader of streams.splice(0)) reader.close();
+  });
+
+  it('serves one self-contained HTML page at / that may run only its own script', async () => {
+    const response = await fetch(new URL('/', daemon.url));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = response.headers.get('content-security-policy')!;
+    expect(csp).toMatch(/default-src 'none'/);
+    expect(csp).toMatch(/script-src 'sha256-[A-Za-z0-9+/=]+'/);
+    expect(csp).toMatch(/connect-src 'self'/);
+    const html = await response.text();
+    expect(html).toContain(project);
+    expect(html).toContain("new EventSource('/status/stream')");
+    // Data is shown as text only, and nothing is loaded from elsewhere.
+    expect(html).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+  });
+
+  it('keeps /healthz, /status and /mcp as they were, and names the page in a 404', async () => {
+    expect((await fetch(new URL('/healthz', daemon.url))).status).toBe(200);
+    const status = await (await fetch(new URL('/status', daemon.url))).json();
+    expect(status.replan.state).toBe('idle');
+    const { status: code, body } = await oneShot(daemon.url, 'tools/list');
+    expect(code).toBe(200);
+    expect(body.result!.tools!.length).toBeGreaterThan(0);
+    const missing = await fetch(new URL('/nope', daemon.url));
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error).toBe(
+      'No route GET /nope. The MCP endpoint is /mcp; the status page is /.',
+    );
+  });
+
+  it('takes 16 streams, refuses the 17th with a 503 that says why, and frees a place when one closes', async () => {
+    const open = await Promise.all(Array.from({ length: 16 }, () => stream(daemon)));
+    await Promise.all(open.map((reader) => reader.next(() => true)));
+
+    const refused = await fetch(new URL('/status/stream', daemon.url));
+    expect(refused.status).toBe(503);
+    expect((await refused.json()).error).toMatch(/Too many status streams are open \(16\)/);
+    // The rest of the daemon does not care.
+    expect((await fetch(new URL('/healthz', daemon.url))).status).toBe(200);
+
+    for (const reader of open) reader.close();
+    // Every closed stream gave its place back: 16 fit again.
+    await waitUntil(async () => {
+      const probe = await fetch(new URL('/status/stream', daemon.url));
+      await probe.body?.cancel();
+      return probe.status === 200;
+    });
+    const again = await Promise.all(Array.from({ length: 16 }, () => stream(daemon)));
+    expect(again.map((reader) => reader.response.status)).toEqual(Array(16).fill(200));
+  });
+
+  it('streams the whole status first, then each change, naming files but never showing their text', async () => {
+    const reader = await stream(daemon);
+    expect(reader.response.status).toBe(200);
+    expect(reader.response.headers.get('content-type')).toBe('text/event-stream');
+    const first = await reader.next(() => true);
+    expect(reader.frames[0]!.event).toBe('status');
+    expect(first.replan).toMatchObject({ state: 'idle', pending_replan_event_id: null });
+    expect(first.actors.map((a) => a.id)).toContain('watcher');
+
+    await save(join(project, '.pulse', 'guidance.md'), `# Guidance\n\n${PLANTED}\n`);
+    const pending = await reader.next((s) => s.replan.state === 'pending');
+    expect(pending.replan.pending_replan_files).toEqual(['.pulse/guidance.md']);
+    expect(pending.recent_events[0]).toMatchObject({
+      id: pending.replan.pending_replan_event_id,
+      path: '.pulse/guidance.md',
+      kind: 'modified',
+    });
+    expect(reader.text()).not.toContain(PLANTED);
+  });
+
+  it('shows a poller when sources.json adds its source and drops it when the source goes, on the same stream', async () => {
+    const reader = await stream(daemon);
+    await writeSources(project, [{ id: 'cal-1', title: 'Standup' }]);
+    const added = await reader.next((s) => s.sources.pollers.some((p) => p.items_seen === 1));
+    expect(added.actors.map((a) => a.id)).toContain('poller:cal');
+    expect(added.sources.pollers[0]).toMatchObject({ source: 'cal', state: 'waiting', last_error: null });
+
+    await writeSources(project, null);
+    const removed = await reader.next((s) => s.sources.pollers.length === 0);
+    expect(removed.actors.map((a) => a.id)).not.toContain('poller:cal');
+  });
+
+  it('answers only loopback names: 403 for another Host or Origin, on the page and on the stream', async () => {
+    for (const path of ['/', '/status/stream']) {
+      const url = new URL(path, daemon.url).href;
+      expect(await rawGet(url, { host: `evil.example:${daemon.port}` })).toMatchObject({ status: 403 });
+      expect(await rawGet(url, { origin: 'http://evil.example' })).toMatchObject({ status: 403 });
+      expect(await rawGet(url, { host: `localhost:${daemon.port}` })).toMatchObject({ status: 200 });
+    }
+  });
+});
+
+/** Debian's Chromium under playwright-core; a missing one fails the test, saying how to install it. */
+const launchChromium = (): Promise<Browser> => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `No Chromium at ${CHROMIUM}: run scripts/install-browser.sh (it installs Debian's chromium with apt-get), then run the tests again.`,
+    );
+  }
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox'] });
+};
+
+describe('the status page in Chromium', () => {
+  let browser: Browser | undefined;
+
+  afterAll(async () => {
+    await browser?.close();
+    await cleanUp();
+  });
+
+  const text = (page: Page, selector: string) => page.locator(selector).first().textContent();
+
+  it('follows a replan and a delivery live, shows the stream dropping, and comes back by itself', async () => {
+    // The folder name and an item title are markup: the page must show them as text.
+    browser = await launchChromium();
+    const project = await newProject('pulse-page-<img src=x onerror=alert(1)>-');
+    await writeSources(project, [
+      { id: 'cal-1', title: HOSTILE_TITLE },
+      { id: 'cal-2', title: 'Standup moved to 10:30' },
+    ]);
+    const daemon = await start(project);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/.test(message.text())) problems.push(message.text());
+    });
+
+    await page.goto(`http://127.0.0.1:${daemon.port}/`);
+    await page.evaluate('window.samePage = true');
+    await expect.poll(() => text(page, '#conn')).toBe('Live');
+    expect(await text(page, '#replan-headline')).toBe('No replan pending');
+    expect(await text(page, '#replan-body .chip')).toBe('idle');
+    expect(await text(page, 'header .project')).toBe(project);
+    expect(await text(page, '#focus-body .headline')).toBe('Off');
+    await expect.poll(() => text(page, '#pollers-body tbody')).toMatch(/cal.*waiting.*ago.*in \d+ min.*2/);
+
+    // An agent checks in and the delivery goes out to it: the page names it and lists the titles.
+    const agent = await connectClient(daemon.url);
+    clients.push(agent);
+    await waitUntil(
+      async () =>
+        (
+          await callTool<{ needs_attention: boolean }>(agent, 'pulse_should_interrupt', {
+            agent: 'page-test',
+          })
+        ).needs_attention,
+      { timeoutMs: 15_000, intervalMs: 100, describe: () => 'a delivery' },
+    );
+    await expect.poll(() => text(page, '#delivery-body .headline')).toBe('Out to agent:page-test');
+    const delivery = (await text(page, '#delivery-body'))!;
+    expect(delivery).toContain(HOSTILE_TITLE);
+    expect(delivery).toContain('Standup moved to 10:30');
+    expect(delivery).toMatch(/lease ends\s*in \d+ (s|min)/);
+    expect(await page.locator('#delivery-body time').first().getAttribute('title')).toMatch(
+      /^\d{4}-\d\d-\d\dT[\d:.]+Z$/,
+    );
+
+    // The user changes guidance: the page shows the pending replan without a reload.
+    await save(join(project, '.pulse', 'guidance.md'), `# Guidance\n\n${PLANTED}\n`);
+    await expect.poll(() => text(page, '#replan-headline')).toMatch(/^Replan pending/);
+    const answer = await callTool<{ pending_replan_event_id: string }>(agent, 'pulse_should_interrupt', {
+      agent: 'page-test',
+    });
+    expect(await text(page, '#replan-event')).toBe(answer.pending_replan_event_id);
+    expect(await text(page, '#replan-files')).toBe('.pulse/guidance.md');
+    expect(await text(page, '#events-body tbody tr')).toContain(answer.pending_replan_event_id);
+    expect(await page.title()).toMatch(/^Replan pending · pulse · /);
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+
+    // The agent acknowledges: nothing is pending any more.
+    const ack = await callTool<{ accepted: boolean }>(agent, 'pulse_ack_replan', {
+      event_id: answer.pending_replan_event_id,
+    });
+    expect(ack.accepted).toBe(true);
+    await expect.poll(() => text(page, '#replan-headline')).toBe('No replan pending');
+    expect(await text(page, '#replan-body .chip')).toBe('acknowledged');
+    expect(await page.locator('#replan-event').count()).toBe(0);
+
+    // Nothing the sources or the folder name said became markup, and nothing the page holds is file text.
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.title()).not.toBe('pwned');
+    expect(await page.content()).not.toContain(PLANTED);
+
+    // The daemon stops: the page says so. It starts again on the same port: the page is live again.
+    await daemon.stop();
+    await expect.poll(() => text(page, '#conn')).toMatch(/^Disconnected: the daemon is not answering/);
+    expect(await page.locator('#conn').getAttribute('data-state')).toBe('down');
+    await start(project, ['--port', String(daemon.port)]);
+    await expect.poll(() => text(page, '#conn'), { timeout: 15_000 }).toBe('Live');
+    expect(await page.evaluate('window.samePage')).toBe(true);
+    expect(problems).toEqual([]);
+  }, 90_000);
+});

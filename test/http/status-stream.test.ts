@@ -1,0 +1,191 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PulseEvent } from '../../machines/pulse-files.js';
+import { createStatusStream, type StatusStreamOptions } from '../../src/http/status-stream.js';
+import { replanOf } from '../../src/requests.js';
+import { pulsePaths } from '../../src/store/paths.js';
+import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
+import { systemStatus } from '../../src/system-status.js';
+import { createPulseSystem, type PulseSystem } from '../../src/wiring.js';
+import { removeProject, tempProject, waitUntil } from '../helpers/daemon.js';
+import { openStatusStream, type StatusStreamReader } from './sse-reader.js';
+
+/*
+ * The status stream in process, on a real actor system over real HTTP, so the test can count
+ * what a stream holds in the daemon: its inspection subscription and its timers.
+ */
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Inspection subscriptions taken and not yet released on this system. */
+const countSubscriptions = (system: PulseSystem) => {
+  const inspect = system.actor.system.inspect.bind(system.actor.system);
+  let live = 0;
+  system.actor.system.inspect = (observer) => {
+    const subscription = inspect(observer);
+    live++;
+    return {
+      unsubscribe() {
+        live--;
+        subscription.unsubscribe();
+      },
+    };
+  };
+  return () => live;
+};
+
+/** A started system on a fresh project, and the stream alone on a real port. */
+const serveStream = async (options: Omit<StatusStreamOptions, 'actor'> = {}) => {
+  const project = await tempProject('pulse-stream-');
+  cleanups.push(() => removeProject(project));
+  const paths = pulsePaths(project);
+  await ensurePulseFolder(paths);
+  const system = await createPulseSystem(paths, { log: () => {} });
+  cleanups.push(() => system.stop());
+  const subscriptions = countSubscriptions(system);
+  system.actor.start();
+  // Settled (first scan done, watcher ready), so a test sees only the changes it makes.
+  await waitUntil(() => {
+    const status = systemStatus(system.actor);
+    return status.watcher.state === 'watching' && status.log.state.startsWith('ready.scan.idle');
+  });
+  const stream = createStatusStream({ actor: system.actor, ...options });
+  const app = new Hono().get('/stream', stream.handle);
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+  });
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      }),
+  );
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`;
+  const open = async () => {
+    const reader = await openStatusStream(url);
+    cleanups.push(() => reader.close());
+    return reader;
+  };
+  return { system, stream, subscriptions, url, open };
+};
+
+const guidanceEvent = (n: number): PulseEvent => ({
+  id: `evt-${n}`,
+  timestamp: new Date().toISOString(),
+  kind: 'modified',
+  path: '.pulse/guidance.md',
+  sha256: null,
+  size: null,
+});
+
+const statusFrames = (reader: StatusStreamReader) => reader.frames.filter((f) => f.event === 'status');
+
+/** Timers keeping the process alive: a stream's heartbeat is one of them while it is open. */
+const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('the status stream', () => {
+  it('sends the whole status as its first frame, with a reconnect delay for EventSource', async () => {
+    const { open } = await serveStream({ retryMs: 1234 });
+    const reader = await open();
+    expect(reader.response.status).toBe(200);
+    expect(reader.response.headers.get('content-type')).toBe('text/event-stream');
+    const first = await reader.next(() => true);
+    expect(first.replan).toMatchObject({ state: 'idle', pending_replan_event_id: null });
+    expect(first.actors.map((a) => a.id)).toEqual([
+      'log',
+      'replan',
+      'watcher',
+      'inbox',
+      'gate',
+      'focus',
+      'sources',
+    ]);
+    expect(reader.frames[0]).toMatchObject({ event: 'status', retry: 1234 });
+  });
+
+  it('sends one frame for a burst of changes, showing where the burst ended', async () => {
+    const { system, open } = await serveStream({ coalesceMs: 500 });
+    const reader = await open();
+    await reader.next(() => true);
+    for (let n = 1; n <= 8; n++) {
+      replanOf(system.actor).send({ type: 'log.appended', events: [guidanceEvent(n)] });
+      await sleep(25);
+    }
+    const last = await reader.next((s) => s.replan.pending_replan_event_id === 'evt-8');
+    expect(last.replan.state).toBe('pending');
+    await sleep(600);
+    // The first frame, then the settled burst: not one frame per change.
+    expect(statusFrames(reader).length, reader.text()).toBeLessThanOrEqual(3);
+  });
+
+  it('sends nothing when what the page shows did not change', async () => {
+    const { system, open } = await serveStream({ coalesceMs: 20 });
+    const reader = await open();
+    await reader.next(() => true);
+    // Refused acks change the replan actor's snapshot, not its status.
+    for (let n = 0; n < 10; n++) {
+      replanOf(system.actor).send({
+        type: 'replan.ack',
+        requestId: 900 + n,
+        eventId: 'nope',
+        target: null,
+        planSha256: null,
+        at: new Date().toISOString(),
+      });
+    }
+    await waitUntil(() => replanOf(system.actor).getSnapshot().context.lastReply?.requestId === 909);
+    await sleep(200);
+    expect(statusFrames(reader)).toHaveLength(1);
+  });
+
+  it('keeps an idle stream alive with a comment line', async () => {
+    const { open } = await serveStream({ heartbeatMs: 50 });
+    const reader = await open();
+    await waitUntil(() => reader.frames.filter((f) => f.comment === 'heartbeat').length >= 2, {
+      describe: () => `two heartbeats in ${JSON.stringify(reader.text())}`,
+    });
+    expect(statusFrames(reader), reader.text()).toHaveLength(1);
+  });
+
+  it('releases its subscription and timers when the client goes away', async () => {
+    const { stream, subscriptions, open } = await serveStream({ heartbeatMs: 60_000 });
+    const baseline = timers();
+    const readers = [await open(), await open(), await open()];
+    await Promise.all(readers.map((reader) => reader.next(() => true)));
+    expect(subscriptions()).toBe(3);
+    expect(stream.open).toBe(3);
+    expect(timers()).toBeGreaterThanOrEqual(baseline + 3);
+
+    for (const reader of readers) reader.close();
+    await waitUntil(() => subscriptions() === 0 && stream.open === 0, {
+      describe: () => `subscriptions ${subscriptions()}, streams ${stream.open}`,
+    });
+    await waitUntil(() => timers() <= baseline, { describe: () => `timers ${timers()} back to ${baseline}` });
+  });
+
+  it('refuses a stream over the cap with 503 and a reason, and takes one again once a stream closed', async () => {
+    const { open } = await serveStream({ maxStreams: 2 });
+    const first = await open();
+    await open();
+    const refused = await open();
+    expect(refused.response.status).toBe(503);
+    expect(refused.response.headers.get('retry-after')).toBe('10');
+    expect(((await refused.response.json()) as { error: string }).error).toMatch(
+      /Too many status streams are open \(2\).*GET \/status/,
+    );
+    first.close();
+    await waitUntil(async () => {
+      const again = await open();
+      return again.response.status === 200;
+    });
+  });
+});
