@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { PulseEvent } from '../../machines/pulse-files.js';
 import { createStatusStream, type StatusStreamOptions } from '../../src/http/status-stream.js';
 import { replanOf } from '../../src/requests.js';
@@ -88,8 +88,6 @@ const guidanceEvent = (n: number): PulseEvent => ({
 const statusFrames = (reader: StatusStreamReader) => reader.frames.filter((f) => f.event === 'status');
 
 /** Timers keeping the process alive: a stream's heartbeat is one of them while it is open. */
-const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the status stream', () => {
@@ -157,19 +155,39 @@ describe('the status stream', () => {
   });
 
   it('releases its subscription and timers when the client goes away', async () => {
-    const { stream, subscriptions, open } = await serveStream({ heartbeatMs: 60_000 });
-    const baseline = timers();
-    const readers = [await open(), await open(), await open()];
-    await Promise.all(readers.map((reader) => reader.next(() => true)));
-    expect(subscriptions()).toBe(3);
-    expect(stream.open).toBe(3);
-    expect(timers()).toBeGreaterThanOrEqual(baseline + 3);
-
-    for (const reader of readers) reader.close();
-    await waitUntil(() => subscriptions() === 0 && stream.open === 0, {
-      describe: () => `subscriptions ${subscriptions()}, streams ${stream.open}`,
+    // The heartbeat intervals this stream starts and stops: counting every timer of the process
+    // would also count other tests' and the actors' timers, which come and go meanwhile.
+    const heartbeats = new Set<unknown>();
+    const realSet = globalThis.setInterval;
+    const realClear = globalThis.clearInterval;
+    const setSpy = vi.spyOn(globalThis, 'setInterval').mockImplementation(((
+      ...args: Parameters<typeof setInterval>
+    ) => {
+      const timer = realSet(...args);
+      heartbeats.add(timer);
+      return timer;
+    }) as typeof setInterval);
+    const clearSpy = vi.spyOn(globalThis, 'clearInterval').mockImplementation((timer) => {
+      heartbeats.delete(timer);
+      realClear(timer);
     });
-    await waitUntil(() => timers() <= baseline, { describe: () => `timers ${timers()} back to ${baseline}` });
+    try {
+      const { stream, subscriptions, open } = await serveStream({ heartbeatMs: 60_000 });
+      const readers = [await open(), await open(), await open()];
+      await Promise.all(readers.map((reader) => reader.next(() => true)));
+      expect(subscriptions()).toBe(3);
+      expect(stream.open).toBe(3);
+      expect(heartbeats.size).toBe(3);
+
+      for (const reader of readers) reader.close();
+      await waitUntil(() => subscriptions() === 0 && stream.open === 0 && heartbeats.size === 0, {
+        describe: () =>
+          `subscriptions ${subscriptions()}, streams ${stream.open}, heartbeats ${heartbeats.size}`,
+      });
+    } finally {
+      setSpy.mockRestore();
+      clearSpy.mockRestore();
+    }
   });
 
   it('refuses a stream over the cap with 503 and a reason, and takes one again once a stream closed', async () => {
