@@ -1,10 +1,19 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError } from 'commander';
+import { type HookAgent, isHookAgent } from './hooks/events.js';
 import { pulsePaths } from './store/paths.js';
 import { VERSION } from './version.js';
 
-// Commands import what they need when they run, so `--version`, `--help` (and later the agent
-// hooks) do not pay for loading the MCP SDK, XState and chokidar.
+// Commands import what they need when they run, so `--version`, `--help` and the agent hooks do
+// not pay for loading the MCP SDK, XState and chokidar.
+
+// An agent runs `pulse hook` on every tool call: valid hook arguments skip even commander's import.
+if (process.argv[2] === 'hook') {
+  const { parseHookArgs, runHookProcess } = await import('./hooks/hook-command.js');
+  const options = parseHookArgs(process.argv.slice(3));
+  if (options !== null) await runHookProcess(options);
+}
+
+const { Command, InvalidArgumentError } = await import('commander');
 
 /** Shutdown must finish within this; past it the process exits anyway. */
 const SHUTDOWN_LIMIT_MS = 2000;
@@ -151,6 +160,23 @@ program
     // On stderr, so that --json output stays one JSON object a line.
     console.error(`Inspecting ${url} (Ctrl-C to stop)`);
     process.once('beforeExit', () => console.error('The inspector closed (the daemon stopped).'));
+  });
+
+program
+  .command('hook')
+  .description("answer an agent's hook: reads its JSON on stdin, holds tool calls while a replan is pending")
+  .argument('<agent>', 'claude, codex or cursor', (value: string) => {
+    if (!isHookAgent(value)) throw new InvalidArgumentError('Expected claude, codex or cursor.');
+    return value;
+  })
+  .option('--event <name>', "the agent's hook event (default: the input's hook_event_name)")
+  .option(
+    '-p, --project <dir>',
+    "project folder (default: found from the input's cwd up to .pulse/daemon.json)",
+  )
+  .action(async (agent: HookAgent, options: { event?: string; project?: string }) => {
+    const { runHookProcess } = await import('./hooks/hook-command.js');
+    await runHookProcess({ agent, ...options });
   });
 
 const sources = program.command('sources').description('external MCP sources polled into the inbox');

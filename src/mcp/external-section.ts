@@ -29,9 +29,13 @@ const oneLine = (text: string, max: number) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
-/** `[source] "title"`, and the detail (only kept with store_detail) on the next line. */
+/** `[source] "title"`, on one line whatever the source sent. */
+export const headline = (event: Pick<InboxEvent, 'source' | 'title'>): string =>
+  `[${oneLine(event.source, 80)}] "${oneLine(event.title, TITLE_MAX)}"`;
+
+/** The headline, and the detail (only kept with store_detail) on the next line. */
 const describe = (event: InboxEvent): string[] => [
-  `[${oneLine(event.source, 80)}] "${oneLine(event.title, TITLE_MAX)}"`,
+  headline(event),
   ...(event.detail === null ? [] : [`  detail: ${oneLine(event.detail, 500)}`]),
 ];
 

@@ -29,10 +29,19 @@ export interface RunningDaemon {
   kill9(): Promise<void>;
 }
 
-/** Runs the CLI as a child process and returns what it printed and how it exited. */
-export const runCli = (args: string[], { timeoutMs = 15_000, env = {} } = {}) =>
+/** Runs the CLI as a child process (with `input` on its stdin) and returns what it printed and how it exited. */
+export const runCli = (
+  args: string[],
+  {
+    timeoutMs = 15_000,
+    env = {},
+    input,
+  }: { timeoutMs?: number; env?: Record<string, string>; input?: string } = {},
+) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    child.stdin.on('error', () => {}); // a child that exits without reading its stdin
+    child.stdin.end(input);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
