@@ -2,6 +2,7 @@ import { askDaemon } from './ask-daemon.js';
 import { decide } from './decide.js';
 import { type HookAgent, isHookAgent } from './events.js';
 import { findDaemon } from './find-daemon.js';
+import type { HookAnswer } from './hook-answer.js';
 import { parseHookInput, phaseOf } from './hook-input.js';
 import { canAnnounce, formatVerdict, letBe } from './hook-output.js';
 
@@ -18,6 +19,10 @@ export interface HookResult {
   warning: string | null;
 }
 
+/** "Change nothing" for the event the command line names, when the input cannot tell. */
+const letBeAsAsked = ({ agent, event }: HookOptions): string =>
+  letBe(agent, event, event === undefined ? undefined : phaseOf(agent, event));
+
 /**
  * Answers one agent hook. It fails open: when the input cannot be read or the daemon cannot be
  * asked, it lets the agent go on and says why in one line, for a hook must never wedge an agent.
@@ -26,11 +31,7 @@ export const runHook = async (options: HookOptions, stdin: string): Promise<Hook
   const { agent } = options;
   const parsed = parseHookInput(agent, options.event, stdin);
   if ('problem' in parsed) {
-    const phase = options.event === undefined ? undefined : phaseOf(agent, options.event);
-    return {
-      stdout: letBe(agent, options.event, phase),
-      warning: `pulse: ${parsed.problem}; not enforcing replans.`,
-    };
+    return { stdout: letBeAsAsked(options), warning: `pulse: ${parsed.problem}; not enforcing replans.` };
   }
   const { call } = parsed;
   const lookup = await findDaemon(call.cwd ?? process.cwd(), options.project);
@@ -39,17 +40,14 @@ export const runHook = async (options: HookOptions, stdin: string): Promise<Hook
     warning: `pulse: daemon not reachable for ${lookup.project} (${why}); not enforcing replans. Start it with: pulse start -p ${lookup.project}`,
   });
   if ('problem' in lookup) return unreachable(lookup.problem);
+  const question = { agent, event: call.event, session: call.session, announce: canAnnounce(call) };
+  let answer: HookAnswer;
   try {
-    const answer = await askDaemon(lookup.url, {
-      agent,
-      event: call.event,
-      session: call.session,
-      announce: canAnnounce(call),
-    });
-    return { stdout: formatVerdict(call, decide(call, answer)), warning: null };
+    answer = await askDaemon(lookup.url, question);
   } catch (error) {
     return unreachable((error as Error).message);
   }
+  return { stdout: formatVerdict(call, decide(call, answer)), warning: null };
 };
 
 const readStdin = async (): Promise<string> => {
@@ -61,7 +59,14 @@ const readStdin = async (): Promise<string> => {
 
 /** Runs the hook on this process's stdin, prints its answer, and exits 0 once stdout is flushed. */
 export const runHookProcess = async (options: HookOptions): Promise<never> => {
-  const { stdout, warning } = await runHook(options, await readStdin());
+  const { stdout, warning } = await readStdin()
+    .then((stdin) => runHook(options, stdin))
+    .catch(
+      (error: Error): HookResult => ({
+        stdout: letBeAsAsked(options),
+        warning: `pulse: the hook failed (${error.message}); not enforcing replans.`,
+      }),
+    );
   // One line, whatever a parser or the daemon put in the message.
   if (warning !== null) process.stderr.write(`${warning.replace(/\s*\n\s*/g, ' ')}\n`);
   await new Promise((resolve) => process.stdout.write(`${stdout}\n`, resolve));

@@ -39,6 +39,7 @@ export interface HookCall {
   session: string;
   /** Where the agent works: the daemon is looked up from here, relative paths resolve against it. */
   cwd: string | null;
+  /** The tool call, before (or after) it runs. */
   tool: ToolCall | null;
   /** The agent is already continuing because a stop hook held it back (Claude/Codex `stop_hook_active`, Cursor `loop_count`). */
   stopRepeated: boolean;
@@ -126,7 +127,12 @@ export const parseHookInput = (
         (text(cursor ? input.conversation_id : input.session_id) ?? 'unknown').slice(0, SESSION_MAX) ||
         'unknown',
       cwd: (cursor ? roots[0] : undefined) ?? text(input.cwd) ?? null,
-      tool: phase !== 'pre-tool' ? null : cursor ? cursorTool(input, event) : claudeTool(input),
+      tool:
+        phase !== 'pre-tool' && phase !== 'post-tool'
+          ? null
+          : cursor
+            ? cursorTool(input, event)
+            : claudeTool(input),
       stopRepeated: cursor ? Number(input.loop_count ?? 0) > 0 : input.stop_hook_active === true,
     },
   };

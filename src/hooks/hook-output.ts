@@ -1,6 +1,7 @@
 import type { Verdict } from './decide.js';
 import type { HookAgent } from './events.js';
 import type { HookCall, HookPhase } from './hook-input.js';
+import { isPulseTool } from './tool-rule.js';
 
 // A verdict in each agent's own hook format. Claude Code and Codex share one wire format
 // (Codex reads Claude Code's fields); Cursor has its own. What a format cannot say is left out.
@@ -64,8 +65,10 @@ export const letBe = (agent: HookAgent, event: string | undefined, phase: HookPh
 /**
  * Whether this hook's answer can carry news to the agent, so the daemon may count a delivery as
  * announced: Claude's and Codex's context events; for Cursor only a first stop (a follow-up message).
+ * Not after pulse's own tools: the agent has just checked in, and knows.
  */
-export const canAnnounce = ({ agent, phase, stopRepeated }: HookCall): boolean =>
-  agent === 'cursor'
-    ? phase === 'stop' && !stopRepeated
-    : phase === 'session-start' || phase === 'prompt' || phase === 'post-tool';
+export const canAnnounce = ({ agent, phase, stopRepeated, tool }: HookCall): boolean => {
+  if (agent === 'cursor') return phase === 'stop' && !stopRepeated;
+  if (phase === 'post-tool') return !isPulseTool(tool?.name ?? '');
+  return phase === 'session-start' || phase === 'prompt';
+};

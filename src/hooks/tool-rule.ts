@@ -3,8 +3,10 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { ToolCall } from './hook-input.js';
 import { isReadOnlyShell } from './read-only-shell.js';
 
-/** pulse's own tools, whatever prefix the agent gives them (`mcp__pulse__…`, `MCP:pulse:…`, or none). */
 const PULSE_TOOL = /(?:^|[^a-z0-9])pulse_(?:ack_replan|should_interrupt|ack_events)$/i;
+
+/** pulse's own tools, whatever prefix the agent gives them (`mcp__pulse__…`, `MCP:pulse:…`, or none). */
+export const isPulseTool = (name: string): boolean => PULSE_TOOL.test(name);
 
 /** Tools that only read, which the agent needs to replan: files, searches, MCP resources, its todo list. */
 const READ_ONLY_TOOLS = new Set([
@@ -41,7 +43,7 @@ const samePath = (a: string, b: string): boolean => a === b || realDir(a) === re
  * that only read). Relative paths resolve against the agent's working folder.
  */
 export const allowedWhilePending = (tool: ToolCall, projectRoot: string, cwd: string | null): boolean => {
-  if (PULSE_TOOL.test(tool.name)) return true;
+  if (isPulseTool(tool.name)) return true;
   if (tool.paths !== undefined) {
     const plan = resolve(projectRoot, '.pulse', 'plan.md');
     const base = cwd ?? projectRoot;

@@ -360,6 +360,13 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     // Once per session: not again on its next hook, but a new session hears of it.
     expect(c.news$((await runHook(c.agent, c.news(project, SESSION))).output)).toBeNull();
     expect(c.news$((await runHook(c.agent, c.news(project, 'session-2'))).output)).toContain('Standup');
+    if (c.agent === 'claude') {
+      // Right after the agent's own check-in it knows already: the next other tool tells it.
+      const afterCheckIn = c.news(project, 'session-3');
+      afterCheckIn.input.tool_name = 'mcp__pulse__pulse_should_interrupt';
+      expect(c.news$((await runHook(c.agent, afterCheckIn)).output)).toBeNull();
+      expect(c.news$((await runHook(c.agent, c.news(project, 'session-3'))).output)).toContain('Standup');
+    }
   });
 });
 
