@@ -90,6 +90,8 @@ export const phaseOf = (agent: HookAgent, event: string): HookPhase | undefined 
 
 const SESSION_MAX = 200;
 
+const hasTool = (phase: HookPhase) => phase === 'pre-tool' || phase === 'post-tool';
+
 /**
  * Reads one hook's stdin JSON as the agent sent it. The event is `--event` when given (what
  * `pulse setup` registers), else the input's `hook_event_name`. A problem is a sentence for stderr.
@@ -123,16 +125,9 @@ export const parseHookInput = (
       agent,
       event,
       phase,
-      session:
-        (text(cursor ? input.conversation_id : input.session_id) ?? 'unknown').slice(0, SESSION_MAX) ||
-        'unknown',
+      session: text(cursor ? input.conversation_id : input.session_id)?.slice(0, SESSION_MAX) || 'unknown',
       cwd: (cursor ? roots[0] : undefined) ?? text(input.cwd) ?? null,
-      tool:
-        phase !== 'pre-tool' && phase !== 'post-tool'
-          ? null
-          : cursor
-            ? cursorTool(input, event)
-            : claudeTool(input),
+      tool: !hasTool(phase) ? null : cursor ? cursorTool(input, event) : claudeTool(input),
       stopRepeated: cursor ? Number(input.loop_count ?? 0) > 0 : input.stop_hook_active === true,
     },
   };
