@@ -1,12 +1,21 @@
 #!/usr/bin/env node
-import { Argument, Command, InvalidArgumentError, Option } from 'commander';
+import { type HookAgent, isHookAgent } from './hooks/events.js';
 import { LOG_LEVELS, type LogLevel } from './log/levels.js';
 import { SETUP_AGENTS, type SetupAgent } from './setup/agent-names.js';
 import { pulsePaths } from './store/paths.js';
 import { VERSION } from './version.js';
 
-// Commands import what they need when they run, so `--version`, `--help` (and later the agent
-// hooks) do not pay for loading the MCP SDK, XState and chokidar.
+// Commands import what they need when they run, so `--version`, `--help` and the agent hooks do
+// not pay for loading the MCP SDK, XState and chokidar.
+
+// An agent runs `pulse hook` on every tool call: valid hook arguments skip even commander's import.
+if (process.argv[2] === 'hook') {
+  const { parseHookArgs, runHookProcess } = await import('./hooks/hook-command.js');
+  const options = parseHookArgs(process.argv.slice(3));
+  if (options !== null) await runHookProcess(options);
+}
+
+const { Argument, Command, InvalidArgumentError, Option } = await import('commander');
 
 /** Shutdown must finish within this; past it the process exits anyway. */
 const SHUTDOWN_LIMIT_MS = 2000;
@@ -179,6 +188,23 @@ program
       if (result.refused && options.write) process.exitCode = 1;
     },
   );
+
+program
+  .command('hook')
+  .description("answer an agent's hook: reads its JSON on stdin, holds tool calls while a replan is pending")
+  .argument('<agent>', 'claude, codex or cursor', (value: string) => {
+    if (!isHookAgent(value)) throw new InvalidArgumentError('Expected claude, codex or cursor.');
+    return value;
+  })
+  .option('--event <name>', "the agent's hook event (default: the input's hook_event_name)")
+  .option(
+    '-p, --project <dir>',
+    "project folder (default: found from the input's cwd up to .pulse/daemon.json)",
+  )
+  .action(async (agent: HookAgent, options: { event?: string; project?: string }) => {
+    const { runHookProcess } = await import('./hooks/hook-command.js');
+    await runHookProcess({ agent, ...options });
+  });
 
 const sources = program.command('sources').description('external MCP sources polled into the inbox');
 

@@ -4,6 +4,7 @@ import { logOf, replanOf } from '../requests.js';
 import { systemStatus } from '../system-status.js';
 import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
+import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page.js';
@@ -41,6 +42,7 @@ export const createHttpApp = ({ actor, projectRoot }: { actor: PulseActor; proje
     return c.html(statusPage({ project: projectRoot, version: VERSION }), 200, STATUS_PAGE_HEADERS);
   });
   app.all('/mcp', mcp.handle);
+  app.post('/hook', ...createHookRoute(actor, projectRoot));
   app.notFound((c) =>
     c.json(
       { error: `No route ${c.req.method} ${c.req.path}. The MCP endpoint is /mcp; the status page is /.` },

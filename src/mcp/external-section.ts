@@ -30,7 +30,7 @@ const oneLine = (text: string, max: number) => {
 };
 
 /** `[source] "title"`, on one line whatever the source sent. */
-export const headline = (event: InboxEvent): string =>
+export const headline = (event: Pick<InboxEvent, 'source' | 'title'>): string =>
   `[${oneLine(event.source, 80)}] "${oneLine(event.title, TITLE_MAX)}"`;
 
 /** The headline, and the detail (only kept with store_detail) on the next line. */

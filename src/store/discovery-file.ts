@@ -1,6 +1,5 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 
 /** How hooks and `pulse status` find the daemon that serves a project. */
 export interface Discovery {
@@ -16,8 +15,11 @@ export interface Discovery {
 
 export const discoveryPath = (pulseDir: string) => join(pulseDir, 'daemon.json');
 
-export const writeDiscovery = (pulseDir: string, discovery: Discovery) =>
-  writeFileAtomic(discoveryPath(pulseDir), `${JSON.stringify(discovery, null, 2)}\n`);
+// Loaded when written: `pulse hook` reads this file on every tool call and must not pay for it.
+export const writeDiscovery = async (pulseDir: string, discovery: Discovery) => {
+  const { default: writeFileAtomic } = await import('write-file-atomic');
+  await writeFileAtomic(discoveryPath(pulseDir), `${JSON.stringify(discovery, null, 2)}\n`);
+};
 
 export const readDiscovery = async (pulseDir: string): Promise<Discovery | null> => {
   try {

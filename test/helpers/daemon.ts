@@ -30,9 +30,11 @@ export interface RunningDaemon {
   kill9(): Promise<void>;
 }
 
-/** Runs the CLI as a child process and returns what it printed and how it exited. */
-export const runCli = (args: string[], options: { timeoutMs?: number; env?: Record<string, string> } = {}) =>
-  runNode(CLI, args, options);
+/** Runs the CLI as a child process (with `input` on its stdin) and returns what it printed and how it exited. */
+export const runCli = (
+  args: string[],
+  options: { timeoutMs?: number; env?: Record<string, string>; input?: string } = {},
+) => runNode(CLI, args, options);
 
 /**
  * Starts `pulse start` on a project the way a user does (a child process on an ephemeral

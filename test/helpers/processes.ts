@@ -19,7 +19,7 @@ export interface ProcessOutput {
 }
 
 /**
- * Runs a Node script as a child process and returns what it printed and how it exited; kills
+ * Runs a Node script as a child process (with `input` on its stdin) and returns what it printed and how it exited; kills
  * it and fails after `timeoutMs`.
  */
 export const runNode = (
@@ -29,10 +29,13 @@ export const runNode = (
     timeoutMs = 15_000,
     env = {},
     cwd,
-  }: { timeoutMs?: number; env?: Record<string, string>; cwd?: string } = {},
+    input,
+  }: { timeoutMs?: number; env?: Record<string, string>; cwd?: string; input?: string } = {},
 ) =>
   new Promise<ProcessOutput>((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], { cwd, env: { ...process.env, ...env } });
+    child.stdin.on('error', () => {}); // a child that exits without reading its stdin
+    child.stdin.end(input);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {

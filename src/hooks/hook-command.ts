@@ -1,0 +1,94 @@
+import { askDaemon } from './ask-daemon.js';
+import { decide } from './decide.js';
+import { type HookAgent, isHookAgent } from './events.js';
+import { findDaemon } from './find-daemon.js';
+import type { HookAnswer } from './hook-answer.js';
+import { parseHookInput, phaseOf } from './hook-input.js';
+import { canAnnounce, formatVerdict, letBe } from './hook-output.js';
+
+/** `pulse hook <agent> [--event NAME] [-p DIR]`. */
+export interface HookOptions {
+  agent: HookAgent;
+  event?: string;
+  project?: string;
+}
+
+/** What a hook prints: its answer on stdout, and at most one line on stderr. It always exits 0. */
+export interface HookResult {
+  stdout: string;
+  warning: string | null;
+}
+
+/** "Change nothing" for the event the command line names, when the input cannot tell. */
+const letBeAsAsked = ({ agent, event }: HookOptions): string =>
+  letBe(agent, event, event === undefined ? undefined : phaseOf(agent, event));
+
+/**
+ * Answers one agent hook. It fails open: when the input cannot be read or the daemon cannot be
+ * asked, it lets the agent go on and says why in one line, for a hook must never wedge an agent.
+ */
+export const runHook = async (options: HookOptions, stdin: string): Promise<HookResult> => {
+  const { agent } = options;
+  const parsed = parseHookInput(agent, options.event, stdin);
+  if ('problem' in parsed) {
+    return { stdout: letBeAsAsked(options), warning: `pulse: ${parsed.problem}; not enforcing replans.` };
+  }
+  const { call } = parsed;
+  const lookup = await findDaemon(call.cwd ?? process.cwd(), options.project);
+  const unreachable = (why: string): HookResult => ({
+    stdout: letBe(agent, call.event, call.phase),
+    warning: `pulse: daemon not reachable for ${lookup.project} (${why}); not enforcing replans. Start it with: pulse start -p ${lookup.project}`,
+  });
+  if ('problem' in lookup) return unreachable(lookup.problem);
+  const question = { agent, event: call.event, session: call.session, announce: canAnnounce(call) };
+  let answer: HookAnswer;
+  try {
+    answer = await askDaemon(lookup.url, question);
+  } catch (error) {
+    return unreachable((error as Error).message);
+  }
+  return { stdout: formatVerdict(call, decide(call, answer)), warning: null };
+};
+
+const readStdin = async (): Promise<string> => {
+  if (process.stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+/** Runs the hook on this process's stdin, prints its answer, and exits 0 once stdout is flushed. */
+export const runHookProcess = async (options: HookOptions): Promise<never> => {
+  const { stdout, warning } = await readStdin()
+    .then((stdin) => runHook(options, stdin))
+    .catch(
+      (error: Error): HookResult => ({
+        stdout: letBeAsAsked(options),
+        warning: `pulse: the hook failed (${error.message}); not enforcing replans.`,
+      }),
+    );
+  // One line, whatever a parser or the daemon put in the message.
+  if (warning !== null) process.stderr.write(`${warning.replace(/\s*\n\s*/g, ' ')}\n`);
+  await new Promise((resolve) => process.stdout.write(`${stdout}\n`, resolve));
+  process.exit(0);
+};
+
+/**
+ * `pulse hook` runs on every tool call, so the CLI answers it before loading commander: these
+ * arguments are read here when they are plainly valid; anything else (help, a typo) returns null
+ * and goes to commander, which explains.
+ */
+export const parseHookArgs = (args: readonly string[]): HookOptions | null => {
+  const [agent, ...rest] = args;
+  if (agent === undefined || !isHookAgent(agent)) return null;
+  const options: HookOptions = { agent };
+  for (let i = 0; i < rest.length; i++) {
+    const [flag, inline] = rest[i]!.split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = inline ?? rest[++i];
+    if (value === undefined || value.startsWith('-')) return null;
+    if (flag === '--event') options.event = value;
+    else if (flag === '-p' || flag === '--project') options.project = value;
+    else return null;
+  }
+  return options;
+};

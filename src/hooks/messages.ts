@@ -1,0 +1,44 @@
+import { EXTERNAL_FRAMING } from '../mcp/external-section.js';
+import type { HookAnswer } from './hook-answer.js';
+import type { ToolCall } from './hook-input.js';
+
+// What the hooks say to the agent (and once to the user). One sentence of steps, so the agent
+// reads the same instructions whichever hook stopped it.
+
+type Pending = NonNullable<HookAnswer['pending']>;
+type Attention = NonNullable<HookAnswer['attention']>;
+
+const situation = ({ event_id, files }: Pending) =>
+  `pulse: a replan is pending (event ${event_id}; the user changed ${files.join(', ') || 'the guidance'}).`;
+
+const steps = ({ event_id, files }: Pending) =>
+  `Read pulse://context/latest (or the files ${[...new Set([...files, '.pulse/task.md'])].join(', ')}), ` +
+  `update .pulse/plan.md to follow it, then call pulse_ack_replan with event_id "${event_id}".`;
+
+const what = (tool: ToolCall) =>
+  tool.command !== undefined ? 'this shell command' : `the tool ${tool.name}`;
+
+/** Why a tool call is held, and exactly how to release it. */
+export const heldReason = (pending: Pending, tool: ToolCall): string =>
+  `${situation(pending)} pulse held ${what(tool)} until you replan: ${steps(pending)} ` +
+  'Until then only reading, editing .pulse/plan.md, shell commands that only read, and the pulse_* tools run.';
+
+/** Why the agent may not stop yet. */
+export const stopReason = (pending: Pending): string =>
+  `${situation(pending)} Do not stop yet: ${steps(pending)} Then continue, or stop.`;
+
+/** The pending replan as context, where the hook cannot block (session start, a new prompt). */
+export const pendingNotice = (pending: Pending): string =>
+  `${situation(pending)} Before any other work: ${steps(pending)}`;
+
+/** To the user, when the agent stops a second time with the replan still pending. */
+export const stillPendingNotice = ({ event_id }: Pending): string =>
+  `pulse: replan ${event_id} is still pending: the agent stopped without acknowledging it.`;
+
+/** The delivery's titles, one a line, framed as facts, with what to do about them. */
+export const attentionNotice = ({ headlines }: Attention): string =>
+  [
+    `pulse: external events need attention. ${EXTERNAL_FRAMING}`,
+    ...headlines.map((line) => `- ${line}`),
+    'Call pulse_should_interrupt to receive them, tell the user what matters, then call pulse_ack_events with its delivery_id.',
+  ].join('\n');

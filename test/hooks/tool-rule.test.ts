@@ -1,0 +1,96 @@
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { patchPaths } from '../../src/hooks/hook-input.js';
+import { allowedWhilePending } from '../../src/hooks/tool-rule.js';
+
+const ROOT = '/work/project';
+
+describe('which tool calls run while a replan is pending', () => {
+  it('runs an edit of the plan, whatever way its path is written', () => {
+    for (const path of [
+      '/work/project/.pulse/plan.md',
+      '.pulse/plan.md',
+      './.pulse/plan.md',
+      'x/../.pulse/plan.md',
+    ]) {
+      expect(allowedWhilePending({ name: 'Write', paths: [path] }, ROOT, ROOT), path).toBe(true);
+    }
+    expect(allowedWhilePending({ name: 'Edit', paths: ['../.pulse/plan.md'] }, ROOT, `${ROOT}/src`)).toBe(
+      true,
+    );
+  });
+
+  it('holds an edit of any other file, of the plan somewhere else, or of the plan and another file', () => {
+    for (const paths of [
+      ['.pulse/guidance.md'],
+      ['src/.pulse/plan.md'],
+      ['/elsewhere/.pulse/plan.md'],
+      ['.pulse/plan.md', 'src/index.ts'],
+      [],
+    ]) {
+      expect(allowedWhilePending({ name: 'apply_patch', paths }, ROOT, ROOT), paths.join(',')).toBe(false);
+    }
+    expect(allowedWhilePending({ name: 'Write', paths: ['.pulse/plan.md'] }, ROOT, `${ROOT}/src`)).toBe(
+      false,
+    );
+  });
+
+  it("runs pulse's own tools under any agent's prefix, and nobody else's", () => {
+    const names: Array<[string, boolean]> = [
+      ['mcp__pulse__pulse_ack_replan', true],
+      ['mcp__my-pulse__pulse_should_interrupt', true],
+      ['MCP:pulse:pulse_ack_events', true],
+      ['pulse_ack_replan', true],
+      ['mcp__github__create_issue', false],
+      ['notpulse_ack_replan2', false],
+      ['mcp__pulse__pulse_ack_replan_now', false],
+      ['Task', false],
+    ];
+    for (const [name, runs] of names) expect(allowedWhilePending({ name }, ROOT, ROOT), name).toBe(runs);
+  });
+
+  it('runs read-only tools and read-only shell, holds other shell', () => {
+    expect(allowedWhilePending({ name: 'Read' }, ROOT, ROOT)).toBe(true);
+    expect(allowedWhilePending({ name: 'ReadMcpResourceTool' }, ROOT, ROOT)).toBe(true);
+    expect(allowedWhilePending({ name: 'Bash', command: 'cat .pulse/guidance.md' }, ROOT, ROOT)).toBe(true);
+    expect(allowedWhilePending({ name: 'Bash', command: 'npm publish' }, ROOT, ROOT)).toBe(false);
+    expect(allowedWhilePending({ name: 'Bash' }, ROOT, ROOT)).toBe(false);
+  });
+
+  describe('through a symlinked folder', () => {
+    let base = '';
+    afterAll(() => rm(base, { recursive: true, force: true }));
+
+    it('runs the plan edit when the agent names it through a link to the project', async () => {
+      base = await mkdtemp(join(tmpdir(), 'pulse-rule-'));
+      const real = join(base, 'real');
+      await mkdir(join(real, '.pulse'), { recursive: true });
+      await symlink(real, join(base, 'link'));
+      const viaLink = join(base, 'link', '.pulse', 'plan.md');
+      expect(allowedWhilePending({ name: 'Write', paths: [viaLink] }, real, real)).toBe(true);
+      expect(
+        allowedWhilePending({ name: 'Write', paths: [join(base, 'link', '.pulse', 'task.md')] }, real, real),
+      ).toBe(false);
+    });
+  });
+});
+
+describe('the files of a Codex apply_patch', () => {
+  it('lists every file added, updated, deleted or moved to', () => {
+    const patch = [
+      '*** Begin Patch',
+      '*** Update File: .pulse/plan.md',
+      '@@',
+      '+step',
+      '*** Add File: src/new.ts',
+      '+export {};',
+      '*** Delete File: old.ts',
+      '*** Update File: a.ts',
+      '*** Move to: b.ts',
+      '*** End Patch',
+    ].join('\n');
+    expect(patchPaths(patch)).toEqual(['.pulse/plan.md', 'src/new.ts', 'old.ts', 'a.ts', 'b.ts']);
+  });
+});
