@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { DEFAULT_PORT } from './defaults.js';
 import { type HookAgent, isHookAgent } from './hooks/events.js';
 import { LOG_LEVELS, type LogLevel } from './log/levels.js';
 import { SETUP_AGENTS, type SetupAgent } from './setup/agent-names.js';
@@ -52,7 +53,7 @@ program
   .description('initialise .pulse/ and serve MCP until stopped')
   .option('-p, --project <dir>', 'project folder to watch', '.')
   .option('--host <host>', 'address to listen on', '127.0.0.1')
-  .option('--port <port>', 'port to listen on (0 for any free port)', parsePort, 8765)
+  .option('--port <port>', 'port to listen on (0 for any free port)', parsePort, DEFAULT_PORT)
   .option('--inspect', 'stream every actor to the Stately inspector through a local relay')
   .option(
     '--inspect-port <port>',
@@ -172,7 +173,7 @@ program
   )
   .addArgument(new Argument('<agent>', 'the agent to connect').choices(SETUP_AGENTS))
   .option('-p, --project <dir>', 'project folder', '.')
-  .option('--port <port>', 'the port `pulse start` serves on (default 8765)', parsePort)
+  .option('--port <port>', `the port \`pulse start\` serves on (default ${DEFAULT_PORT})`, parsePort)
   .option('--write', 'merge into the files (each changed file is backed up first; all or none)')
   .option('--force', "with --write, replace a 'pulse' entry of yours that points elsewhere (after a backup)")
   .option('--json', 'print JSON')

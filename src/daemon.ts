@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { type AnyActorRef, waitFor } from 'xstate';
 import type { SourcesContext } from '../machines/sources.js';
+import { DEFAULT_PORT } from './defaults.js';
 import { createHttpApp } from './http/app.js';
 import { observeActivity } from './log/activity.js';
 import { sourceCounts } from './log/activity-rules.js';
@@ -104,7 +105,7 @@ const listen = (fetch: Parameters<typeof serve>[0]['fetch'], host: string, port:
 export const startDaemon = async ({
   project,
   host = '127.0.0.1',
-  port = 8765,
+  port = DEFAULT_PORT,
   inspect = false,
   inspectPort = 5678,
   logLevel = 'info',

@@ -1,7 +1,7 @@
 import type { Daemon, SourcesAtStart } from '../daemon.js';
-
-/** The agents `pulse setup` writes an entry for. */
-const SETUP_AGENTS = 'claude|codex|cursor|vscode';
+import { DEFAULT_PORT } from '../defaults.js';
+import { SETUP_AGENTS } from '../setup/agent-names.js';
+import { shellQuote } from '../setup/hook-command.js';
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
@@ -17,6 +17,13 @@ const logLine = ({ logFile, logLevel }: Daemon): string => {
   if (logLevel === 'silent') return 'Log: off (--log-level silent)';
   return 'Log: on stderr only: .pulse/pulse.log cannot be written (see the warning above)';
 };
+
+/** The exact `pulse setup` line for this daemon: its project and, when it is not the default, its port. */
+const setupCommand = ({ paths, port }: Daemon): string =>
+  [
+    `pulse setup <${SETUP_AGENTS.join('|')}> --write -p ${shellQuote(paths.projectRoot)}`,
+    ...(port === DEFAULT_PORT ? [] : [`--port ${port}`]),
+  ].join(' ');
 
 /**
  * What `pulse start` prints once it serves, a line per fact: the folder watched, what is served
@@ -38,6 +45,6 @@ export const startSummary = (daemon: Daemon): string[] => {
         ]),
     `Status page: ${statusPage}`,
     `MCP endpoint: ${daemon.url}`,
-    `Connect an agent: pulse setup <${SETUP_AGENTS}> --write`,
+    `Connect an agent: ${setupCommand(daemon)}`,
   ];
 };

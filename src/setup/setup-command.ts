@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { DEFAULT_PORT } from '../defaults.js';
 import { ProjectFolderError } from '../store/pulse-folder.js';
 import type { SetupAgent } from './agent-names.js';
 import { agentSetup, type PartName } from './agents.js';
@@ -8,7 +9,6 @@ import { currentRuntime, type HookRuntime } from './hook-command.js';
 import { type PlannedFile, planSetup } from './plan.js';
 
 /** The default port of `pulse start`, which agents are pointed at unless `--port` says otherwise. */
-const DEFAULT_PORT = 8765;
 
 export interface SetupOptions {
   agent: SetupAgent;

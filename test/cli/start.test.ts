@@ -2,6 +2,7 @@ import { access, chmod, mkdir, readFile, unlink, writeFile } from 'node:fs/promi
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { shellQuote } from '../../src/setup/hook-command.js';
 import {
   callTool,
   connectClient,
@@ -87,7 +88,7 @@ describe('pulse start', () => {
       `Log: ${join(dir, '.pulse', 'pulse.log')} (--log-level info)`,
       `Status page: http://127.0.0.1:${daemon.port}/`,
       `MCP endpoint: ${daemon.url}`,
-      'Connect an agent: pulse setup <claude|codex|cursor|vscode> --write',
+      `Connect an agent: pulse setup <claude|codex|cursor|vscode> --write -p ${shellQuote(dir)} --port ${daemon.port}`,
     ]);
   });
 
