@@ -67,14 +67,29 @@ export const renderContext = (
   ].join('\n');
 };
 
-/** The context as the actors' snapshots hold it now, without a reconcile: what a read would return. */
+/** The last render per system and the snapshot contexts it came from. */
+const lastRender = new WeakMap<PulseActor, { from: readonly object[]; text: string }>();
+
+/**
+ * The context as the actors' snapshots hold it now, without a reconcile: what a read would return.
+ * Every subscribed session checks it after each change, so one render serves them all until a
+ * snapshot it reads from changes.
+ */
 export const contextNow = (actor: PulseActor): string => {
+  const log = logOf(actor).getSnapshot().context;
+  const replan = replanOf(actor).getSnapshot().context;
   const gate = gateOf(actor).getSnapshot().context;
-  return renderContext(logOf(actor).getSnapshot().context, replanOf(actor).getSnapshot().context, {
+  const inbox = inboxOf(actor).getSnapshot().context;
+  const from = [log, replan, gate, inbox];
+  const last = lastRender.get(actor);
+  if (last?.from.every((context, i) => context === from[i])) return last.text;
+  const text = renderContext(log, replan, {
     delivery: gate.delivery,
     recent: gate.recent,
-    deadLetters: inboxOf(actor).getSnapshot().context.deadLetters,
+    deadLetters: inbox.deadLetters,
   });
+  lastRender.set(actor, { from, text });
+  return text;
 };
 
 export const registerContextResource = (server: McpServer, actor: PulseActor): void => {
