@@ -1,8 +1,13 @@
 import { request } from 'node:http';
 import type { HookAnswer, HookQuestion } from './hook-answer.js';
 
-/** A hook answers inside the agent's tool call: past this the daemon counts as down. */
-export const ASK_TIMEOUT_MS = 300;
+/**
+ * Past this the daemon counts as down and the hook lets the call through. Not shorter: a machine
+ * busy with the agent's own build slows the daemon's answer, and failing open then would stop
+ * enforcing the replan exactly when the agent is busiest. A daemon that is not running is known
+ * at once (connection refused); only a hung one costs this wait.
+ */
+export const ASK_TIMEOUT_MS = 2000;
 
 const describeError = (error: NodeJS.ErrnoException, url: string): string =>
   error.code === 'ECONNREFUSED' ? `connection refused at ${url}` : error.message;
