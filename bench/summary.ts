@@ -1,0 +1,78 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { withSection } from './doc-section.js';
+import { markdownTable } from './format.js';
+
+const SECTION = /<!-- bench:([\w-]+):start -->([\s\S]*?)<!-- bench:\1:end -->/g;
+const RESULTS = new Set(['met', '**missed**', 'not measured']);
+
+/** The anchor GitHub gives a heading. */
+const anchorOf = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+
+const cellsOf = (line: string) => line.slice(2, -2).split(' | ');
+
+/**
+ * Every target row of every generated section in `document`: a table row whose last cell is a
+ * verdict, with its figure (the cell before the target, named by its column) and a link to the section.
+ */
+export const targetRows = (document: string): string[][] => {
+  const rows: string[][] = [];
+  for (const [, name, body] of document.matchAll(SECTION)) {
+    if (name === 'summary') continue;
+    const heading = /^## (.+)$/m.exec(body!)?.[1] ?? name!;
+    const link = `[${heading.replace(/:.*$/, '')}](#${anchorOf(heading)})`;
+    let header: string[] = [];
+    for (const line of body!.split('\n')) {
+      if (!line.startsWith('| ')) {
+        header = [];
+        continue;
+      }
+      const cells = cellsOf(line);
+      if (header.length === 0) {
+        header = cells;
+        continue;
+      }
+      const result = cells[cells.length - 1]!;
+      if (!RESULTS.has(result)) continue;
+      const figureColumn = header[cells.length - 3]!;
+      rows.push([
+        `${cells[0]} (${figureColumn})`,
+        cells[cells.length - 3]!,
+        cells[cells.length - 2]!,
+        result,
+        link,
+      ]);
+    }
+  }
+  return rows;
+};
+
+const body = (document: string, date: string): string => {
+  const rows = targetRows(document);
+  const missed = rows.filter((row) => row[3] === '**missed**').length;
+  return `## Summary: every target
+
+Rebuilt by each \`npm run bench\` run (last: ${date}) from the target rows of the sections below,
+whichever run measured them: each section states its own date, command and load average.
+${rows.length} targets, ${rows.length - missed} met, ${missed} missed.
+
+${markdownTable(['measure', 'figure', 'target', 'result', 'section'], rows)}
+`;
+};
+
+/** Rebuilds the summary section at the top of the benchmarks document (before the first generated section). */
+export const writeSummary = async (path: string, date: string): Promise<void> => {
+  const document = await readFile(path, 'utf8');
+  const start = '<!-- bench:summary:start -->';
+  if (document.includes(start)) {
+    await writeFile(path, withSection(document, 'summary', body(document, date)));
+    return;
+  }
+  const first = document.indexOf('<!-- bench:');
+  const at = first === -1 ? document.length : first;
+  const placed = `${document.slice(0, at)}${start}\n<!-- bench:summary:end -->\n\n${document.slice(at)}`;
+  await writeFile(path, withSection(placed, 'summary', body(placed, date)));
+};
