@@ -21,6 +21,16 @@ export interface EditResult {
   push: Summary;
   /** Rounds whose notification did not come within the limit. */
   pushLost: number;
+  /** Write returned → the time in the logged event's id (when the daemon's scan stamped it), in ms. */
+  detect: Summary;
+}
+
+/** The wall-clock time, in ms, an event id (`evt_YYYYMMDDTHHMMSSffffffZ_…`) was stamped at. */
+export const stampedAt = (eventId: string): number => {
+  const m = /^evt_(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{6})Z_/.exec(eventId);
+  if (!m) throw new Error(`Not an event id: ${eventId}`);
+  const [, y, mo, d, h, mi, s, micros] = m.map(Number) as number[];
+  return Date.UTC(y!, mo! - 1, d!, h!, mi!, s!) + micros! / 1000;
 }
 
 /** Past this a notification counts as lost. */
@@ -109,19 +119,22 @@ export const measureEditToAgent = async (
     }
 
     const push: number[] = [];
+    const detect: number[] = [];
     let pushLost = 0;
     for (let round = 0; round < plan.pushRounds; round++) {
       await notifications.quiet();
       const arrival = notifications.next(PUSH_LIMIT_MS);
       await edit();
       const written = performance.now();
+      const writtenWall = Date.now();
       const at = await arrival;
       if (at === null) pushLost++;
       else push.push(at - written);
       await takeAndAck();
+      detect.push(stampedAt(previous!) - writtenWall);
       if ((round + 1) % 50 === 0) progress(`push ${round + 1}/${plan.pushRounds}`);
     }
-    return { staleReads, staleRounds: plan.staleRounds, push: summarize(push), pushLost };
+    return { staleReads, staleRounds: plan.staleRounds, push: summarize(push), pushLost, detect: summarize(detect) };
   } finally {
     await client?.close();
     await daemon?.stop();
