@@ -85,5 +85,20 @@ queueing behind the other clients' calls. What the daemon does that the floor do
 scan the \`.pulse/\` files on every call (so a write the watcher has not reported yet is
 seen by the next call), ask the log, replan and gate actors for their snapshots, register its
 other tools, resources and prompts per server, and check the Host header.
+
+Where the extra time goes (a CPU profile of the daemon under 2,000 sequential session calls,
+\`node --cpu-prof\` summarised by \`bench/cpu-profile-summary.ts\`, 2026-12-01, load average
+about 11 on 2 cores): the per-call scan (\`reconcile\` → \`reconcileFiles\` →
+\`readTrackedFile\`, four \`fs.promises.stat\` calls one after the other, and a re-read and hash
+of any file changed in the last 3 s) was the largest piece of pulse's own work, about a fifth of
+the daemon's busy CPU; then the actor round trips of \`reconcile\` and \`checkIn\` (XState
+events, \`waitFor\`), and the body read of \`mcpRoute\`/\`hostGuard\`. zod's output validation
+and the SDK transport cost the same in both servers. The scan is what keeps stale reads at 0 in
+the edit-to-agent section, so it cannot simply go; what would make it cheaper is stat-ing the
+four files at once, or with \`statSync\` (measured on this machine: four sequential promise
+stats 0.24–0.84 ms, four \`statSync\` 0.05–0.14 ms), in src/effects/reconcile-files.ts and
+read-tracked-file.ts, outside the bench. With ${plan.concurrency} clients at once the servers are
+CPU-bound and the per-round ratios swing widely on a loaded machine; a ratio below 1.00× there
+(the daemon faster than the floor) is within that noise, not a finding.
 `;
 };

@@ -28,7 +28,7 @@ export const formatTable = ({ result }: EditReport): string => {
       ['the same: p99', ms(push.p99), `≤ ${TARGETS.pushP99Ms} ms`, verdict(push.p99 <= TARGETS.pushP99Ms)],
       ['the same: mean', ms(push.mean), '', ''],
       [
-        'of which: write returned → the event stamped by the daemon (its id\'s time): p50 / p99',
+        "of which: write returned → the event stamped by the daemon (its id's time): p50 / p99",
         `${ms(result.detect.p50)} / ${ms(result.detect.p99)}`,
         '',
         '',

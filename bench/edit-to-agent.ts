@@ -31,7 +31,7 @@ export const stampedAt = (eventId: string): number => {
   if (!m) throw new Error(`Not an event id: ${eventId}`);
   const [, y, mo, d, h, mi, s, micros] = m.map(Number) as number[];
   return Date.UTC(y!, mo! - 1, d!, h!, mi!, s!) + micros! / 1000;
-}
+};
 
 /** Past this a notification counts as lost. */
 const PUSH_LIMIT_MS = 5_000;
@@ -134,7 +134,13 @@ export const measureEditToAgent = async (
       detect.push(stampedAt(previous!) - writtenWall);
       if ((round + 1) % 50 === 0) progress(`push ${round + 1}/${plan.pushRounds}`);
     }
-    return { staleReads, staleRounds: plan.staleRounds, push: summarize(push), pushLost, detect: summarize(detect) };
+    return {
+      staleReads,
+      staleRounds: plan.staleRounds,
+      push: summarize(push),
+      pushLost,
+      detect: summarize(detect),
+    };
   } finally {
     await client?.close();
     await daemon?.stop();

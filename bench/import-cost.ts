@@ -32,7 +32,11 @@ const main = async () => {
   for (const specifier of process.argv.slice(2)) {
     await import(specifier.startsWith('/') ? pathToFileURL(specifier).href : specifier);
     const now = measure();
-    modules.push({ module: specifier, rss: now.rss - previous.rss, heapUsed: now.heapUsed - previous.heapUsed });
+    modules.push({
+      module: specifier,
+      rss: now.rss - previous.rss,
+      heapUsed: now.heapUsed - previous.heapUsed,
+    });
     previous = now;
   }
   const costs: ImportCosts = { base, modules };

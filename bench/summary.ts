@@ -15,6 +15,21 @@ const anchorOf = (heading: string) =>
 const cellsOf = (line: string) => line.slice(2, -2).split(' | ');
 
 /**
+ * A target row's figure: the cells between the measure and the target, each named by its
+ * column when there are two (a section that compares two daemons); the last one when there
+ * are more (history sizes, or daemon / floor / ratio, where the last is what is judged).
+ */
+const figureOf = (header: readonly string[], cells: readonly string[]): string => {
+  const figures = cells.slice(1, -2).map((cell, i) => ({ column: header[i + 1]!, cell }));
+  if (figures.length === 1) return figures[0]!.cell;
+  if (figures.length > 2) return figures[figures.length - 1]!.cell;
+  return figures
+    .filter(({ cell }) => cell !== '' && cell !== '—')
+    .map(({ column, cell }) => `${column}: ${cell}`)
+    .join('; ');
+};
+
+/**
  * Every target row of every generated section in `document`: a table row whose last cell is a
  * verdict, with its figure (the cell before the target, named by its column) and a link to the section.
  */
@@ -37,14 +52,7 @@ export const targetRows = (document: string): string[][] => {
       }
       const result = cells[cells.length - 1]!;
       if (!RESULTS.has(result)) continue;
-      const figureColumn = header[cells.length - 3]!;
-      rows.push([
-        `${cells[0]} (${figureColumn})`,
-        cells[cells.length - 3]!,
-        cells[cells.length - 2]!,
-        result,
-        link,
-      ]);
+      rows.push([cells[0]!, figureOf(header, cells), cells[cells.length - 2]!, result, link]);
     }
   }
   return rows;
