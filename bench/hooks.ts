@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runNode } from '../test/helpers/processes.js';
 import { type ProfileSummary, summarizeProfile } from './cpu-profile-summary.js';
 import { CLI, startDaemon } from './daemon.js';
 import { connectSession, shouldInterrupt } from './session.js';
@@ -21,26 +21,13 @@ export interface HooksResult {
 }
 
 /** Runs `node args…` with `stdin`, resolves with its wall time (spawn → exit) and stdout; non-zero exit throws. */
-const timeNode = (args: string[], stdin: string) =>
-  new Promise<{ ms: number; stdout: string }>((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data) => {
-      stdout += data;
-    });
-    child.stderr.on('data', (data) => {
-      stderr += data;
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      const ms = performance.now() - started;
-      if (code === 0) resolve({ ms, stdout });
-      else reject(new Error(`node ${args.join(' ')} exited ${code}: ${stderr}`));
-    });
-    child.stdin.end(stdin);
-  });
+const timeNode = async ([first, ...rest]: string[], stdin: string) => {
+  const started = performance.now();
+  const { code, stdout, stderr } = await runNode(first!, rest, { input: stdin });
+  const ms = performance.now() - started;
+  if (code !== 0) throw new Error(`node ${first} ${rest.join(' ')} exited ${code}: ${stderr}`);
+  return { ms, stdout };
+};
 
 /**
  * Times `pulse hook claude --event PreToolUse` as Claude Code runs it (a new process, the tool

@@ -45,25 +45,25 @@ const SOURCES_PLANS: Record<'full' | 'quick', SourcesPlan> = {
   quick: { ...FULL_SOURCES, windowMs: 15_000 },
 };
 
-const CALL_COST_PLANS: Record<'full' | 'quick', CallCostPlan> = {
-  full: { warmup: 200, rounds: 20, block: 50, concurrency: 8 },
-  quick: { warmup: 80, rounds: 6, block: 25, concurrency: 8 },
-};
+/** A section's plans: the full one, and the quick one as what it changes. */
+const plans = <P>(full: P, quick: Partial<P>): Record<'full' | 'quick', P> => ({
+  full,
+  quick: { ...full, ...quick },
+});
 
-const EDIT_PLANS: Record<'full' | 'quick', EditPlan> = {
-  full: { staleRounds: 1_000, pushRounds: 200 },
-  quick: { staleRounds: 200, pushRounds: 50 },
-};
-
-const IDLE_PLANS: Record<'full' | 'quick', IdlePlan> = {
-  full: { sources: 10, intervalSec: 300, settleMs: 5_000, windowMs: 60_000 },
-  quick: { sources: 10, intervalSec: 300, settleMs: 3_000, windowMs: 15_000 },
-};
-
-const HOOKS_PLANS: Record<'full' | 'quick', HooksPlan> = {
-  full: { warmup: 5, runs: 50 },
-  quick: { warmup: 3, runs: 20 },
-};
+const CALL_COST_PLANS = plans<CallCostPlan>(
+  { warmup: 200, rounds: 20, block: 50, concurrency: 8 },
+  { warmup: 80, rounds: 6, block: 25 },
+);
+const EDIT_PLANS = plans<EditPlan>(
+  { staleRounds: 1_000, pushRounds: 200 },
+  { staleRounds: 200, pushRounds: 50 },
+);
+const IDLE_PLANS = plans<IdlePlan>(
+  { sources: 10, intervalSec: 300, settleMs: 5_000, windowMs: 60_000 },
+  { settleMs: 3_000, windowMs: 15_000 },
+);
+const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 50 }, { warmup: 3, runs: 20 });
 
 /** The sections a run can measure, in the order it measures them. */
 const SECTIONS = ['call-cost', 'edit-to-agent', 'history', 'idle', 'sources', 'hooks'] as const;
