@@ -97,8 +97,9 @@ and the SDK transport cost the same in both servers. The scan is what keeps stal
 the edit-to-agent section, so it cannot simply go; what would make it cheaper is stat-ing the
 four files at once, or with \`statSync\` (measured on this machine: four sequential promise
 stats 0.24–0.84 ms, four \`statSync\` 0.05–0.14 ms), in src/effects/reconcile-files.ts and
-read-tracked-file.ts, outside the bench. With ${plan.concurrency} clients at once the servers are
-CPU-bound and the per-round ratios swing widely on a loaded machine; a ratio below 1.00× there
-(the daemon faster than the floor) is within that noise, not a finding.
+read-tracked-file.ts, outside the bench. With ${plan.concurrency} clients at once the daemon has come out
+faster than the floor in every run so far (a ratio below 1.00×, p99s about equal): both servers
+are CPU-bound then, on 2 cores shared with the bench client, and the profile above does not say
+why the floor queues longer; that is left open, not claimed as a win.
 `;
 };

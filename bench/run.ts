@@ -203,7 +203,7 @@ const main = async () => {
   tempRoot = await mkdtemp(join(tmpdir(), 'pulse-bench-'));
   const started = performance.now();
   for (const name of sections) await RUNNERS[name](tempRoot, run);
-  await writeSummary(DOC, run.date);
+  await writeSummary(DOC, run);
   log(`rewrote the summary of ${DOC}; the run took ${Math.round((performance.now() - started) / 1000)} s`);
   await rm(tempRoot, { recursive: true, force: true });
   tempRoot = null;

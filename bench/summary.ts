@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { withSection } from './doc-section.js';
-import { markdownTable } from './format.js';
+import { markdownTable, type RunInfo } from './format.js';
 
 const SECTION = /<!-- bench:([\w-]+):start -->([\s\S]*?)<!-- bench:\1:end -->/g;
 const RESULTS = new Set(['met', '**missed**', 'not measured']);
@@ -58,13 +58,17 @@ export const targetRows = (document: string): string[][] => {
   return rows;
 };
 
-const body = (document: string, date: string): string => {
+const body = (document: string, { date, machine }: RunInfo): string => {
   const rows = targetRows(document);
   const missed = rows.filter((row) => row[3] === '**missed**').length;
   return `## Summary: every target
 
-Rebuilt by each \`npm run bench\` run (last: ${date}) from the target rows of the sections below,
-whichever run measured them: each section states its own date, command and load average.
+Rebuilt by each \`npm run bench\` run from the target rows of the sections below, whichever run
+measured them: each section states its own date, command and load average. The last run began
+${date} at a load average of ${machine.loadAverage.toFixed(2)} on ${machine.cores} cores: above the core count, other
+processes competed for them, and absolute times (startup, drift, the hook's wall time) suffer
+far more than the ratios measured side by side in one run.
+
 ${rows.length} targets, ${rows.length - missed} met, ${missed} missed.
 
 ${markdownTable(['measure', 'figure', 'target', 'result', 'section'], rows)}
@@ -72,15 +76,16 @@ ${markdownTable(['measure', 'figure', 'target', 'result', 'section'], rows)}
 };
 
 /** Rebuilds the summary section at the top of the benchmarks document (before the first generated section). */
-export const writeSummary = async (path: string, date: string): Promise<void> => {
+export const writeSummary = async (path: string, run: RunInfo): Promise<void> => {
   const document = await readFile(path, 'utf8');
   const start = '<!-- bench:summary:start -->';
   if (document.includes(start)) {
-    await writeFile(path, withSection(document, 'summary', body(document, date)));
+    await writeFile(path, withSection(document, 'summary', body(document, run)));
     return;
   }
-  const first = document.indexOf('<!-- bench:');
-  const at = first === -1 ? document.length : first;
+  // The first marker on a line of its own: the preamble names the markers in its text too.
+  const first = /^<!-- bench:[\w-]+:start -->$/m.exec(document);
+  const at = first === null ? document.length : first.index;
   const placed = `${document.slice(0, at)}${start}\n<!-- bench:summary:end -->\n\n${document.slice(at)}`;
-  await writeFile(path, withSection(placed, 'summary', body(placed, date)));
+  await writeFile(path, withSection(placed, 'summary', body(placed, run)));
 };
