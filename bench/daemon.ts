@@ -21,15 +21,15 @@ export interface BenchDaemon {
 
 /**
  * Starts the real daemon as a user does (`pulse start --port 0`) and resolves once it prints
- * its endpoint. `nodeArgs` go to node itself (e.g. `--cpu-prof`).
+ * its endpoint. `nodeArgs` go to node itself (e.g. `--cpu-prof`), `startArgs` to `pulse start`.
  */
 export const startDaemon = async (
   project: string,
-  { nodeArgs = [] }: { nodeArgs?: string[] } = {},
+  { nodeArgs = [], startArgs = [] }: { nodeArgs?: string[]; startArgs?: string[] } = {},
 ): Promise<BenchDaemon> => {
   const child = await startReadyChild(
     `pulse start on ${project}`,
-    [...nodeArgs, CLI, 'start', '--project', project, '--port', '0'],
+    [...nodeArgs, CLI, 'start', '--project', project, '--port', '0', ...startArgs],
     { ready: /MCP endpoint: (\S+)/, limitMs: START_LIMIT_MS },
   );
   return {

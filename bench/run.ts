@@ -4,14 +4,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { type CallCostPlan, measureCallCost } from './call-cost.js';
+import * as callCostReport from './call-cost-report.js';
 import { killAllChildren } from './child-process.js';
 import { writeSection } from './doc-section.js';
+import { type EditPlan, measureEditToAgent } from './edit-to-agent.js';
+import * as editReport from './edit-to-agent-report.js';
+import type { RunInfo } from './format.js';
 import { type GeneratedHistory, writeHistory } from './history.js';
 import { formatSection, formatTable } from './history-report.js';
 import { type HistoryPlan, measureHistorySizes } from './history-size.js';
-import { type MachineInfo, machineInfo } from './machine.js';
+import { type HooksPlan, measureHooks } from './hooks.js';
+import * as hooksReport from './hooks-report.js';
+import { type IdlePlan, measureIdle } from './idle.js';
+import * as idleReport from './idle-report.js';
+import { machineInfo } from './machine.js';
 import { measureManySources, type SourcesPlan } from './sources-load.js';
 import * as sourcesReport from './sources-report.js';
+import { writeSummary } from './summary.js';
 
 /** History sizes, smallest first: the first is the baseline for every ratio. */
 const SIZES = [0, 10_000, 100_000];
@@ -35,8 +45,28 @@ const SOURCES_PLANS: Record<'full' | 'quick', SourcesPlan> = {
   quick: { ...FULL_SOURCES, windowMs: 15_000 },
 };
 
+/** A section's plans: the full one, and the quick one as what it changes. */
+const plans = <P>(full: P, quick: Partial<P>): Record<'full' | 'quick', P> => ({
+  full,
+  quick: { ...full, ...quick },
+});
+
+const CALL_COST_PLANS = plans<CallCostPlan>(
+  { warmup: 200, rounds: 20, block: 50, concurrency: 8 },
+  { warmup: 80, rounds: 6, block: 25 },
+);
+const EDIT_PLANS = plans<EditPlan>(
+  { staleRounds: 1_000, pushRounds: 200 },
+  { staleRounds: 200, pushRounds: 50 },
+);
+const IDLE_PLANS = plans<IdlePlan>(
+  { sources: 10, intervalSec: 300, settleMs: 5_000, windowMs: 60_000 },
+  { settleMs: 3_000, windowMs: 15_000 },
+);
+const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 50 }, { warmup: 3, runs: 20 });
+
 /** The sections a run can measure, in the order it measures them. */
-const SECTIONS = ['history', 'sources'] as const;
+const SECTIONS = ['call-cost', 'edit-to-agent', 'history', 'idle', 'sources', 'hooks'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
@@ -56,14 +86,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 const log = (line: string) => console.log(`bench: ${line}`);
-
-/** Run context every section's report carries. */
-interface RunInfo {
-  machine: MachineInfo;
-  date: string;
-  command: string;
-  quick: boolean;
-}
 
 const runHistory = async (root: string, run: RunInfo) => {
   const plan = run.quick ? PLANS.quick : PLANS.full;
@@ -98,9 +120,66 @@ const runSources = async (root: string, run: RunInfo) => {
   log(`rewrote the sources section of ${DOC}`);
 };
 
+/** What every new section's report module offers. */
+interface SectionReport<R> {
+  formatTable(report: R): string;
+  formatSection(report: R): string;
+  missedTargets(report: R): string[];
+}
+
+/** Measures one section in a fresh folder, prints its table and rewrites its part of the document. */
+const section =
+  <P, M, R>(
+    name: Section,
+    plans: Record<'full' | 'quick', P>,
+    measure: (dir: string, plan: P, progress: (line: string) => void) => Promise<M>,
+    toReport: (run: RunInfo, plan: P, measured: M) => R,
+    report: SectionReport<R>,
+  ) =>
+  async (root: string, run: RunInfo) => {
+    const plan = run.quick ? plans.quick : plans.full;
+    const dir = join(root, name);
+    await mkdir(dir);
+    const started = performance.now();
+    const measured = await measure(dir, plan, (line) => log(`${name}: ${line}`));
+    const full = toReport(run, plan, measured);
+    console.log(`\n${report.formatTable(full)}\n`);
+    for (const missed of report.missedTargets(full)) log(`${name}: target missed: ${missed}`);
+    await writeSection(DOC, name, report.formatSection(full));
+    log(`${name}: took ${Math.round((performance.now() - started) / 1000)} s; rewrote its section of ${DOC}`);
+  };
+
 const RUNNERS: Record<Section, (root: string, run: RunInfo) => Promise<void>> = {
+  'call-cost': section(
+    'call-cost',
+    CALL_COST_PLANS,
+    measureCallCost,
+    (run, plan, cases) => ({ ...run, plan, cases }),
+    callCostReport,
+  ),
+  'edit-to-agent': section(
+    'edit-to-agent',
+    EDIT_PLANS,
+    measureEditToAgent,
+    (run, plan, result) => ({ ...run, plan, result }),
+    editReport,
+  ),
   history: runHistory,
+  idle: section(
+    'idle',
+    IDLE_PLANS,
+    measureIdle,
+    (run, plan, result) => ({ ...run, plan, result }),
+    idleReport,
+  ),
   sources: runSources,
+  hooks: section(
+    'hooks',
+    HOOKS_PLANS,
+    measureHooks,
+    (run, plan, result) => ({ ...run, plan, result }),
+    hooksReport,
+  ),
 };
 
 const main = async () => {
@@ -122,7 +201,10 @@ const main = async () => {
     quick: values.quick,
   };
   tempRoot = await mkdtemp(join(tmpdir(), 'pulse-bench-'));
-  for (const section of sections) await RUNNERS[section](tempRoot, run);
+  const started = performance.now();
+  for (const name of sections) await RUNNERS[name](tempRoot, run);
+  await writeSummary(DOC, run);
+  log(`rewrote the summary of ${DOC}; the run took ${Math.round((performance.now() - started) / 1000)} s`);
   await rm(tempRoot, { recursive: true, force: true });
   tempRoot = null;
 };
