@@ -56,6 +56,7 @@ const eachOnFreshDaemon = (title: string, rows: HostileCase[], timeout: number) 
           } finally {
             await running.stop();
             await daemon.stop();
+            for (const child of fixtureChildren.splice(0)) child.kill('SIGKILL');
           }
         },
         timeout,

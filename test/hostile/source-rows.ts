@@ -80,10 +80,14 @@ export const sourceRows: HostileCase[] = [
     name: 'a source answering JSON nested 10,000 levels deep: taken as one untitled item, the inbox line bounded',
     run: async (d) => {
       await configure(d, await stdio(d, { mode: 'deep', depth: 10_000 }));
-      await waitUntil(async () => (await pollerOf(d))?.items_seen === 1, {
-        timeoutMs: 15_000,
-        describe: () => 'the deep item taken in',
-      });
+      let last: Poller | undefined;
+      await waitUntil(
+        async () => {
+          last = await pollerOf(d);
+          return last?.items_seen === 1;
+        },
+        { timeoutMs: 15_000, describe: () => `the deep item taken in (poller: ${JSON.stringify(last)})` },
+      );
       const inbox = await readFile(join(d.project, '.pulse', 'inbox.jsonl'), 'utf8');
       expect(inbox).toContain('"title":"(untitled)"');
       expect(inbox.length, 'no 10,000-level detail is stored').toBeLessThan(4096);
