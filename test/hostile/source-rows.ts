@@ -67,12 +67,13 @@ const failure = async (d: RunningDaemon, timeoutMs = 15_000) => {
 
 export const sourceRows: HostileCase[] = [
   {
-    name: 'a source answering 50 MB: the poll fails with a clear error, nothing is inserted',
+    name: 'a source answering 50 MB over HTTP: the poll fails at the 16 MiB answer limit, nothing is inserted',
     covered: 'test/sources/client-pool.test.ts (stdio over the SDK read buffer)',
+    bug: 'an HTTP source answer had no size limit: 50 MB was read whole into the daemon (or not, by the timeout), so a larger one could exhaust its memory; now capped at 16 MiB',
     run: async (d) => {
       await configure(d, await http(d, { mode: 'huge' }));
       const poller = await failure(d, 30_000);
-      expect(poller.last_error).toMatch(/server "feed"/);
+      expect(poller.last_error).toMatch(/server "feed".*over the 16777216-byte limit/);
       expect(poller.items_seen).toBe(0);
     },
   },
