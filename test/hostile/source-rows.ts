@@ -37,7 +37,8 @@ const stdio = async (d: RunningDaemon, control: Control, flags: string[] = []) =
 
 const http = async (d: RunningDaemon, control: Control) => {
   const files = await fixtureFiles(d.project, 'feed', control);
-  return { url: await startHttpFixture(files.args, (child) => fixtureChildren.push(child)), timeout_sec: 5 };
+  // Long enough for a loaded machine to build the 50 MB answer: the cap, not the timeout, must stop it.
+  return { url: await startHttpFixture(files.args, (child) => fixtureChildren.push(child)), timeout_sec: 30 };
 };
 
 /** The slowest of `count` calls made one after another, in ms. */
@@ -72,7 +73,7 @@ export const sourceRows: HostileCase[] = [
     bug: 'an HTTP source answer had no size limit: 50 MB was read whole into the daemon (or not, by the timeout), so a larger one could exhaust its memory; now capped at 16 MiB',
     run: async (d) => {
       await configure(d, await http(d, { mode: 'huge' }));
-      const poller = await failure(d, 30_000);
+      const poller = await failure(d, 45_000);
       expect(poller.last_error).toMatch(/server "feed".*over the 16777216-byte limit/);
       expect(poller.items_seen).toBe(0);
     },
