@@ -17,6 +17,7 @@ import { createReconciler } from './effects/reconcile-files.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
 import { ClientPool } from './sources/client-pool.js';
 import { redactSecrets } from './sources/redact.js';
+import { createStderrBudget } from './sources/stderr-budget.js';
 import { createEventStamper } from './store/event-id.js';
 import { readFocus } from './store/focus-file.js';
 import { InboxFile } from './store/inbox-file.js';
@@ -67,10 +68,12 @@ export const createPulseSystem = async (
   const secrets = () => runtime.config?.secrets ?? [];
   const safeLog: Diagnostics = (level, message, fields) =>
     log(level, redactSecrets(message, secrets()), fields);
+  const stderrBudget = createStderrBudget();
   const pool = new ClientPool(
     {},
     {
-      onStderr: (server, line) => safeLog('info', line, { source_server: server }),
+      onStderr: (server, line) =>
+        stderrBudget(server, line, (text) => safeLog('info', text, { source_server: server })),
       onLog: (message) => safeLog('warn', message),
     },
   );

@@ -3,12 +3,13 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'hono';
+import { shapeProblem } from './rpc-shape.js';
 
 /** Bodies above this are refused with 413 before parsing. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-const rpcError = (status: number, code: number, message: string) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+const rpcError = (status: number, code: number, message: string, id: string | number | null = null) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
     status,
     headers: { 'content-type': 'application/json' },
   });
@@ -99,6 +100,9 @@ export const createMcpRoute = (createServer: () => McpServer) => {
       } catch {
         return rpcError(400, -32700, 'Parse error: the request body is not valid JSON.');
       }
+      const problem = shapeProblem(body);
+      if (problem)
+        return rpcError(problem.code === -32600 ? 400 : 200, problem.code, problem.message, problem.id);
     }
     if (sessionId) {
       const session = sessions.get(sessionId);

@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { VERSION } from '../version.js';
+import { boundedFetch } from './bounded-fetch.js';
 import { callFailure, connectFailure, messageOf } from './call-failures.js';
 import type { ServerConfig } from './config.js';
 import { forwardLines } from './forward-lines.js';
@@ -57,6 +58,7 @@ export class ServerConnection {
     if (config.kind === 'http') {
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
+        fetch: boundedFetch(),
       });
     }
     const transport = new StdioTransport({

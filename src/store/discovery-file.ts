@@ -17,8 +17,8 @@ export const discoveryPath = (pulseDir: string) => join(pulseDir, 'daemon.json')
 
 // Loaded when written: `pulse hook` reads this file on every tool call and must not pay for it.
 export const writeDiscovery = async (pulseDir: string, discovery: Discovery) => {
-  const { default: writeFileAtomic } = await import('write-file-atomic');
-  await writeFileAtomic(discoveryPath(pulseDir), `${JSON.stringify(discovery, null, 2)}\n`);
+  const { replaceFile } = await import('./replace-file.js');
+  await replaceFile(discoveryPath(pulseDir), `${JSON.stringify(discovery, null, 2)}\n`);
 };
 
 export const readDiscovery = async (pulseDir: string): Promise<Discovery | null> => {

@@ -1,5 +1,6 @@
 import { appendFile, open, truncate } from 'node:fs/promises';
 import type { EventKind, PulseEvent } from '../../machines/pulse-files.js';
+import { appendLines } from './jsonl-file.js';
 
 const KINDS: ReadonlySet<string> = new Set<EventKind>(['created', 'modified', 'deleted']);
 
@@ -108,13 +109,5 @@ export const readEventLog = async (path: string, { repair = true } = {}): Promis
 };
 
 /** Appends events and fsyncs, so an event is on disk before anyone is told about it. */
-export const appendEvents = async (path: string, events: readonly PulseEvent[]): Promise<void> => {
-  if (events.length === 0) return;
-  const handle = await open(path, 'a');
-  try {
-    await handle.write(events.map(eventLine).join(''));
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-};
+export const appendEvents = (path: string, events: readonly PulseEvent[]): Promise<void> =>
+  appendLines(path, events.map(eventLine).join(''));

@@ -1,5 +1,6 @@
+import { constants } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import writeFileAtomic from 'write-file-atomic';
+import { replaceFile } from './replace-file.js';
 
 /** Parsed lines of a JSON-lines file, skipping blank and unparsable ones (a torn tail among them). */
 export const readJsonLines = async (path: string): Promise<{ rows: unknown[]; bad: number }> => {
@@ -23,21 +24,35 @@ export const readJsonLines = async (path: string): Promise<{ rows: unknown[]; ba
   return { rows, bad };
 };
 
-/** Appends rows and fsyncs before resolving. */
-export const appendJsonLines = async (path: string, rows: readonly unknown[]): Promise<void> => {
-  if (rows.length === 0) return;
-  const handle = await open(path, 'a');
+/** Append, create if missing, and never through a symlink someone put in `.pulse/` (ELOOP instead). */
+const APPEND_NO_FOLLOW = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * Appends text that ends in a newline and fsyncs before resolving. A file left ending in a torn
+ * or garbage line gets a newline first, so the garbage stays a line of its own (skipped on
+ * reading) instead of swallowing the first line appended after it.
+ */
+export const appendLines = async (path: string, text: string): Promise<void> => {
+  if (text === '') return;
+  const handle = await open(path, APPEND_NO_FOLLOW, 0o644);
   try {
-    await handle.write(rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
+    const { size } = await handle.stat();
+    const last = Buffer.alloc(1);
+    if (size > 0) await handle.read(last, 0, 1, size - 1);
+    await handle.write(size > 0 && last[0] !== 0x0a ? `\n${text}` : text);
     await handle.sync();
   } finally {
     await handle.close();
   }
 };
 
+/** Appends rows as JSON lines and fsyncs before resolving. */
+export const appendJsonLines = (path: string, rows: readonly unknown[]): Promise<void> =>
+  appendLines(path, rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
+
 /** Replaces the file's content crash-safely (temp file, fsync, rename). */
 export const rewriteJsonLines = (path: string, rows: readonly unknown[]): Promise<void> =>
-  writeFileAtomic(path, rows.map((row) => `${JSON.stringify(row)}\n`).join(''), { fsync: true });
+  replaceFile(path, rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
 
 /** Runs writes to one file one at a time, in call order. */
 export const createWriteQueue = () => {

@@ -1,7 +1,7 @@
 import { copyFile, readFile } from 'node:fs/promises';
-import writeFileAtomic from 'write-file-atomic';
 import type { AckRecord, PulseFileName } from '../../machines/pulse-files.js';
 import { formatMicros, systemMicroClock } from './event-id.js';
+import { replaceFile } from './replace-file.js';
 
 type Raw = Record<string, unknown>;
 
@@ -148,6 +148,6 @@ export class StateFile {
   }
 
   #write(): Promise<void> {
-    return writeFileAtomic(this.path, sortedJson(this.#raw), { fsync: true });
+    return replaceFile(this.path, sortedJson(this.#raw));
   }
 }

@@ -15,6 +15,8 @@ export interface Control {
   mode?: 'ok' | 'hang' | 'crash' | 'garbage' | 'isError' | 'huge' | 'deep';
   delayMs?: number;
   window?: number;
+  /** How deep `deep` nests its one item (100,000 levels unless given). */
+  depth?: number;
 }
 
 /** One line of the fixture's record: an initialize or a call, with the process that served it. */

@@ -1,0 +1,64 @@
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  JSONRPCMessageSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
+
+/** The methods whose params the SDK checks only inside its handler, where a bad shape becomes -32603. */
+const PARAMS_OF: Record<string, z.ZodType> = {
+  'tools/call': CallToolRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
+  'prompts/get': GetPromptRequestSchema,
+};
+
+/** A JSON-RPC refusal of a request that parsed as JSON but is not a message we can serve. */
+export interface ShapeProblem {
+  code: -32600 | -32602;
+  message: string;
+  id: string | number | null;
+}
+
+const issuesOf = (error: z.ZodError): string =>
+  error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join('.') || 'message'}: ${issue.message}`)
+    .join('; ');
+
+const idOf = (message: unknown): string | number | null => {
+  const id = (message as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+};
+
+/**
+ * Checks a parsed body before the SDK sees it, so a wrong shape gets a JSON-RPC error that says
+ * what is wrong: the SDK answers any of them "Parse error" (-32700), an empty batch with nothing
+ * at all, and bad params of a known method as an internal error (-32603) with a zod dump.
+ */
+export const shapeProblem = (body: unknown): ShapeProblem | null => {
+  if (Array.isArray(body) && body.length === 0) {
+    return { code: -32600, message: 'Invalid Request: an empty batch holds no message.', id: null };
+  }
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const parsed = JSONRPCMessageSchema.safeParse(message);
+    if (!parsed.success) {
+      return {
+        code: -32600,
+        message: `Invalid Request: not a JSON-RPC 2.0 message ({"jsonrpc":"2.0","id":1,"method":"…","params":{…}}).`,
+        id: idOf(message),
+      };
+    }
+    const method = (message as { method?: unknown }).method;
+    const schema = typeof method === 'string' ? PARAMS_OF[method] : undefined;
+    const params = schema?.safeParse(message);
+    if (params && !params.success) {
+      return {
+        code: -32602,
+        message: `Invalid params for ${method}: ${issuesOf(params.error)}.`,
+        id: idOf(message),
+      };
+    }
+  }
+  return null;
+};
