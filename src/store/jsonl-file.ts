@@ -1,4 +1,4 @@
-import { open, readFile } from 'node:fs/promises';
+import { appendFile, open, readFile, truncate } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
 
 /** Parsed lines of a JSON-lines file, skipping blank and unparsable ones (a torn tail among them). */
@@ -47,4 +47,27 @@ export const createWriteQueue = () => {
     tail = next.catch(() => {});
     return next;
   };
+};
+
+/**
+ * Ends a file on a whole line: a last line cut short by a crash mid-append is removed (a whole
+ * one missing only its newline gets it), so the next append starts a line of its own instead of
+ * joining the torn one, which would make both unreadable.
+ */
+export const cutTornTail = async (path: string): Promise<void> => {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (text === '' || text.endsWith('\n')) return;
+  const lineStart = text.lastIndexOf('\n') + 1;
+  try {
+    JSON.parse(text.slice(lineStart));
+    await appendFile(path, '\n');
+  } catch {
+    await truncate(path, Buffer.byteLength(text.slice(0, lineStart)));
+  }
 };
