@@ -304,6 +304,6 @@ describe('crash suite', () => {
           `torn last lines repaired: ${torn.join(', ') || 'none'}; lost 0, acknowledged again 0, duplicate events 0`,
       );
     },
-    Math.max(120_000, KILLS * 4_000),
+    60_000 + KILLS * 5_000,
   );
 });
