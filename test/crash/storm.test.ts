@@ -184,7 +184,7 @@ describe('crash suite', () => {
           });
         const edit = async () => {
           const roll = editRandom();
-          const name = roll < 0.45 ? 'guidance.md' : roll < 0.75 ? 'constraints.md' : 'plan.md';
+          const name = roll < 0.25 ? 'guidance.md' : roll < 0.4 ? 'constraints.md' : 'plan.md';
           const content = `${name} life ${life} write ${writes++} ${editRandom().toString(36)}\n`;
           if (editRandom() < 0.5) {
             await writeFile(join(pulse, name), content);
