@@ -78,11 +78,18 @@ const sourcesAtStart = async (ref: AnyActorRef | undefined): Promise<SourcesAtSt
   return { ...sourceCounts(context), error: context.error };
 };
 
+/** How long an idle keep-alive connection stays open: longer than any client keeps one. */
+const KEEP_ALIVE_MS = 65_000;
+
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
 const listen = (fetch: Parameters<typeof serve>[0]['fetch'], host: string, port: number) =>
   new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const server = serve({ fetch, hostname: host, port }, () => resolve(server));
+    // Node's 5 s default closes idle keep-alive sockets while clients still reuse them, and a
+    // call sent on one as it closes fails ("other side closed"). Outlast the clients' own
+    // idle timeouts (undici's is 4 s, browsers' and agents' up to a minute), so they close first.
+    if ('keepAliveTimeout' in server) server.keepAliveTimeout = KEEP_ALIVE_MS;
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') {
         reject(

@@ -4,7 +4,7 @@ import type { SeenStore } from '../store/seen-store.js';
 
 /**
  * Restores the inbox and the most recent dead letters. First marks seen every item the journal records as inserted (an item
- * inserted just before a crash may not be marked yet), then compacts the journal.
+ * inserted just before a crash may not be marked yet), then compacts the journal and cuts a torn last line off the dead letters.
  */
 export const createInboxLoader =
   ({ inbox, seen }: { inbox: InboxFile; seen: SeenStore }) =>
@@ -18,5 +18,6 @@ export const createInboxLoader =
     }
     for (const [source, ids] of bySource) await seen.mark(source, ids);
     if (journalRows !== events.length) await inbox.compact(events);
+    await inbox.repairDeadLetters();
     return { events, deadLetters: await inbox.loadDeadLetters() };
   };

@@ -1,6 +1,12 @@
 import type { InboxEvent } from '../../machines/external.js';
 import type { DeadLetter, Settlement } from '../../machines/inbox.js';
-import { appendJsonLines, createWriteQueue, readJsonLines, rewriteJsonLines } from './jsonl-file.js';
+import {
+  appendJsonLines,
+  createWriteQueue,
+  cutTornTail,
+  readJsonLines,
+  rewriteJsonLines,
+} from './jsonl-file.js';
 
 type JournalRow =
   | { op: 'insert'; event: InboxEvent }
@@ -48,6 +54,14 @@ export class InboxFile {
     // Unparsable lines count as rows, so a torn tail forces a compaction: appended after it, the
     // next insert would share its line and be lost on the following load.
     return { events: [...live.values()], inserted, journalRows: rows.length + bad };
+  }
+
+  /**
+   * Cuts what a crash tore off the end of the dead letters, before anything is appended to them.
+   * A torn dead letter is still live in the journal: it was written before its removal.
+   */
+  repairDeadLetters(): Promise<void> {
+    return this.#write(() => cutTornTail(this.deadLetterPath));
   }
 
   /** The most recent dead letters, oldest first. */

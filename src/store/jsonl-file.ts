@@ -63,3 +63,34 @@ export const createWriteQueue = () => {
     return next;
   };
 };
+
+/**
+ * Ends a file on a whole line: a last line cut short by a crash mid-append is removed (a whole
+ * one missing only its newline gets it), so the next append starts a line of its own instead of
+ * joining the torn one, which would make both unreadable.
+ */
+export const cutTornTail = async (path: string): Promise<void> => {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (text === '' || text.endsWith('\n')) return;
+  const lineStart = text.lastIndexOf('\n') + 1;
+  let whole = true;
+  try {
+    JSON.parse(text.slice(lineStart));
+  } catch {
+    whole = false;
+  }
+  const handle = await open(path, APPEND_NO_FOLLOW);
+  try {
+    if (whole) await handle.write('\n');
+    else await handle.truncate(Buffer.byteLength(text.slice(0, lineStart)));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+};

@@ -13,6 +13,8 @@ import {
   waitUntil,
 } from '../helpers/daemon.js';
 import { readJsonLines, save } from '../helpers/files.js';
+import type { CheckIn, EventsAck, ExternalEvent } from '../helpers/protocol.js';
+import { type InboxRow, readInbox } from '../helpers/pulse-store.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 
 /*
@@ -21,40 +23,6 @@ import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
  * with `pulse_ack_events`. The lease is shortened in sources.json's `reflection` block where a
  * test waits it out.
  */
-
-interface ExternalEvent {
-  id: string;
-  source: string;
-  item_id: string;
-  title: string;
-  urgency: number;
-  received_at: string;
-  detail?: string;
-}
-
-interface Answer {
-  needs_replan: boolean;
-  pending_replan_event_id: string | null;
-  needs_attention: boolean;
-  external_events: ExternalEvent[];
-  delivery_id: string | null;
-  lease_expires_at: string | null;
-}
-
-interface AckAnswer {
-  accepted: boolean;
-  delivery_id: string;
-  reason: string;
-  code?: string;
-  consumed: string[];
-  put_back: string[];
-}
-
-interface InboxRow {
-  op: 'insert' | 'remove' | 'attempts';
-  event?: { id: string };
-  ids?: string[];
-}
 
 const projects: string[] = [];
 const daemons: RunningDaemon[] = [];
@@ -106,13 +74,13 @@ const agentOn = async (daemon: RunningDaemon) => {
   clients.push(client);
   return {
     client,
-    check: () => callTool<Answer>(client, 'pulse_should_interrupt', {}),
+    check: () => callTool<CheckIn>(client, 'pulse_should_interrupt', {}),
     context: async () => {
       const result = await client.readResource({ uri: 'pulse://context/latest' });
       return (result.contents[0] as { text: string }).text;
     },
     ack: (deliveryId: string, outcomes?: Record<string, string>) =>
-      callTool<AckAnswer>(client, 'pulse_ack_events', {
+      callTool<EventsAck>(client, 'pulse_ack_events', {
         delivery_id: deliveryId,
         ...(outcomes ? { outcomes } : {}),
       }),
@@ -130,14 +98,10 @@ const status = async (daemon: RunningDaemon) =>
     };
   };
 
+/** The ids of the events live in the journal, and how many inserts it records. */
 const live = async (project: string) => {
-  const rows = await readJsonLines<InboxRow>(join(project, '.pulse', 'inbox.jsonl'));
-  const ids = new Set<string>();
-  for (const row of rows) {
-    if (row.op === 'insert') ids.add(row.event!.id);
-    else for (const id of row.ids ?? []) ids.delete(id);
-  }
-  return { ids, inserts: rows.filter((row) => row.op === 'insert').length };
+  const { live, inserts } = await readInbox(project);
+  return { ids: new Set(live.map((e) => e.id)), inserts: inserts.length };
 };
 
 /** Checks in until a delivery is out, and returns that answer. */

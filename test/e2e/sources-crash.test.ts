@@ -1,10 +1,17 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prng } from '../../sim/prng.js';
 import type { SystemStatus } from '../../src/system-status.js';
 import { type RunningDaemon, removeProject, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { readJsonLines } from '../helpers/files.js';
+import {
+  type InboxRow,
+  readInbox,
+  readKilledJournal,
+  repeated,
+  replayInbox,
+} from '../helpers/pulse-store.js';
 import { stormSeed } from '../helpers/random.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 
@@ -13,48 +20,14 @@ import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
  * grows and the poller catches up, then check that every listed item reached the inbox once.
  */
 
-interface InboxEventRow {
-  id: string;
-  source: string;
-  item_id: string;
-  received_at: string;
-}
-interface InboxRow {
-  op: 'insert' | 'remove';
-  event?: InboxEventRow;
-  ids?: string[];
-}
-const readInbox = async (project: string) => {
-  const rows = await readJsonLines<InboxRow>(join(project, '.pulse', 'inbox.jsonl'));
-  const live: InboxEventRow[] = [];
-  for (const row of rows) {
-    if (row.op === 'insert') live.push(row.event!);
-    else {
-      const removed = new Set(row.ids);
-      live.splice(0, live.length, ...live.filter((e) => !removed.has(e.id)));
-    }
-  }
-  return { rows, inserts: rows.filter((row) => row.op === 'insert').map((row) => row.event!), live };
-};
-
 /**
  * The journal as a kill left it: every line but the last must parse (a kill in the middle of an
  * append may tear the last one). Read before the next start compacts it.
  */
 const afterKill = async (project: string) => {
-  const text = await readFile(join(project, '.pulse', 'inbox.jsonl'), 'utf8').catch(() => '');
-  const lines = text.split('\n');
-  const last = lines.pop() ?? '';
-  const rows = lines.filter((line) => line !== '').map((line) => JSON.parse(line) as InboxRow);
-  const inserted = rows.filter((row) => row.op === 'insert').map((row) => row.event!.item_id);
-  return { inserted, torn: last !== '' };
-};
-
-/** How many times each value occurs, for the values that occur more than once. */
-const repeated = (values: readonly string[]) => {
-  const counts = new Map<string, number>();
-  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
-  return [...counts].filter(([, count]) => count > 1);
+  const { rows, torn, broken } = await readKilledJournal(join(project, '.pulse', 'inbox.jsonl'));
+  expect(broken, 'only the last line may be torn').toEqual([]);
+  return { inserted: replayInbox(rows as InboxRow[]).inserts.map((e) => e.item_id), torn };
 };
 
 const getStatus = async (daemon: RunningDaemon): Promise<SystemStatus | null> => {

@@ -45,3 +45,33 @@ export interface AckAnswer {
   reason: string;
   code?: string;
 }
+
+/** One external event out to the agent, as `pulse_should_interrupt` lists it. */
+export interface ExternalEvent {
+  id: string;
+  source: string;
+  item_id: string;
+  title: string;
+  urgency: number;
+  received_at: string;
+  detail?: string;
+}
+
+/** `pulse_should_interrupt`'s whole answer: the decision, and the delivery out to this agent. */
+export interface CheckIn extends Decision {
+  needs_attention: boolean;
+  external_events: ExternalEvent[];
+  delivery_id: string | null;
+  lease_expires_at: string | null;
+}
+
+/** The structured answer of `pulse_ack_events`. */
+export interface EventsAck {
+  accepted: boolean;
+  delivery_id: string;
+  reason: string;
+  code?: string;
+  consumed: string[];
+  put_back: string[];
+  dead_lettered: string[];
+}
