@@ -4,7 +4,7 @@ import { logOf, replanOf } from '../requests.js';
 import { systemStatus } from '../system-status.js';
 import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
-import { requireToken } from './auth.js';
+import { loopbackPeersOnly, requireToken } from './auth.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
@@ -30,6 +30,7 @@ export const createHttpApp = ({
   const app = new Hono();
   app.use('*', hostGuard({ extraHosts: allowedHosts }));
   if (token !== undefined) app.use('*', requireToken({ token }));
+  for (const path of ['/', '/status/stream']) app.use(path, loopbackPeersOnly());
   app.get('/healthz', function health(c) {
     const log = logOf(actor).getSnapshot();
     const replan = replanOf(actor).getSnapshot();

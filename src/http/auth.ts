@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import type { MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { getCookie, setCookie } from 'hono/cookie';
@@ -19,9 +20,31 @@ export class TokenPolicyError extends Error {
 
 /** Whether binding `host` keeps the daemon reachable from this machine only. */
 export const isLoopbackHost = (host: string): boolean => {
-  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const name = host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/^::ffff:/, '');
   return name === 'localhost' || name === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 };
+
+/**
+ * The status page and its stream are for the person at this machine: a request from any other
+ * address gets 403, token or not (a daemon bound beyond loopback serves MCP and hooks there).
+ */
+export const loopbackPeersOnly = (): MiddlewareHandler =>
+  async function loopbackPeersOnlyMiddleware(c, next) {
+    const peer = getConnInfo(c).remote.address;
+    if (peer === undefined || !isLoopbackHost(peer)) {
+      return c.json(
+        {
+          error: `The status page is served to this machine only, not to ${peer ?? 'an unknown address'}.`,
+          fix: 'Open it on the machine running pulse (or through an SSH tunnel to 127.0.0.1); GET /status gives the same as JSON with the token.',
+        },
+        403,
+      );
+    }
+    return next();
+  };
 
 /**
  * Refuses a start that would let others in: a non-loopback `host` without a token, or a token
