@@ -681,6 +681,7 @@ class GateRun {
           requestId: ++this.requests,
           deliveryId: delivery.deliveryId,
           ...(event.outcome === 'told' ? {} : { outcomes }),
+          agent: HOLDER,
           now: this.clock.now(),
         });
         const reply = gate.getSnapshot().context.lastReply!;
@@ -697,7 +698,13 @@ class GateRun {
       }
       case 'ackStale': {
         const deliveryId = this.lastClosedId();
-        gate.send({ type: 'gate.ack', requestId: ++this.requests, deliveryId, now: this.clock.now() });
+        gate.send({
+          type: 'gate.ack',
+          requestId: ++this.requests,
+          deliveryId,
+          agent: HOLDER,
+          now: this.clock.now(),
+        });
         const reply = gate.getSnapshot().context.lastReply!;
         expect(reply.accepted).toBe(false);
         expect(['already_acknowledged', 'lease_expired']).toContain(reply.code);
@@ -707,7 +714,13 @@ class GateRun {
       case 'ackUnclaimed': {
         const deliveryId =
           event.type === 'ackUnknown' ? 'dlv_unknown' : gate.getSnapshot().context.delivery!.deliveryId;
-        gate.send({ type: 'gate.ack', requestId: ++this.requests, deliveryId, now: this.clock.now() });
+        gate.send({
+          type: 'gate.ack',
+          requestId: ++this.requests,
+          deliveryId,
+          agent: HOLDER,
+          now: this.clock.now(),
+        });
         expect(gate.getSnapshot().context.lastReply).toMatchObject({
           accepted: false,
           code: 'unknown_delivery',

@@ -87,10 +87,11 @@ describe('pulse start beyond loopback', () => {
       expect(refused.stderr).toContain('PULSE_TOKEN');
     }
     const short = 'short-s3cret';
-    for (const way of [
+    const ways: Array<{ args: string[]; env: Record<string, string> }> = [
       { args: ['--token', short], env: {} },
       { args: [], env: { PULSE_TOKEN: short } },
-    ]) {
+    ];
+    for (const way of ways) {
       const refused = await runCli(
         ['start', '-p', project, '--port', '0', '--host', '0.0.0.0', ...way.args],
         {
@@ -205,7 +206,7 @@ describe('pulse start beyond loopback', () => {
     const project = await newProject();
     const daemon = await start(project, ['--host', '0.0.0.0'], { PULSE_TOKEN: TOKEN });
     const withToken = { env: { PULSE_TOKEN: TOKEN } };
-    const without = { env: { PULSE_TOKEN: '' } };
+    const without = { env: { PULSE_TOKEN: '' } as Record<string, string> };
 
     const status = await runCli(['status', '-p', project, '--json'], withToken);
     expect(status.code, status.stderr).toBe(0);
