@@ -73,14 +73,8 @@ describe('a secret from the environment', () => {
     await stream.next((s) => s.sources.pollers.some((p) => p.source === 'leaky' && p.last_error !== null));
     await waitUntil(() => daemon.output().includes('token is ***'), { describe: () => 'the stderr line' });
 
-    // A delivery out to the agent, so titles and sources show on every surface.
-    const delivery = await waitUntil(
-      async () => {
-        const answer = await callTool<Answer>(client, 'pulse_should_interrupt', {});
-        return answer.needs_attention && answer;
-      },
-      { timeoutMs: 15_000, intervalMs: 100, describe: () => 'a delivery' },
-    );
+    // A delivery waiting for an agent, which the hook announces, then out to the agent.
+    await stream.next((s) => s.gate.delivery !== null, 15_000);
     const hookInput = JSON.stringify({
       session_id: 'secret-check',
       cwd: project,
@@ -89,9 +83,11 @@ describe('a secret from the environment', () => {
     });
     const hook = await runCli(['hook', 'claude', '-p', project], { input: hookInput });
     expect(hook.stdout, 'the hook announced the delivery').toContain('hello');
+    const delivery = await callTool<Answer>(client, 'pulse_should_interrupt', {});
+    expect(delivery.needs_attention).toBe(true);
     const context = await client.readResource({ uri: 'pulse://context/latest' });
     const contextText = (context.contents[0] as { text: string }).text;
-    expect(contextText).toContain('leaky');
+    expect(contextText).toContain('"hello"');
     const statusJson = await (await fetch(new URL('/status', daemon.url))).text();
     expect(statusJson).toContain('"last_error"');
     const page = await (await fetch(new URL('/', daemon.url))).text();
