@@ -78,43 +78,31 @@ const call = (base: string, route: (typeof ROUTES)[number], headers: Record<stri
 describe('pulse start beyond loopback', () => {
   it('refuses a non-loopback --host without a token, or with a short one, and writes nothing', async () => {
     const project = await newProject();
-    for (const host of ['0.0.0.0', '::', lanAddress() ?? '192.0.2.1']) {
-      const refused = await runCli(['start', '-p', project, '--port', '0', '--host', host], {
-        env: { PULSE_TOKEN: '' },
-      });
-      expect(refused.code, host).toBe(1);
-      expect(refused.stderr).toContain(`Refusing to listen on ${host} without a token`);
-      expect(refused.stderr).toContain('PULSE_TOKEN');
-    }
+    const start = (args: string[], env: Record<string, string> = {}) =>
+      runCli(['start', '-p', project, '--port', '0', ...args], { env });
+    const hosts = ['0.0.0.0', '::', lanAddress() ?? '192.0.2.1'];
     const short = 'short-s3cret';
-    const ways: Array<{ args: string[]; env: Record<string, string> }> = [
-      { args: ['--token', short], env: {} },
-      { args: [], env: { PULSE_TOKEN: short } },
-    ];
-    for (const way of ways) {
-      const refused = await runCli(
-        ['start', '-p', project, '--port', '0', '--host', '0.0.0.0', ...way.args],
-        {
-          env: way.env,
-        },
-      );
+    // Each start is a Node process of its own: run them side by side.
+    const [noToken, shortFlag, shortEnv, spaced] = await Promise.all([
+      Promise.all(hosts.map((host) => start(['--host', host], { PULSE_TOKEN: '' }))),
+      start(['--host', '0.0.0.0', '--token', short]),
+      start(['--host', '0.0.0.0'], { PULSE_TOKEN: short }),
+      start(['--token', 'a token with spaces in it']),
+    ]);
+    noToken.forEach((refused, i) => {
+      expect(refused.code, hosts[i]).toBe(1);
+      expect(refused.stderr).toContain(`Refusing to listen on ${hosts[i]} without a token`);
+      expect(refused.stderr).toContain('PULSE_TOKEN');
+    });
+    for (const refused of [shortFlag, shortEnv]) {
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('The token is too short (12 characters; at least 16)');
       expect(refused.stdout + refused.stderr).not.toContain(short);
     }
-    const spaced = await runCli([
-      'start',
-      '-p',
-      project,
-      '--port',
-      '0',
-      '--token',
-      'a token with spaces in it',
-    ]);
     expect(spaced.code).toBe(1);
     expect(spaced.stderr).toContain('characters an Authorization: Bearer header cannot carry');
     expect(existsSync(join(project, '.pulse')), 'a refused start creates nothing').toBe(false);
-  });
+  }, 60_000);
 
   it('with a token, answers every route only to the right Bearer token, 401 with WWW-Authenticate otherwise', async () => {
     const project = await newProject();
@@ -246,7 +234,7 @@ describe('pulse start beyond loopback', () => {
     const open = await runCli(['hook', 'claude', '-p', project], { ...without, input });
     expect(open.code).toBe(0);
     expect(open.stderr).toContain('requires a token: set PULSE_TOKEN');
-  });
+  }, 60_000);
 
   it('also requires the token on loopback when one is given', async () => {
     const project = await newProject();
