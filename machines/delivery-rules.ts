@@ -19,7 +19,15 @@ export interface Delivery {
   deliveryId: string;
   events: DeliveredEvent[];
   holder: string | null;
+  /** The MCP session the holder claimed it from, if it had one: an ack from there is the holder's too. */
+  holderSession: string | null;
   leaseExpiresAt: number | null;
+}
+
+/** Who sends a claim or an ack: the identity it checks in as, and its MCP session if it has one. */
+export interface Caller {
+  agent: string;
+  session?: string | null;
 }
 
 /** Why an ack was refused: a stable code beside the sentence. */
@@ -27,7 +35,15 @@ export type GateAckRejection =
   | 'unknown_delivery'
   | 'already_acknowledged'
   | 'lease_expired'
+  | 'not_holder'
   | 'unknown_event';
+
+/**
+ * Whether `caller` is the agent a delivery is out to: the same identity (agent name, session, or
+ * the one-shot callers' shared one), or the very session that claimed it under a name.
+ */
+export const isHolder = (delivery: Delivery, caller: Caller): boolean =>
+  caller.agent === delivery.holder || (caller.session != null && caller.session === delivery.holderSession);
 
 /** A delivery no longer out, kept to tell a duplicate or late ack from an unknown one. */
 export interface ClosedDelivery {
@@ -84,18 +100,20 @@ export const retryOrDeadLetter = (
 
 export const stripUrgency = ({ urgency: _, ...event }: DeliveredEvent): InboxEvent => event;
 
-/** Why an ack of `deliveryId` with these outcomes cannot be taken, or null when it can. */
+/** Why `caller`'s ack of `deliveryId` with these outcomes cannot be taken, or null when it can. */
 export const ackRejection = (
   delivery: Delivery | null,
   closed: readonly ClosedDelivery[],
   deliveryId: string,
   outcomes: Record<string, AckOutcome> | undefined,
+  caller: Caller,
 ): GateAckRejection | null => {
   if (delivery === null || delivery.holder === null || delivery.deliveryId !== deliveryId) {
     const found = closed.find((c) => c.deliveryId === deliveryId);
     if (found === undefined) return 'unknown_delivery';
     return found.how === 'acknowledged' ? 'already_acknowledged' : 'lease_expired';
   }
+  if (!isHolder(delivery, caller)) return 'not_holder';
   const ids = new Set(delivery.events.map((e) => e.id));
   if (Object.keys(outcomes ?? {}).some((id) => !ids.has(id))) return 'unknown_event';
   return null;
@@ -119,6 +137,8 @@ export const rejectionReason = (
       return `Delivery ${deliveryId} was already acknowledged; its events will not be delivered again.${current}`;
     case 'lease_expired':
       return `The lease of delivery ${deliveryId} expired before this ack; its events went back to the inbox and will be delivered again.${current}`;
+    case 'not_holder':
+      return `Delivery ${deliveryId} is out to ${delivery!.holder}, not to you: only the agent that received it may acknowledge it, from the same MCP session or with the same agent name it gave pulse_should_interrupt.`;
     case 'unknown_event': {
       const events = delivery!.events;
       const unknown = Object.keys(outcomes ?? {}).filter((id) => !events.some((e) => e.id === id));

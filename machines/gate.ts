@@ -11,6 +11,7 @@ import {
 import {
   type AckOutcome,
   ackRejection,
+  type Caller,
   type ClosedDelivery,
   type Delivery,
   type Fate,
@@ -27,7 +28,14 @@ import { errorMessage } from './error-message.js';
 import type { InboxEvent } from './external.js';
 import type { inboxMachine, Settlement } from './inbox.js';
 
-export type { AckOutcome, DeliveredEvent, Delivery, GateAckRejection, Judgement } from './delivery-rules.js';
+export type {
+  AckOutcome,
+  Caller,
+  DeliveredEvent,
+  Delivery,
+  GateAckRejection,
+  Judgement,
+} from './delivery-rules.js';
 
 /** The answer to one `gate.ack`, as `pulse_ack_events` returns it. */
 export interface GateAckReply {
@@ -99,15 +107,15 @@ export interface GateContext extends GateSettings {
 export type GateEvent =
   | { type: 'gate.reflect'; reason: 'inserted' | 'timer' | 'checkin' }
   /** An agent checked in and asks for the delivery set aside for it. */
-  | { type: 'gate.claim'; requestId: number; agent: string; now: number }
-  | {
+  | ({ type: 'gate.claim'; requestId: number; now: number } & Caller)
+  | ({
       type: 'gate.ack';
       requestId: number;
       deliveryId: string;
       /** Per event id; an event left out counts as told, and no outcomes at all means all told. */
       outcomes?: Record<string, AckOutcome>;
       now: number;
-    }
+    } & Caller)
   | { type: 'gate.focus'; until: number | null; now: number }
   | { type: 'gate.focusEnded'; at: number }
   | { type: 'gate.configure'; settings: GateInput }
@@ -231,7 +239,8 @@ export const gateMachine = setup({
     rejectAck: assign(({ context, event }) => {
       if (event.type !== 'gate.ack') return {};
       const { deliveryId, outcomes } = event;
-      const code = ackRejection(context.delivery, context.closed, deliveryId, outcomes) ?? 'unknown_delivery';
+      const code =
+        ackRejection(context.delivery, context.closed, deliveryId, outcomes, event) ?? 'unknown_delivery';
       return {
         lastReply: {
           requestId: event.requestId,
@@ -273,7 +282,7 @@ export const gateMachine = setup({
     hasDelivery: ({ context }) => context.delivery !== null,
     isCurrentDelivery: ({ context, event }) =>
       event.type === 'gate.ack' &&
-      ackRejection(context.delivery, context.closed, event.deliveryId, event.outcomes) === null,
+      ackRejection(context.delivery, context.closed, event.deliveryId, event.outcomes, event) === null,
   },
   delays: {
     reflectTimer: ({ context }) => context.reflectEveryMs,
@@ -421,6 +430,7 @@ export const gateMachine = setup({
                         deliveryId: `dlv_${at.toString(36)}_${context.drains}`,
                         events: speak,
                         holder: null,
+                        holderSession: null,
                         leaseExpiresAt: null,
                       },
               });
@@ -479,6 +489,7 @@ export const gateMachine = setup({
               delivery: {
                 ...context.delivery!,
                 holder: event.agent,
+                holderSession: event.session ?? null,
                 leaseExpiresAt: event.now + context.leaseMs,
               },
               recent: remember(context, context.delivery!.events.map(stripUrgency), 'delivered', event.now),

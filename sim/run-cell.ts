@@ -175,6 +175,7 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
           type: 'gate.ack',
           requestId: ++requestId,
           deliveryId: delivery.deliveryId,
+          agent: 'sim-agent',
           now: clock.now(),
         });
         if (gate.getSnapshot().context.lastReply?.accepted !== true) {

@@ -41,6 +41,8 @@ interface StartOptions {
   inspect?: boolean;
   inspectPort?: number;
   logLevel: LogLevel;
+  token?: string;
+  allowedHost?: string[];
 }
 
 const program = new Command('pulse')
@@ -66,6 +68,17 @@ program
       .default('info')
       .env('PULSE_LOG_LEVEL'),
   )
+  .addOption(
+    new Option(
+      '--token <token>',
+      'require Authorization: Bearer <token> on every request (at least 16 characters); required with a non-loopback --host',
+    ).env('PULSE_TOKEN'),
+  )
+  .option(
+    '--allowed-host <name>',
+    'also answer requests for this Host name (a DNS name of this machine), beside loopback and the bound address; repeatable',
+    (name: string, names: string[] = []) => [...names, name],
+  )
   .action(async (options: StartOptions) => {
     // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the
     // endpoint line, and without a listener the signal's default action kills us mid-write.
@@ -89,7 +102,8 @@ program
     const { startDaemon } = await import('./daemon.js');
     const inspect = options.inspect === true || options.inspectPort !== undefined;
     const { startSummary } = await import('./log/start-summary.js');
-    const started = await startDaemon({ ...options, inspect }).catch(fail);
+    const { allowedHost: allowedHosts = [], ...rest } = options;
+    const started = await startDaemon({ ...rest, allowedHosts, inspect }).catch(fail);
     // One write, so a reader waiting for `MCP endpoint:` has every line of the summary with it.
     console.log(startSummary(started).join('\n'));
     daemon = started;

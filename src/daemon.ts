@@ -6,6 +6,8 @@ import { type AnyActorRef, waitFor } from 'xstate';
 import type { SourcesContext } from '../machines/sources.js';
 import { DEFAULT_PORT } from './defaults.js';
 import { createHttpApp } from './http/app.js';
+import { checkTokenPolicy } from './http/auth.js';
+import { boundHostNames } from './http/host-guard.js';
 import { observeActivity } from './log/activity.js';
 import { sourceCounts } from './log/activity-rules.js';
 import type { LogLevel } from './log/levels.js';
@@ -29,6 +31,10 @@ export interface DaemonOptions {
   logLevel?: LogLevel;
   /** Where readable log lines go (stderr). */
   terminal?: Terminal;
+  /** Every HTTP request must carry it as `Authorization: Bearer`; required off loopback. */
+  token?: string | undefined;
+  /** More Host names to answer, e.g. a DNS name of this machine (off loopback). */
+  allowedHosts?: string[];
 }
 
 /** How long the start waits for sources.json to be read, to say what it holds. */
@@ -117,7 +123,11 @@ export const startDaemon = async ({
   inspectPort = 5678,
   logLevel = 'info',
   terminal = process.stderr,
+  token,
+  allowedHosts = [],
 }: DaemonOptions): Promise<Daemon> => {
+  // Before anything is created: a refused start leaves no trace.
+  checkTokenPolicy(host, token);
   const paths = pulsePaths(project);
   const created = await ensurePulseFolder(paths);
   // The sources' secrets, redacted from what the inspector sends and from every log line, come
@@ -163,7 +173,12 @@ export const startDaemon = async ({
     throw new Error(loaded.context.lastError ?? 'The event log could not be loaded.');
   }
   for (const warning of loaded.context.warnings) log.warn(warning);
-  const { app, closeSessions } = createHttpApp({ actor: system.actor, projectRoot: paths.projectRoot });
+  const { app, closeSessions } = createHttpApp({
+    actor: system.actor,
+    projectRoot: paths.projectRoot,
+    token: token || undefined,
+    allowedHosts: [...boundHostNames(host), ...allowedHosts],
+  });
   let server: ReturnType<typeof serve>;
   try {
     server = await listen(app.fetch, host, port);
@@ -181,6 +196,8 @@ export const startDaemon = async ({
     version: VERSION,
     started_at: new Date().toISOString(),
     ...(inspecting ? { inspect_url: inspecting.url } : {}),
+    // Whether clients need PULSE_TOKEN; never the token itself.
+    ...(token ? { token_required: true } : {}),
   });
   const sources = await sourcesAtStart(system.actor.system.get('sources') as AnyActorRef | undefined);
   log.info({ version: VERSION, project: paths.projectRoot, url }, 'pulse started');

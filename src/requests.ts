@@ -1,6 +1,6 @@
 import { type ActorRefFrom, waitFor } from 'xstate';
 import type { eventLogMachine } from '../machines/event-log.js';
-import type { AckOutcome, Delivery, GateAckReply, gateMachine } from '../machines/gate.js';
+import type { AckOutcome, Caller, Delivery, GateAckReply, gateMachine } from '../machines/gate.js';
 import type { inboxMachine } from '../machines/inbox.js';
 import type { AckReply, replanMachine } from '../machines/replan.js';
 import { formatMicros, systemMicroClock } from './store/event-id.js';
@@ -34,14 +34,14 @@ const CHECKIN_TIMEOUT_MS = 5_000;
  * or thinking, then claims the delivery set aside for this agent. A delivery is out to one
  * agent at a time: another agent's check-in gets none until it is acknowledged or expires.
  */
-export const checkIn = async (actor: PulseActor, agent: string): Promise<Delivery | null> => {
+export const checkIn = async (actor: PulseActor, caller: Caller): Promise<Delivery | null> => {
   const gate = gateOf(actor);
   gate.send({ type: 'gate.reflect', reason: 'checkin' });
   await waitFor(gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), {
     timeout: CHECKIN_TIMEOUT_MS,
   }).catch(() => undefined);
   const requestId = nextRequestId++;
-  gate.send({ type: 'gate.claim', requestId, agent, now: Date.now() });
+  gate.send({ type: 'gate.claim', requestId, ...caller, now: Date.now() });
   // The gate answers synchronously: the reply is in this snapshot.
   const claim = gate.getSnapshot().context.lastClaim;
   return claim?.requestId === requestId ? claim.delivery : null;
@@ -105,6 +105,7 @@ export const ackEvents = async (
   actor: PulseActor,
   deliveryId: string,
   outcomes: Record<string, AckOutcome> | undefined,
+  caller: Caller,
 ): Promise<GateAckReply> => {
   const gate = gateOf(actor);
   const requestId = nextRequestId++;
@@ -113,6 +114,7 @@ export const ackEvents = async (
     requestId,
     deliveryId,
     ...(outcomes === undefined ? {} : { outcomes }),
+    ...caller,
     now: Date.now(),
   });
   // The gate answers synchronously, and the inbox has taken its settlement by now.

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { EventIndex } from '../machines/event-index.js';
+import { DaemonTokenError, tokenHeaders, tokenRefusal } from './daemon-token.js';
 import { type Discovery, readDiscovery } from './store/discovery-file.js';
 import { readEventLog } from './store/event-log-file.js';
 import { formatFocusEnd, readFocus } from './store/focus-file.js';
@@ -37,14 +38,22 @@ export interface StatusReport {
   dead_letters: DeadLetterStatus[];
 }
 
-/** The running daemon's `/status`, or null when none answers. */
+/**
+ * The running daemon's `/status`, or null when none answers; throws `DaemonTokenError` when it
+ * answers but wants a token (PULSE_TOKEN) it was not given.
+ */
 export const fetchSystemStatus = async (discovery: Discovery): Promise<SystemStatus | null> => {
+  let response: Response;
   try {
-    const response = await fetch(new URL('/status', discovery.url), { signal: AbortSignal.timeout(2000) });
-    return response.ok ? ((await response.json()) as SystemStatus) : null;
+    response = await fetch(new URL('/status', discovery.url), {
+      headers: tokenHeaders(),
+      signal: AbortSignal.timeout(2000),
+    });
   } catch {
     return null;
   }
+  if (response.status === 401) throw new DaemonTokenError(tokenRefusal(discovery.url));
+  return response.ok ? ((await response.json().catch(() => null)) as SystemStatus | null) : null;
 };
 
 const readState = async (path: string): Promise<Record<string, unknown>> => {

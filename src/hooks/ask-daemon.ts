@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { tokenHeaders, tokenRefusal } from '../daemon-token.js';
 import type { HookAnswer, HookQuestion } from './hook-answer.js';
 
 /**
@@ -23,7 +24,11 @@ export const askDaemon = (url: string, question: HookQuestion, timeoutMs = ASK_T
       new URL('/hook', url),
       {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...tokenHeaders(),
+        },
       },
       (response) => {
         let text = '';
@@ -33,6 +38,10 @@ export const askDaemon = (url: string, question: HookQuestion, timeoutMs = ASK_T
         });
         response.on('end', () => {
           clearTimeout(timer);
+          if (response.statusCode === 401) {
+            reject(new Error(tokenRefusal(url)));
+            return;
+          }
           if (response.statusCode !== 200) {
             reject(new Error(`${url} answered ${response.statusCode}: ${text.slice(0, 200)}`));
             return;

@@ -4,6 +4,7 @@ import { logOf, replanOf } from '../requests.js';
 import { systemStatus } from '../system-status.js';
 import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
+import { loopbackPeersOnly, requireToken } from './auth.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
@@ -11,11 +12,25 @@ import { STATUS_PAGE_HEADERS, statusPage } from './status-page.js';
 import { createStatusStream } from './status-stream.js';
 
 /** The daemon's HTTP surface: `/mcp`, `/healthz` for scripts, `/status` for the CLI, `/` for people. */
-export const createHttpApp = ({ actor, projectRoot }: { actor: PulseActor; projectRoot: string }) => {
+export const createHttpApp = ({
+  actor,
+  projectRoot,
+  token,
+  allowedHosts = [],
+}: {
+  actor: PulseActor;
+  projectRoot: string;
+  /** When set, every request needs it (see `requireToken`). */
+  token?: string | undefined;
+  /** Host names answered beside the loopback ones (a non-loopback bind). */
+  allowedHosts?: string[];
+}) => {
   const mcp = createMcpRoute(() => createMcpServer({ actor }));
   const statusStream = createStatusStream({ actor });
   const app = new Hono();
-  app.use('*', hostGuard());
+  app.use('*', hostGuard({ extraHosts: allowedHosts }));
+  if (token !== undefined) app.use('*', requireToken({ token }));
+  for (const path of ['/', '/status/stream']) app.use(path, loopbackPeersOnly());
   app.get('/healthz', function health(c) {
     const log = logOf(actor).getSnapshot();
     const replan = replanOf(actor).getSnapshot();

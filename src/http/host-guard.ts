@@ -1,6 +1,27 @@
+import { hostname, networkInterfaces } from 'node:os';
 import type { MiddlewareHandler } from 'hono';
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+const WILDCARDS = new Set(['0.0.0.0', '::', '[::]']);
+
+const asHostName = (address: string) =>
+  address.includes(':') && !address.startsWith('[') ? `[${address}]` : address;
+
+/**
+ * The names a client may use for a daemon bound to `host`, beside the loopback ones: the address
+ * itself, and for a wildcard (0.0.0.0, ::) this machine's name and every interface address. A
+ * DNS name pointing here must be added with `--allowed-host`.
+ */
+export const boundHostNames = (host: string): string[] => {
+  const names = [asHostName(host)];
+  if (WILDCARDS.has(host)) {
+    names.push(hostname());
+    for (const entries of Object.values(networkInterfaces())) {
+      for (const entry of entries ?? []) names.push(asHostName(entry.address.replace(/%.*$/, '')));
+    }
+  }
+  return names;
+};
 
 const hostnameOf = (host: string): string => {
   if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1).toLowerCase();

@@ -3,13 +3,14 @@ import { z } from 'zod';
 import { ackEvents } from '../requests.js';
 import type { PulseActor } from '../wiring.js';
 import { jsonResult } from './json-result.js';
+import { callerOf } from './should-interrupt.js';
 
 export const ackEventsOutput = {
   accepted: z.boolean(),
   delivery_id: z.string(),
   reason: z.string(),
   code: z
-    .enum(['unknown_delivery', 'already_acknowledged', 'lease_expired', 'unknown_event'])
+    .enum(['unknown_delivery', 'already_acknowledged', 'lease_expired', 'not_holder', 'unknown_event'])
     .optional()
     .describe('Why the ack was refused, for programs; absent when accepted.'),
   consumed: z.array(z.string()).describe('Event ids dealt with for good: never delivered again.'),
@@ -22,16 +23,22 @@ export const registerAckEvents = (server: McpServer, actor: PulseActor): void =>
     'pulse_ack_events',
     {
       description:
-        'Acknowledge a delivery of external events from pulse_should_interrupt. outcomes per event id: told, not_worth_saying, or later (deliver again); an event left out counts as told.',
+        'Acknowledge a delivery of external events from pulse_should_interrupt. outcomes per event id: told, not_worth_saying, or later (deliver again); an event left out counts as told. Only the agent that received the delivery may acknowledge it: from the same MCP session, or with the same agent name.',
       inputSchema: {
         delivery_id: z.string(),
         outcomes: z.record(z.string(), z.enum(['told', 'not_worth_saying', 'later'])).optional(),
+        agent: z
+          .string()
+          .min(1)
+          .max(200)
+          .optional()
+          .describe('The agent name given to pulse_should_interrupt, when it was called without a session.'),
       },
       outputSchema: ackEventsOutput,
       annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async ({ delivery_id, outcomes }) => {
-      const reply = await ackEvents(actor, delivery_id, outcomes);
+    async ({ delivery_id, outcomes, agent }, extra) => {
+      const reply = await ackEvents(actor, delivery_id, outcomes, callerOf(agent, extra.sessionId));
       return jsonResult({
         accepted: reply.accepted,
         delivery_id: reply.deliveryId,

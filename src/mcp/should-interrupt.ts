@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { EventLogContext } from '../../machines/event-log.js';
-import type { Delivery } from '../../machines/gate.js';
+import type { Caller, Delivery } from '../../machines/gate.js';
 import type { ReplanContext } from '../../machines/replan.js';
 import { checkIn, logOf, reconcile, replanOf } from '../requests.js';
 import type { PulseActor } from '../wiring.js';
@@ -120,6 +120,12 @@ export const interruptAnswer = (
 export const agentOf = (name: string | undefined, sessionId: string | undefined): string =>
   name !== undefined ? `agent:${name}` : sessionId !== undefined ? `session:${sessionId}` : 'one-shot';
 
+/** The caller of a tool, as the gate tells a delivery's holder from other agents. */
+export const callerOf = (name: string | undefined, sessionId: string | undefined): Caller => ({
+  agent: agentOf(name, sessionId),
+  session: sessionId ?? null,
+});
+
 export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): void => {
   server.registerTool(
     'pulse_should_interrupt',
@@ -142,7 +148,7 @@ export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): v
     },
     async ({ last_seen_event_id, agent }, extra) => {
       await reconcile(actor);
-      const delivery = await checkIn(actor, agentOf(agent, extra.sessionId));
+      const delivery = await checkIn(actor, callerOf(agent, extra.sessionId));
       const answer: InterruptAnswer = {
         ...interruptAnswer(
           logOf(actor).getSnapshot().context,

@@ -11,6 +11,8 @@ export interface Discovery {
   started_at: string;
   /** The Stately inspector's relay page, when the daemon runs with `--inspect`. */
   inspect_url?: string;
+  /** Every request needs `Authorization: Bearer $PULSE_TOKEN` (the token is never written here). */
+  token_required?: boolean;
 }
 
 export const discoveryPath = (pulseDir: string) => join(pulseDir, 'daemon.json');

@@ -15,8 +15,9 @@ import {
   waitUntil,
 } from '../helpers/daemon.js';
 import { readJsonLines, save } from '../helpers/files.js';
+import { PLANTED_SECRET, plantSecretSources } from '../helpers/planted-secret.js';
 import type { Decision } from '../helpers/protocol.js';
-import { type Control, fixtureCommand, fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';
+import { type Control, fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 
 /*
  * The daemon's log, end to end: a real `pulse start` writes `.pulse/pulse.log` as JSON lines and
@@ -163,36 +164,15 @@ describe('the log file and --log-level', () => {
 
 describe('secrets and the log', () => {
   it("never writes a source's secret from the environment to pulse.log, stdout or stderr, even at trace", async () => {
-    const SECRET = 'pl4nted-s3cret-value';
     const project = await newProject();
-    const mail = await fixtureFiles(project, 'mail', { items: [{ id: 'm-1', title: 'hello' }] });
-    const mailUrl = await startHttpFixture(mail.args, (child) => children.push(child));
-    await sourcesFile(project, {
-      mcpServers: {
-        mail: {
-          url: mailUrl,
-          bearer_token: '${PULSE_TEST_SECRET}',
-          headers: { 'X-Key': '${PULSE_TEST_SECRET}' },
-        },
-        // Prints its secret to stderr, then fails: both reach the daemon's diagnostics.
-        leaky: {
-          command: process.execPath,
-          args: ['-e', "console.error('token is ' + process.env.LEAK); process.exit(2)"],
-          env: { LEAK: '${PULSE_TEST_SECRET}' },
-        },
-      },
-      sources: [
-        { name: 'mail', server: 'mail', tool: 'list_messages', interval_sec: 1 },
-        { name: 'leaky', server: 'leaky', tool: 'list_items', interval_sec: 1 },
-      ],
-    });
+    const { mail, env } = await plantSecretSources(project, { track: (child) => children.push(child) });
     const { daemon } = await start(project, {
       args: ['--log-level', 'trace'],
-      env: { PULSE_TEST_SECRET: SECRET },
+      env,
     });
     // The server got the secret, and its stderr line and its failure were logged, redacted.
     await waitUntil(async () => (await mail.calls()).length > 0, { describe: () => 'a call to mail' });
-    expect((await mail.calls())[0]!.headers?.['x-key']).toBe(SECRET);
+    expect((await mail.calls())[0]!.headers?.['x-key']).toBe(PLANTED_SECRET);
     expect(await logged(project, 'token is ***', { source_server: 'leaky' })).toMatchObject({
       level: 'info',
     });
@@ -204,8 +184,8 @@ describe('secrets and the log', () => {
 
     const file = await readFile(join(project, '.pulse', 'pulse.log'), 'utf8');
     expect(file).toContain('token is ***');
-    expect(file).not.toContain(SECRET);
-    expect(daemon.output()).not.toContain(SECRET);
+    expect(file).not.toContain(PLANTED_SECRET);
+    expect(daemon.output()).not.toContain(PLANTED_SECRET);
   });
 });
 

@@ -12,6 +12,7 @@ import {
 import {
   type AckOutcome,
   ackRejection,
+  type Caller,
   type Delivery,
   type Judgement,
   judge,
@@ -83,8 +84,8 @@ interface Harness {
   advance(ms: number): Promise<void>;
   /** Offers events to the inbox, as a poller would, and waits until they are in. */
   add(...events: InboxEvent[]): Promise<void>;
-  claim(agent?: string): GateClaimReply;
-  ack(deliveryId: string, outcomes?: Record<string, AckOutcome>): GateAckReply;
+  claim(agent?: string, session?: string): GateClaimReply;
+  ack(deliveryId: string, outcomes?: Record<string, AckOutcome>, caller?: Caller): GateAckReply;
   state(): string;
   inbox(): InboxEvent[];
   ids(): string[];
@@ -197,20 +198,27 @@ const start = async (
     });
     await waitFor(h.inboxActor, inboxAtRest, { timeout: 1000 });
   };
-  h.claim = (agent = 'agent-a') => {
+  h.claim = (agent = 'agent-a', session) => {
     const id = ++requestId;
-    h.gate.send({ type: 'gate.claim', requestId: id, agent, now: clock.now() });
+    h.gate.send({
+      type: 'gate.claim',
+      requestId: id,
+      agent,
+      ...(session ? { session } : {}),
+      now: clock.now(),
+    });
     const claim = h.gate.getSnapshot().context.lastClaim!;
     expect(claim.requestId, 'the gate answers a claim at once').toBe(id);
     return claim;
   };
-  h.ack = (deliveryId, outcomes) => {
+  h.ack = (deliveryId, outcomes, caller = { agent: 'agent-a' }) => {
     const id = ++requestId;
     h.gate.send({
       type: 'gate.ack',
       requestId: id,
       deliveryId,
       ...(outcomes ? { outcomes } : {}),
+      ...caller,
       now: clock.now(),
     });
     const reply = h.gate.getSnapshot().context.lastReply!;
@@ -566,6 +574,38 @@ describe('gateMachine', () => {
     expect(h.consumed()).toEqual(['ext_1']);
   });
 
+  it("refuses an ack from an agent that does not hold the delivery, and leaves the holder's lease alone", async () => {
+    const h = await start({}, [event(1)]);
+    await h.reflect();
+    h.claim('agent:claude', 'sess-1');
+    const { deliveryId } = delivery(h);
+    for (const other of [
+      { agent: 'agent:codex' },
+      { agent: 'session:sess-2', session: 'sess-2' },
+      { agent: 'one-shot' },
+    ]) {
+      const refused = h.ack(deliveryId, undefined, other);
+      expect(refused, other.agent).toMatchObject({ accepted: false, code: 'not_holder', settleSeq: null });
+      expect(refused.reason).toContain(`Delivery ${deliveryId} is out to agent:claude, not to you`);
+    }
+    expect(h.state()).toBe('awaiting');
+    expect(h.consumed()).toEqual([]);
+    // The session that claimed it under a name may ack without the name.
+    expect(h.ack(deliveryId, undefined, { agent: 'session:sess-1', session: 'sess-1' })).toMatchObject({
+      accepted: true,
+    });
+    expect(h.consumed()).toEqual(['ext_1']);
+  });
+
+  it('lets one-shot callers, who share one identity, acknowledge what one of them claimed', async () => {
+    const h = await start({}, [event(1)]);
+    await h.reflect();
+    h.claim('one-shot');
+    expect(h.ack(delivery(h).deliveryId, undefined, { agent: 'one-shot', session: null })).toMatchObject({
+      accepted: true,
+    });
+  });
+
   it('answers an ack with the seq of the settlement the inbox receives for it', async () => {
     const h = await start({}, [event(1), event(2), event(3)]);
     h.think = async () => [
@@ -815,15 +855,23 @@ describe('delivery rules', () => {
 
   it('refuses an ack of a delivery no agent holds, and tells closed deliveries apart', () => {
     const speak = [{ ...event(1), urgency: 0.9 }];
-    const offered: Delivery = { deliveryId: 'dlv_1', events: speak, holder: null, leaseExpiresAt: null };
+    const offered: Delivery = {
+      deliveryId: 'dlv_1',
+      events: speak,
+      holder: null,
+      holderSession: null,
+      leaseExpiresAt: null,
+    };
     const held: Delivery = { ...offered, holder: 'a', leaseExpiresAt: 10 };
-    expect(ackRejection(offered, [], 'dlv_1', undefined)).toBe('unknown_delivery');
-    expect(ackRejection(held, [], 'dlv_1', undefined)).toBeNull();
-    expect(ackRejection(held, [], 'dlv_1', { ext_2: 'told' })).toBe('unknown_event');
-    expect(ackRejection(null, [{ deliveryId: 'dlv_0', how: 'expired' }], 'dlv_0', undefined)).toBe(
+    const a = { agent: 'a' };
+    expect(ackRejection(offered, [], 'dlv_1', undefined, a)).toBe('unknown_delivery');
+    expect(ackRejection(held, [], 'dlv_1', undefined, a)).toBeNull();
+    expect(ackRejection(held, [], 'dlv_1', undefined, { agent: 'b' })).toBe('not_holder');
+    expect(ackRejection(held, [], 'dlv_1', { ext_2: 'told' }, a)).toBe('unknown_event');
+    expect(ackRejection(null, [{ deliveryId: 'dlv_0', how: 'expired' }], 'dlv_0', undefined, a)).toBe(
       'lease_expired',
     );
-    expect(ackRejection(held, [{ deliveryId: 'dlv_0', how: 'acknowledged' }], 'dlv_0', undefined)).toBe(
+    expect(ackRejection(held, [{ deliveryId: 'dlv_0', how: 'acknowledged' }], 'dlv_0', undefined, a)).toBe(
       'already_acknowledged',
     );
   });
@@ -836,6 +884,7 @@ describe('delivery rules', () => {
         { ...event(2), urgency: 0.9 },
       ],
       holder: 'a',
+      holderSession: null,
       leaseExpiresAt: 10,
     };
     expect(splitOutcomes(held, { ext_2: 'later' })).toEqual({

@@ -54,6 +54,7 @@ describe('the External Events section', () => {
         deliveryId: 'dlv_1',
         events: [{ ...event('Deploy failed'), urgency: 0.9 }],
         holder: null,
+        holderSession: null,
         leaseExpiresAt: null,
       },
       recent: [],

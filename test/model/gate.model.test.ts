@@ -594,6 +594,17 @@ class GateRun {
     return closed.at(-1)!.deliveryId;
   }
 
+  /** The holder acknowledges `deliveryId` with no outcomes; the answer is in `lastReply`. */
+  ackAsHolder(deliveryId: string) {
+    this.gate().send({
+      type: 'gate.ack',
+      requestId: ++this.requests,
+      deliveryId,
+      agent: HOLDER,
+      now: this.clock.now(),
+    });
+  }
+
   claim(agent: string) {
     const requestId = ++this.requests;
     this.gate().send({ type: 'gate.claim', requestId, agent, now: this.clock.now() });
@@ -681,6 +692,7 @@ class GateRun {
           requestId: ++this.requests,
           deliveryId: delivery.deliveryId,
           ...(event.outcome === 'told' ? {} : { outcomes }),
+          agent: HOLDER,
           now: this.clock.now(),
         });
         const reply = gate.getSnapshot().context.lastReply!;
@@ -697,7 +709,7 @@ class GateRun {
       }
       case 'ackStale': {
         const deliveryId = this.lastClosedId();
-        gate.send({ type: 'gate.ack', requestId: ++this.requests, deliveryId, now: this.clock.now() });
+        this.ackAsHolder(deliveryId);
         const reply = gate.getSnapshot().context.lastReply!;
         expect(reply.accepted).toBe(false);
         expect(['already_acknowledged', 'lease_expired']).toContain(reply.code);
@@ -707,7 +719,7 @@ class GateRun {
       case 'ackUnclaimed': {
         const deliveryId =
           event.type === 'ackUnknown' ? 'dlv_unknown' : gate.getSnapshot().context.delivery!.deliveryId;
-        gate.send({ type: 'gate.ack', requestId: ++this.requests, deliveryId, now: this.clock.now() });
+        this.ackAsHolder(deliveryId);
         expect(gate.getSnapshot().context.lastReply).toMatchObject({
           accepted: false,
           code: 'unknown_delivery',
