@@ -94,12 +94,13 @@ of any file changed in the last 3 s) was the largest piece of pulse's own work, 
 the daemon's busy CPU; then the actor round trips of \`reconcile\` and \`checkIn\` (XState
 events, \`waitFor\`), and the body read of \`mcpRoute\`/\`hostGuard\`. zod's output validation
 and the SDK transport cost the same in both servers. The scan is what keeps stale reads at 0 in
-the edit-to-agent section, so it cannot simply go; what would make it cheaper is stat-ing the
-four files at once, or with \`statSync\` (measured on this machine: four sequential promise
-stats 0.24–0.84 ms, four \`statSync\` 0.05–0.14 ms), in src/effects/reconcile-files.ts and
-read-tracked-file.ts, outside the bench. With ${plan.concurrency} clients at once the daemon has come out
-faster than the floor in every run so far (a ratio below 1.00×, p99s about equal): both servers
-are CPU-bound then, on 2 cores shared with the bench client, and the profile above does not say
-why the floor queues longer; that is left open, not claimed as a win.
+the edit-to-agent section, so it cannot simply go. Since then the four files are read side by
+side (src/effects/reconcile-files.ts); that did **not** move the ratio (1 client: 1.53× in the
+loaded full run before it, 1.61× in the quiet quick run after it, 2026-12-01 03:57), so the
+order of the stats was not what dominates. Still open: a profile on a quiet machine, and
+\`statSync\` for the four stats (0.05–0.14 ms against 0.24–0.84 ms for promise stats here).
+With ${plan.concurrency} clients at once the daemon beat the floor in the loaded full run (0.74×) and lost in
+the quiet quick run (1.41×): with both servers CPU-bound on 2 cores shared with the bench
+client, that block is the noisiest and no conclusion is drawn from it.
 `;
 };

@@ -58,6 +58,12 @@ export const targetRows = (document: string): string[][] => {
   return rows;
 };
 
+/** Whether other work competed for the cores, said so the absolute figures are read for what they are. */
+const loadNote = ({ loadAverage, cores }: RunInfo['machine']): string =>
+  loadAverage >= cores
+    ? ": above the core count, other processes competed for them, and absolute times (startup, drift, the hook's wall time) suffer far more than the ratios measured side by side in one run."
+    : ': below the core count, so little else competed for them.';
+
 const body = (document: string, { date, machine }: RunInfo): string => {
   const rows = targetRows(document);
   const missed = rows.filter((row) => row[3] === '**missed**').length;
@@ -65,9 +71,7 @@ const body = (document: string, { date, machine }: RunInfo): string => {
 
 Rebuilt by each \`npm run bench\` run from the target rows of the sections below, whichever run
 measured them: each section states its own date, command and load average. The last run began
-${date} at a load average of ${machine.loadAverage.toFixed(2)} on ${machine.cores} cores: above the core count, other
-processes competed for them, and absolute times (startup, drift, the hook's wall time) suffer
-far more than the ratios measured side by side in one run.
+${date} at a load average of ${machine.loadAverage.toFixed(2)} on ${machine.cores} cores${loadNote(machine)}
 
 ${rows.length} targets, ${rows.length - missed} met, ${missed} missed.
 
