@@ -1,7 +1,9 @@
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { PULSE_FILES } from '../machines/pulse-files.js';
+import { RACY_WINDOW_MS } from '../src/effects/read-tracked-file.js';
 import type { InterruptAnswer } from '../src/mcp/should-interrupt.js';
 import { type ReadyChild, startReadyChild } from './child-process.js';
 import { type BenchDaemon, startDaemon } from './daemon.js';
@@ -48,6 +50,24 @@ const oneShotCall = async (url: string, lastSeenEventId: string | null): Promise
   const body = (await response.json()) as { result?: { isError?: boolean } };
   if (!response.ok || body.result === undefined || body.result.isError)
     throw new Error(`one-shot call to ${url} failed: ${response.status} ${JSON.stringify(body)}`);
+};
+
+/**
+ * Waits until the protocol files the daemon just created are older than the racy window: until
+ * then every call hashes them again (src/effects/read-tracked-file.ts), which is what a call
+ * costs in the seconds after an edit, not while the files are still (edit-to-agent times that).
+ */
+const waitUntilFilesSettled = async (project: string): Promise<void> => {
+  const mtimes = await Promise.all(
+    PULSE_FILES.map((name) =>
+      stat(join(project, '.pulse', name)).then(
+        (s) => s.mtimeMs,
+        () => 0,
+      ),
+    ),
+  );
+  const wait = Math.max(...mtimes) + RACY_WINDOW_MS + 100 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 };
 
 /** `concurrency` clients each making `count` calls at once; every call timed, the whole block too. */
@@ -104,6 +124,7 @@ export const measureCallCost = async (
   const clients: Client[] = [];
   try {
     daemon = await startDaemon(project, { startArgs: ['--log-level', 'warn'] });
+    await waitUntilFilesSettled(project);
     const probe = await connectSession(daemon.url);
     clients.push(probe);
     const answer: InterruptAnswer = await shouldInterrupt(probe, null);

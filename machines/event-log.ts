@@ -96,12 +96,23 @@ export const eventLogMachine = setup({
     settle: 25,
   },
   guards: {
+    /**
+     * A caller's scan would find nothing: every file's stat still matches what the last scan
+     * recorded. The wiring provides a synchronous stat check (read-only); without it, every
+     * request scans.
+     */
+    filesUnchanged: (_: { context: EventLogContext }) => false,
     rescanNeeded: ({ context }) => context.rescan,
     deferred: ({ context }) => context.deferred,
     ackQueued: ({ context }) => context.queuedAck !== null,
   },
   actions: {
     countRequest: assign(({ context }) => ({ scansRequested: context.scansRequested + 1 })),
+    /** Answers a caller's request at once, as a scan that started now and found nothing. */
+    countRequestAnswered: assign(({ context }) => ({
+      scansRequested: context.scansRequested + 1,
+      scansCompleted: context.scansRequested + 1,
+    })),
     markCallerAsked: assign({ callerAsked: true }),
     markRescan: assign({ rescan: true }),
     startScan: assign(({ context }) => ({
@@ -189,7 +200,10 @@ export const eventLogMachine = setup({
                 'The log matches the files as of the last scan; a watcher hint or a caller starts the next.',
               on: {
                 'file.changed': { target: 'settling', actions: 'countRequest' },
-                'log.reconcile': { target: 'scanning', actions: ['countRequest', 'markCallerAsked'] },
+                'log.reconcile': [
+                  { guard: 'filesUnchanged', actions: 'countRequestAnswered' },
+                  { target: 'scanning', actions: ['countRequest', 'markCallerAsked'] },
+                ],
               },
             },
             settling: {

@@ -30,16 +30,37 @@ let nextRequestId = 1;
 const CHECKIN_TIMEOUT_MS = 5_000;
 
 /**
+ * A reflection asked for now would run at once, drain an empty inbox and change nothing: the gate
+ * is idle, no gate (focus, a pending replan) would hold it, none is held back, and the inbox is
+ * loaded and holds no event (items still being stored wake the gate themselves once they are in).
+ * Most check-ins find this, so they skip the round trip.
+ */
+const nothingToReflectOn = (gate: GateRef, inbox: InboxRef): boolean => {
+  const g = gate.getSnapshot();
+  const i = inbox.getSnapshot();
+  return (
+    g.matches('idle') &&
+    !g.context.deferred &&
+    g.context.focusUntil === null &&
+    !g.context.replanPending &&
+    i.matches('ready') &&
+    i.context.events.length === 0
+  );
+};
+
+/**
  * An agent checked in: asks the gate to reflect, waits (bounded) until it is no longer draining
  * or thinking, then claims the delivery set aside for this agent. A delivery is out to one
  * agent at a time: another agent's check-in gets none until it is acknowledged or expires.
  */
 export const checkIn = async (actor: PulseActor, caller: Caller): Promise<Delivery | null> => {
   const gate = gateOf(actor);
-  gate.send({ type: 'gate.reflect', reason: 'checkin' });
-  await waitFor(gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), {
-    timeout: CHECKIN_TIMEOUT_MS,
-  }).catch(() => undefined);
+  if (!nothingToReflectOn(gate, inboxOf(actor))) {
+    gate.send({ type: 'gate.reflect', reason: 'checkin' });
+    await waitFor(gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), {
+      timeout: CHECKIN_TIMEOUT_MS,
+    }).catch(() => undefined);
+  }
   const requestId = nextRequestId++;
   gate.send({ type: 'gate.claim', requestId, ...caller, now: Date.now() });
   // The gate answers synchronously: the reply is in this snapshot.
@@ -54,11 +75,16 @@ export const checkIn = async (actor: PulseActor, caller: Caller): Promise<Delive
  */
 export const reconcile = async (actor: PulseActor): Promise<void> => {
   const log = logOf(actor);
-  const ready = await waitFor(log, (s) => !s.matches('loading'), { timeout: REQUEST_TIMEOUT_MS });
+  const current = log.getSnapshot();
+  const ready = current.matches('loading')
+    ? await waitFor(log, (s) => !s.matches('loading'), { timeout: REQUEST_TIMEOUT_MS })
+    : current;
   if (ready.matches('failed'))
     throw new PulseUnavailableError(ready.context.lastError ?? 'The event log failed to load.');
   log.send({ type: 'log.reconcile' });
-  const ticket = log.getSnapshot().context.scansRequested;
+  const { scansRequested: ticket, scansCompleted } = log.getSnapshot().context;
+  // Still files answer at once (the log's filesUnchanged guard); otherwise wait for the scan.
+  if (scansCompleted >= ticket) return;
   await waitFor(log, (s) => s.context.scansCompleted >= ticket, { timeout: REQUEST_TIMEOUT_MS });
 };
 

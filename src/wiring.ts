@@ -13,7 +13,7 @@ import { createItemFetcher } from './effects/fetch-items.js';
 import { createInboxLoader } from './effects/load-inbox.js';
 import { createJournalLoader } from './effects/load-journal.js';
 import { createSourcesLoader, type SourcesRuntime } from './effects/load-sources.js';
-import { createReconciler } from './effects/reconcile-files.js';
+import { createReconciler, filesUnchanged } from './effects/reconcile-files.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
 import { ClientPool } from './sources/client-pool.js';
 import { redactSecrets } from './sources/redact.js';
@@ -95,6 +95,7 @@ export const createPulseSystem = async (
           reconcileFiles: fromPromise(({ input }) => reconcile(input)),
           saveAck: fromPromise(({ input }) => stateFile.setAck(input.ack)),
         },
+        guards: { filesUnchanged: ({ context }) => filesUnchanged(paths, context.files) },
       }),
       watcher: watcherMachine.provide({
         actors: { watchFolder: createFolderWatcher(paths, (promise) => closing.push(promise)) },

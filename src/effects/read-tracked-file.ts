@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { createReadStream, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { emptyFile, type TrackedFile } from '../../machines/pulse-files.js';
 
 /** How much of a protocol file the context resource inlines. */
@@ -9,8 +9,12 @@ export const INLINE_LIMIT = 64 * 1024;
 const WHOLE_READ_LIMIT = 4 * 1024 * 1024;
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
-/** A stat this recent may not change on the next write (coarse kernel clocks, 1–2 s filesystems). */
-const RACY_WINDOW_NS = 3_000_000_000n;
+/**
+ * A stat this recent may not change on the next write (coarse kernel clocks, 1–2 s filesystems),
+ * so a file changed within it is hashed again on every scan until it is older.
+ */
+export const RACY_WINDOW_MS = 3_000;
+const RACY_WINDOW_NS = BigInt(RACY_WINDOW_MS) * 1_000_000n;
 
 const fingerprintOf = (s: import('node:fs').BigIntStats): string =>
   `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
@@ -24,25 +28,50 @@ const hashStream = (path: string): Promise<string> =>
       .on('end', () => resolve(hash.digest('hex')));
   });
 
+type Stats = import('node:fs').BigIntStats;
+
+/** The file's stat, or undefined when it is missing (a missing folder on the way counts too). */
+const statOf = (path: string): Stats | undefined => {
+  try {
+    // Synchronous on purpose: every tool call stats the four files, and a local stat takes
+    // microseconds where a trip through the thread pool costs a tool call far more.
+    return statSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+};
+
+const notAFile = (stats: Stats): string => `not-a-file:${stats.ino}`;
+
+/** Whether `stats` shows the file `previous` recorded, with nothing to read again. */
+const unchanged = (stats: Stats | undefined, previous: TrackedFile): boolean => {
+  if (stats === undefined) return previous.sha256 === null && previous.fingerprint === '';
+  if (!stats.isFile()) return previous.fingerprint === notAFile(stats);
+  return previous.fingerprint !== '' && fingerprintOf(stats) === previous.fingerprint;
+};
+
+/**
+ * True when reading the file again would give `previous` back: same stat fingerprint, settled
+ * outside the racy window (or still absent). Never throws: a stat that fails counts as changed.
+ */
+export const isUnchanged = (path: string, previous: TrackedFile): boolean => {
+  try {
+    return unchanged(statOf(path), previous);
+  } catch {
+    return false;
+  }
+};
+
 /**
  * Reads one protocol file as the sidecar tracks it. Skips hashing when the stat fingerprint
  * matches `previous`. A missing file, or anything that is not a regular file, is absent.
  */
 export const readTrackedFile = async (path: string, previous: TrackedFile): Promise<TrackedFile> => {
-  let stats: import('node:fs').BigIntStats;
-  try {
-    stats = await stat(path, { bigint: true });
-  } catch (error) {
-    if (
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ||
-      (error as NodeJS.ErrnoException).code === 'ENOTDIR'
-    ) {
-      return emptyFile();
-    }
-    throw error;
-  }
-  if (!stats.isFile()) return { ...emptyFile(), fingerprint: `not-a-file:${stats.ino}` };
-  if (fingerprintOf(stats) === previous.fingerprint) return previous;
+  const stats = statOf(path);
+  if (stats === undefined) return emptyFile();
+  if (!stats.isFile()) return { ...emptyFile(), fingerprint: notAFile(stats) };
+  if (unchanged(stats, previous)) return previous;
   // git's "racy index" rule: a file changed this recently can change again with the same stat,
   // so its fingerprint is not kept and the next reconcile hashes it again.
   const settled = BigInt(Date.now()) * 1_000_000n - RACY_WINDOW_NS;

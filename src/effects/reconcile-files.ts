@@ -10,7 +10,7 @@ import type { EventStamper } from '../store/event-id.js';
 import { appendEvents } from '../store/event-log-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import type { StateFile } from '../store/state-file.js';
-import { readTrackedFile } from './read-tracked-file.js';
+import { isUnchanged, readTrackedFile } from './read-tracked-file.js';
 
 const kindOf = (before: string | null, after: string | null): EventKind | null => {
   if (before === after) return null;
@@ -24,6 +24,14 @@ const kindOf = (before: string | null, after: string | null): EventKind | null =
  * its truncate and its write: it is looked at again after the next settle instead of logged.
  */
 export const FRESH_CHANGE_MS = 50;
+
+/**
+ * Whether a scan now would find nothing to read: each of the four files' stat still matches what
+ * the log recorded. Four synchronous stats, so a tool call on still files skips the scan's round
+ * trip; a file changed within the racy window never matches.
+ */
+export const filesUnchanged = (paths: PulsePaths, files: TrackedFiles): boolean =>
+  PULSE_FILES.every((name) => isUnchanged(paths.file(name), files[name]));
 
 /**
  * Compares the four files with what the log last recorded, appends one event per changed
@@ -47,8 +55,7 @@ export const createReconciler =
     const next = { ...files } as TrackedFiles;
     const events: PulseEvent[] = [];
     let deferred = false;
-    // Read side by side: a tool call waits for this scan, and four stats one after another cost
-    // it more than the rest of the call. Events are still stamped in the files' fixed order.
+    // Read side by side; events are still stamped in the files' fixed order.
     const read = await Promise.all(PULSE_FILES.map((name) => readTrackedFile(paths.file(name), files[name])));
     for (const [i, name] of PULSE_FILES.entries()) {
       const current = read[i]!;

@@ -1,0 +1,126 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createActor, fromPromise, waitFor } from 'xstate';
+import { EventIndex } from '../../machines/event-index.js';
+import { eventLogMachine, type ReconcileOutput } from '../../machines/event-log.js';
+import { PULSE_FILES, type TrackedFiles, untrackedFiles } from '../../machines/pulse-files.js';
+import { RACY_WINDOW_MS, readTrackedFile } from '../../src/effects/read-tracked-file.js';
+import { filesUnchanged } from '../../src/effects/reconcile-files.js';
+import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
+import { removeProject, tempProject } from '../helpers/daemon.js';
+
+/** What a scan records for the four files as they are now. */
+const scan = async (paths: PulsePaths, previous: TrackedFiles = untrackedFiles()): Promise<TrackedFiles> => {
+  const files = { ...previous };
+  for (const name of PULSE_FILES) files[name] = await readTrackedFile(paths.file(name), previous[name]);
+  return files;
+};
+
+/** Moves the clock past the racy window, so what was just written counts as settled. */
+const settle = () => vi.setSystemTime(Date.now() + RACY_WINDOW_MS + 1_000);
+
+describe('filesUnchanged: whether a tool call can skip the scan', () => {
+  let project: string;
+  let paths: PulsePaths;
+
+  beforeEach(async () => {
+    project = await tempProject('pulse-unchanged-');
+    paths = pulsePaths(project);
+    await mkdir(paths.dir);
+    await writeFile(paths.file('task.md'), 'task\n');
+    await writeFile(paths.file('guidance.md'), 'guidance\n');
+    vi.useFakeTimers({ toFake: ['Date'] });
+  });
+
+  afterEach(async () => {
+    vi.useRealTimers();
+    await removeProject(project);
+  });
+
+  it('is true for settled files nobody touched, absent ones included', async () => {
+    settle();
+    const files = await scan(paths);
+    expect(files['constraints.md'].sha256).toBeNull();
+    expect(filesUnchanged(paths, files)).toBe(true);
+  });
+
+  it('is false for files written within the racy window, however still they look', async () => {
+    const files = await scan(paths);
+    expect(filesUnchanged(paths, files)).toBe(false);
+    settle();
+    expect(filesUnchanged(paths, await scan(paths, files))).toBe(true);
+  });
+
+  it('is false after an edit that keeps the size, a delete, or a creation', async () => {
+    settle();
+    const files = await scan(paths);
+    await writeFile(paths.file('guidance.md'), 'GUIDANCE\n');
+    expect(filesUnchanged(paths, files)).toBe(false);
+
+    settle();
+    const afterEdit = await scan(paths, files);
+    await rm(paths.file('task.md'));
+    expect(filesUnchanged(paths, afterEdit)).toBe(false);
+
+    settle();
+    const afterDelete = await scan(paths, afterEdit);
+    expect(filesUnchanged(paths, afterDelete)).toBe(true);
+    await writeFile(paths.file('plan.md'), '');
+    expect(filesUnchanged(paths, afterDelete)).toBe(false);
+  });
+
+  it('is false, not an error, when a protocol file becomes a folder or .pulse/ goes away', async () => {
+    settle();
+    const files = await scan(paths);
+    await mkdir(paths.file('constraints.md'));
+    expect(filesUnchanged(paths, files)).toBe(false);
+    await rm(paths.dir, { recursive: true });
+    expect(filesUnchanged(paths, files)).toBe(false);
+  });
+});
+
+describe('the event log answers a caller at once when files are unchanged', () => {
+  const loaded = { index: EventIndex.empty(), ack: null, files: untrackedFiles(), warnings: [] };
+  const start = (unchanged: () => boolean) => {
+    let scans = 0;
+    const actor = createActor(
+      eventLogMachine.provide({
+        actors: {
+          loadJournal: fromPromise(async () => loaded),
+          reconcileFiles: fromPromise(async ({ input }): Promise<ReconcileOutput> => {
+            scans++;
+            return { files: input.files, events: [], deferred: false };
+          }),
+        },
+        guards: { filesUnchanged: unchanged },
+      }),
+    ).start();
+    return { actor, scans: () => scans };
+  };
+  const idle = { ready: { scan: 'idle' } } as const;
+
+  it('counts the request as answered without a scan when the guard says so', async () => {
+    const { actor, scans } = start(() => true);
+    await waitFor(actor, (s) => s.matches(idle));
+    const before = scans();
+    actor.send({ type: 'log.reconcile' });
+    const { context } = actor.getSnapshot();
+    expect(context.scansCompleted).toBe(context.scansRequested);
+    expect(scans()).toBe(before);
+    expect(actor.getSnapshot().matches(idle)).toBe(true);
+    actor.stop();
+  });
+
+  it('scans when the guard cannot vouch for the files', async () => {
+    const { actor, scans } = start(() => false);
+    await waitFor(actor, (s) => s.matches(idle));
+    const before = scans();
+    actor.send({ type: 'log.reconcile' });
+    const ticket = actor.getSnapshot().context.scansRequested;
+    expect(actor.getSnapshot().context.scansCompleted).toBeLessThan(ticket);
+    await waitFor(actor, (s) => s.context.scansCompleted >= ticket);
+    expect(scans()).toBe(before + 1);
+    actor.stop();
+  });
+});
