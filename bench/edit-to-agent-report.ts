@@ -77,14 +77,18 @@ the daemon's scan stamped it (same machine clock as the bench's \`Date.now()\` a
 so it is the detection time; the rest of the push is appending the event to \`events.jsonl\`
 (fsynced), recording state.json, the replan actor, rendering the context, and the SSE hop.
 
-Detection is slow on purpose. The watcher's hint does not scan at once: the log owner waits
-25 ms (\`settle\` in machines/event-log.ts) so one save becomes one event, and a watcher-triggered
-scan that finds a change younger than 50 ms (\`FRESH_CHANGE_MS\` in src/effects/reconcile-files.ts)
-does not log it but settles and scans again, because it may be a save caught between its
-truncate and its write. So a single write is logged ≥ 50 ms after its mtime, whatever the
-machine: the 50 ms p50 target cannot be met without shortening those two guards (not measured here;
-the price would be more double events for editors that save in two steps), a choice for
-machines/event-log.ts and src/effects/reconcile-files.ts rather than for the bench. A call does not wait for any of this: it scans
+Detection waits on purpose, briefly. The watcher's hint does not scan at once: the log owner
+waits 20 ms (\`settle\` in machines/event-log.ts) so one save becomes one event, and a
+watcher-triggered scan that finds a change younger than 20 ms (\`FRESH_CHANGE_MS\` in
+src/effects/reconcile-files.ts) does not log it but settles and scans again, because it may be a
+save caught between its truncate and its write. The settle is no shorter than that guard, so a
+single write is old enough at the first scan after its notice: detection is the settle plus the
+watcher's own notice. Until 2026-12-01 the two were 25 ms and 50 ms, which put every push at
+≥ 50 ms after the write (quick run that day: p50 63.7 ms, of which detection 54.1 ms); at
+20 ms each the same quick run gave p50 30.3 ms, detection 22.3 ms. The price: a writer that
+pauses more than about 20 ms between truncating and writing a file (editors take well under a
+millisecond) gets two events instead of one; atomic saves (temp file, then rename) are never
+affected. A call does not wait for any of this: it scans
 with \`requested\` set, logging every change at once, which is why stale reads stay at 0.
 `;
 };

@@ -92,8 +92,12 @@ export const eventLogMachine = setup({
     }),
   },
   delays: {
-    /** Lets a burst of watcher notices (an atomic save, an editor's backup dance) settle into one scan. */
-    settle: 25,
+    /**
+     * Lets a burst of watcher notices (an atomic save, an editor's backup dance) settle into one
+     * scan. Not shorter than the reconciler's FRESH_CHANGE_MS (20 ms), so a single write is
+     * old enough to log at the first scan after its notice.
+     */
+    settle: 20,
   },
   guards: {
     /**

@@ -22,8 +22,10 @@ const kindOf = (before: string | null, after: string | null): EventKind | null =
 /**
  * A change younger than this, seen by a watcher-triggered scan, may be a save caught between
  * its truncate and its write: it is looked at again after the next settle instead of logged.
+ * Editors write both within a millisecond; a writer pausing longer between them than this and
+ * the log's settle delay (20 ms each) gets two events. Longer guards cost every push their length.
  */
-export const FRESH_CHANGE_MS = 50;
+export const FRESH_CHANGE_MS = 20;
 
 /**
  * Whether a scan now would find nothing to read: each of the four files' stat still matches what
