@@ -66,6 +66,9 @@ The floor is built by the bench (\`bench/floor-server.ts\`): Hono + \`@hono/node
 SDK's \`WebStandardStreamableHTTPServerTransport\`, sessions and one-shot POSTs served as the
 daemon serves them, and one tool with \`pulse_should_interrupt\`'s input and output schemas that
 returns the daemon's own answer (captured at the start of the run), so both send the same bytes.
+It is built as thin as the SDK allows, with the two savings the daemon uses too: one JSON
+Schema validator shared by every server (the SDK otherwise builds an Ajv instance per server,
+that is per session and per one-shot request) and the tool's zod schemas built once.
 
 ${runLines(report)}
 - Servers: the real daemon (\`node dist/src/cli.js start --port 0 --log-level warn\` on a fresh temp project) and the floor, two child processes running side by side in the same run.
@@ -82,25 +85,31 @@ rounds, with the middle half of the rounds in brackets; the p99 ratio divides th
 p99s and is noisy. With ${plan.concurrency} clients at once, calls/s is the block's calls over
 its wall time, on a machine whose 2 cores also run the bench client; latency then includes
 queueing behind the other clients' calls. What the daemon does that the floor does not:
-scan the \`.pulse/\` files on every call (so a write the watcher has not reported yet is
+look at the \`.pulse/\` files on every call (so a write the watcher has not reported yet is
 seen by the next call), ask the log, replan and gate actors for their snapshots, register its
 other tools, resources and prompts per server, and check the Host header.
 
-Where the extra time goes (a CPU profile of the daemon under 2,000 sequential session calls,
-\`node --cpu-prof\` summarised by \`bench/cpu-profile-summary.ts\`, 2026-12-01, load average
-about 11 on 2 cores): the per-call scan (\`reconcile\` → \`reconcileFiles\` →
-\`readTrackedFile\`, four \`fs.promises.stat\` calls one after the other, and a re-read and hash
-of any file changed in the last 3 s) was the largest piece of pulse's own work, about a fifth of
-the daemon's busy CPU; then the actor round trips of \`reconcile\` and \`checkIn\` (XState
-events, \`waitFor\`), and the body read of \`mcpRoute\`/\`hostGuard\`. zod's output validation
-and the SDK transport cost the same in both servers. The scan is what keeps stale reads at 0 in
-the edit-to-agent section, so it cannot simply go. Since then the four files are read side by
-side (src/effects/reconcile-files.ts); that did **not** move the ratio (1 client: 1.53× in the
-loaded full run before it, 1.61× in the quiet quick run after it, 2026-12-01 03:57), so the
-order of the stats was not what dominates. Still open: a profile on a quiet machine, and
-\`statSync\` for the four stats (0.05–0.14 ms against 0.24–0.84 ms for promise stats here).
-With ${plan.concurrency} clients at once the daemon beat the floor in the loaded full run (0.74×) and lost in
-the quiet quick run (1.41×): with both servers CPU-bound on 2 cores shared with the bench
-client, that block is the noisiest and no conclusion is drawn from it.
+What was done about it (profiles of the daemon under 3,000 sequential calls, \`node --cpu-prof\`
+summarised by \`bench/cpu-profile-summary.ts\`, 2026-12-01). Before: the daemon took about
+1 ms per call more than the floor (1 client: 1.41× p50, 0.75× calls/s in a quick run at load
+1.4; one-shot 1.48×, 0.67×), spent in four places, each fixed:
+1. **Reading the body** through \`request.body\` made \`@hono/node-server\` build a whole web
+   \`Request\` and stream (undici's \`Request\`, \`AbortSignal\`, \`makeTransferable\`); the route
+   now reads \`request.text()\`, which takes the socket's bytes directly, whenever a
+   \`Content-Length\` is declared (the HTTP parser bounds the body by it).
+2. **Four thread-pool stats per call** (\`fs.promises.stat\`): now \`statSync\`, a few µs each.
+3. **The scan's actor round trip** on files nobody touched: the log owner's \`filesUnchanged\`
+   guard compares the four stats with the fingerprints of the last scan and answers the caller
+   in the same step, no scan. A file changed within 3 s never matches (racy-index rule), so it
+   is still hashed on each call until it settles; the bench therefore starts timing once the
+   files the daemon created are older than that.
+4. **The check-in's reflection** on an empty inbox (\`gate.reflect\` → drain → nothing): skipped
+   when the gate's and inbox's snapshots show it would run at once and drain nothing.
+One-shot requests also paid for building a server per request: an Ajv instance (about 230 µs)
+and zod objects compiled again from raw shapes; both are now built once, in the floor too.
+After all five, the same quick run gave 1 client 1.05–1.08× p50 and 0.85–0.97× calls/s,
+one-shot 1.14–1.22×, with helpers' tests loading the machine (load 3.6); the table above is
+the run this file was written from. With ${plan.concurrency} clients at once, both servers are
+CPU-bound on 2 cores shared with the bench client, so that block is the noisiest.
 `;
 };

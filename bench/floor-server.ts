@@ -3,10 +3,11 @@ import { readFileSync } from 'node:fs';
 import { serve } from '@hono/node-server';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { jsonResult } from '../src/mcp/json-result.js';
-import { type InterruptAnswer, interruptOutput } from '../src/mcp/should-interrupt.js';
+import { type InterruptAnswer, interruptOutputSchema } from '../src/mcp/should-interrupt.js';
 
 /**
  * The floor: the thinnest MCP server the SDK allows over streamable HTTP, with one tool of the
@@ -18,13 +19,20 @@ import { type InterruptAnswer, interruptOutput } from '../src/mcp/should-interru
 
 const answer = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as InterruptAnswer;
 
+// Built once and shared by every server, as the daemon does (src/mcp/server.ts): as thin as the SDK allows.
+const validator = new AjvJsonSchemaValidator();
+const inputSchema = z.object({
+  last_seen_event_id: z.string().nullable().optional(),
+  agent: z.string().optional(),
+});
+
 const createServer = () => {
-  const server = new McpServer({ name: 'floor', version: '1.0.0' });
+  const server = new McpServer({ name: 'floor', version: '1.0.0' }, { jsonSchemaValidator: validator });
   server.registerTool(
     'pulse_should_interrupt',
     {
-      inputSchema: { last_seen_event_id: z.string().nullable().optional(), agent: z.string().optional() },
-      outputSchema: interruptOutput,
+      inputSchema,
+      outputSchema: interruptOutputSchema,
     },
     async () => jsonResult(answer),
   );

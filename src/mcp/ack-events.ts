@@ -18,23 +18,26 @@ export const ackEventsOutput = {
   dead_lettered: z.array(z.string()).describe('Event ids out of attempts, moved to the dead letters.'),
 };
 
+const ackEventsInputSchema = z.object({
+  delivery_id: z.string(),
+  outcomes: z.record(z.string(), z.enum(['told', 'not_worth_saying', 'later'])).optional(),
+  agent: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('The agent name given to pulse_should_interrupt, when it was called without a session.'),
+});
+const ackEventsOutputSchema = z.object(ackEventsOutput);
+
 export const registerAckEvents = (server: McpServer, actor: PulseActor): void => {
   server.registerTool(
     'pulse_ack_events',
     {
       description:
         'Acknowledge a delivery of external events from pulse_should_interrupt. outcomes per event id: told, not_worth_saying, or later (deliver again); an event left out counts as told. Only the agent that received the delivery may acknowledge it: from the same MCP session, or with the same agent name.',
-      inputSchema: {
-        delivery_id: z.string(),
-        outcomes: z.record(z.string(), z.enum(['told', 'not_worth_saying', 'later'])).optional(),
-        agent: z
-          .string()
-          .min(1)
-          .max(200)
-          .optional()
-          .describe('The agent name given to pulse_should_interrupt, when it was called without a session.'),
-      },
-      outputSchema: ackEventsOutput,
+      inputSchema: ackEventsInputSchema,
+      outputSchema: ackEventsOutputSchema,
       annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
     },
     async ({ delivery_id, outcomes, agent }, extra) => {

@@ -15,14 +15,17 @@ export const ackOutput = {
     .describe('Why the ack was refused, for programs; absent when accepted.'),
 };
 
+const ackInputSchema = z.object({ event_id: z.string() });
+const ackOutputSchema = z.object(ackOutput);
+
 export const registerAckReplan = (server: McpServer, actor: PulseActor): void => {
   server.registerTool(
     'pulse_ack_replan',
     {
       description:
         'Acknowledge that an agent replanned for the latest guidance or constraints event. Pass pending_replan_event_id from pulse_should_interrupt, after updating .pulse/plan.md.',
-      inputSchema: { event_id: z.string() },
-      outputSchema: ackOutput,
+      inputSchema: ackInputSchema,
+      outputSchema: ackOutputSchema,
       annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
     },
     async ({ event_id }) => {

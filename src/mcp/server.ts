@@ -1,4 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
 import { registerAckEvents } from './ack-events.js';
@@ -11,6 +12,12 @@ import { registerReplanPrompt } from './replan-prompt.js';
 import { registerShouldInterrupt } from './should-interrupt.js';
 
 /**
+ * One validator for every server: the SDK builds a new Ajv instance per server unless given one,
+ * which costs more than the rest of a one-shot call's server. It holds no per-client state.
+ */
+const sharedValidator = new AjvJsonSchemaValidator();
+
+/**
  * One MCP server bound to the actor system. The SDK binds a server to one transport, so the
  * HTTP layer builds one per session (or per one-shot request); they are cheap. Only a session's
  * server watches the actors, to push context updates and log messages.
@@ -21,6 +28,7 @@ export const createMcpServer = ({ actor }: { actor: PulseActor }): McpServer => 
     {
       capabilities: PUSH_CAPABILITIES,
       instructions: AGENT_RULE,
+      jsonSchemaValidator: sharedValidator,
     },
   );
   registerContextResource(server, actor);
