@@ -16,6 +16,14 @@ export const boundedFetch =
   async (input, init) => {
     const response = await fetch(input, init);
     if (init?.method !== 'POST' || response.body === null) return response;
+    // A declared length bounds the body (the HTTP parser stops there), so it is checked once;
+    // piping every answer through a counting stream cost a poll more than the rest of the call.
+    const declared = response.headers.get('content-length');
+    if (declared !== null && /^\d+$/.test(declared)) {
+      if (Number(declared) <= limit) return response;
+      await response.body.cancel();
+      throw new AnswerTooLargeError(`the answer is over the ${limit}-byte limit (${declared} bytes declared)`);
+    }
     let size = 0;
     const capped = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
