@@ -22,7 +22,9 @@ export const boundedFetch =
     if (declared !== null && /^\d+$/.test(declared)) {
       if (Number(declared) <= limit) return response;
       await response.body.cancel();
-      throw new AnswerTooLargeError(`the answer is over the ${limit}-byte limit (${declared} bytes declared)`);
+      throw new AnswerTooLargeError(
+        `the answer is over the ${limit}-byte limit (${declared} bytes declared)`,
+      );
     }
     let size = 0;
     const capped = response.body.pipeThrough(
