@@ -21,6 +21,8 @@ export interface RecordedCall {
   args: Record<string, unknown>;
   /** Date.now() in the fixture when its handler ran. */
   at: number;
+  /** Date.now() in the fixture when its handler had the answer; null if it never answered. */
+  answeredAt: number | null;
 }
 
 /** A `source-server.mjs --http` child process. */
@@ -50,7 +52,11 @@ export const startFixtureServer = async (dir: string, control: FixtureControl): 
   return { pid: child.pid, url: child.announced, recordPath, stop: child.stop };
 };
 
-/** The tool calls in a `--record` file, in file order (initialize lines and torn lines skipped). */
+/**
+ * The tool calls in a `--record` file, in file order (initialize lines and torn lines skipped),
+ * each with the time it was answered: an `answered` line goes to the oldest unanswered call with
+ * the same tool and arguments.
+ */
 export const readRecordedCalls = async (recordPath: string): Promise<RecordedCall[]> => {
   let text: string;
   try {
@@ -60,6 +66,7 @@ export const readRecordedCalls = async (recordPath: string): Promise<RecordedCal
     throw error;
   }
   const calls: RecordedCall[] = [];
+  const unanswered = new Map<string, RecordedCall[]>();
   for (const line of text.split('\n')) {
     if (line === '') continue;
     let row: { kind?: unknown; tool?: unknown; args?: unknown; at?: unknown };
@@ -68,10 +75,18 @@ export const readRecordedCalls = async (recordPath: string): Promise<RecordedCal
     } catch {
       continue;
     }
-    if (row.kind !== 'call' || typeof row.at !== 'number' || typeof row.tool !== 'string') continue;
+    if (typeof row.at !== 'number' || typeof row.tool !== 'string') continue;
     const args =
       typeof row.args === 'object' && row.args !== null ? (row.args as Record<string, unknown>) : {};
-    calls.push({ tool: row.tool, args, at: row.at });
+    const key = `${row.tool} ${JSON.stringify(args)}`;
+    if (row.kind === 'call') {
+      const call: RecordedCall = { tool: row.tool, args, at: row.at, answeredAt: null };
+      calls.push(call);
+      unanswered.set(key, [...(unanswered.get(key) ?? []), call]);
+    } else if (row.kind === 'answered') {
+      const call = unanswered.get(key)?.shift();
+      if (call) call.answeredAt = row.at;
+    }
   }
   return calls;
 };

@@ -1,7 +1,8 @@
-/** One poll as seen by the polled server: which source, and when (ms since the epoch). */
+/** One poll as seen by the polled server: which source, when it began and when it was answered (ms since the epoch). */
 export interface PollTime {
   source: number;
   at: number;
+  answeredAt: number | null;
 }
 
 /** How well a set of pollers kept their interval over a window. */
@@ -9,6 +10,11 @@ export interface ScheduleResult {
   /** Polls that fell inside the window. */
   polls: number;
   /** Per poll in the window: its gap since the source's previous poll, minus the interval, in ms. */
+  spacing: number[];
+  /**
+   * Per poll in the window: how late it began against the poller's own schedule (one interval
+   * after the previous poll was answered), in ms. Leaves out the server's answer time.
+   */
   drift: number[];
   /** Gaps over 2× the interval, each counted once; a source silent for its last 2× interval of the window counts too. */
   missed: number;
@@ -31,10 +37,11 @@ export const analyseSchedule = (
   sources: readonly number[],
   { start, end, intervalMs }: { start: number; end: number; intervalMs: number },
 ): ScheduleResult => {
-  const bySource = new Map<number, number[]>(sources.map((source) => [source, []]));
-  for (const poll of polls) bySource.get(poll.source)?.push(poll.at);
+  const bySource = new Map<number, PollTime[]>(sources.map((source) => [source, []]));
+  for (const poll of polls) bySource.get(poll.source)?.push(poll);
   const result: ScheduleResult = {
     polls: 0,
+    spacing: [],
     drift: [],
     missed: 0,
     missedFrom: [],
@@ -50,25 +57,27 @@ export const analyseSchedule = (
     }
   };
   for (const times of bySource.values()) {
-    times.sort((a, b) => a - b);
-    let previous: number | null = null;
+    times.sort((a, b) => a.at - b.at);
+    let previous: PollTime | null = null;
     let inWindow = 0;
-    for (const at of times) {
+    for (const poll of times) {
+      const { at } = poll;
       if (at >= end) break;
       if (at >= start) {
         inWindow++;
-        const since = at - (previous ?? start);
+        const since = at - (previous?.at ?? start);
         if (previous !== null) {
-          result.drift.push(since - intervalMs);
+          result.spacing.push(since - intervalMs);
+          if (previous.answeredAt !== null) result.drift.push(at - previous.answeredAt - intervalMs);
           if (since < 0.5 * intervalMs) result.doubled++;
         }
-        gap(previous ?? start, at);
+        gap(previous?.at ?? start, at);
       }
-      previous = at;
+      previous = poll;
     }
     result.polls += inWindow;
     if (inWindow === 0) result.silent++;
-    gap(previous ?? start, end);
+    gap(previous?.at ?? start, end);
   }
   return result;
 };

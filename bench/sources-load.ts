@@ -177,7 +177,8 @@ export const measureManySources = async (
     await fixture.stop();
     const polls: PollTime[] = [];
     for (const call of await readRecordedCalls(fixture.recordPath)) {
-      if (typeof call.args.n === 'number') polls.push({ source: call.args.n, at: call.at });
+      if (typeof call.args.n === 'number')
+        polls.push({ source: call.args.n, at: call.at, answeredAt: call.answeredAt });
     }
     fixture = null;
     const schedule = analyseSchedule(
