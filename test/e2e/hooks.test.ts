@@ -5,16 +5,18 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HookAgent } from '../../src/hooks/events.js';
 import {
+  BIN,
+  CLI,
   callTool,
   connectClient,
   type RunningDaemon,
   removeProject,
-  runCli,
   startDaemon,
   tempProject,
   waitUntil,
 } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
+import { runNode } from '../helpers/processes.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 
 /*
@@ -43,7 +45,7 @@ interface Hook {
   input: Input;
 }
 
-/** Runs `pulse hook` as the agent does; its answer must be one JSON object, its exit code 0. */
+/** Runs `pulse hook` as the agent does (through the bin `pulse setup` names); its answer must be one JSON object, its exit code 0. */
 const runHook = async (
   agent: HookAgent,
   { event, input }: Hook,
@@ -51,7 +53,7 @@ const runHook = async (
   stdin?: string,
 ) => {
   const started = Date.now();
-  const { code, stdout, stderr } = await runCli(['hook', agent, '--event', event, ...extraArgs], {
+  const { code, stdout, stderr } = await runNode(BIN, ['hook', agent, '--event', event, ...extraArgs], {
     input: stdin ?? JSON.stringify(input),
   });
   expect(code, stderr).toBe(0);
@@ -372,6 +374,25 @@ describe.each(CASES)('pulse hook $agent', (c) => {
 
 describe('pulse hook, finding and asking the daemon', () => {
   const bash = (project: string) => claudeTool(project, 'Bash', { command: 'npm test' });
+
+  it('answers the same through cli.js (older setups) and where Node cannot require() an ES module', async () => {
+    const project = await startProject('pulse-hook-entries-');
+    const { client } = await startOn(project);
+    const eventId = await changeGuidance(project, client);
+    const input = JSON.stringify(claudeTool(project, 'Bash', { command: 'npm test' }).input);
+    const args = ['hook', 'claude', '--event', 'PreToolUse'];
+    // Node 21, and 22 before 22.12, behave as this flag makes 20.19 behave.
+    const noRequireEsm = { NODE_OPTIONS: '--no-experimental-require-module' };
+    for (const [script, env] of [
+      [CLI, {}],
+      [BIN, noRequireEsm],
+    ] as const) {
+      const { code, stdout, stderr } = await runNode(script, args, { input, env });
+      expect(code, stderr).toBe(0);
+      expect(stderr).toBe('');
+      expect(claudeHeld(JSON.parse(stdout))).toContain(eventId);
+    }
+  });
 
   it('finds the daemon from a subfolder of the project, or from --project', async () => {
     const project = await startProject('pulse-hook-find-');
