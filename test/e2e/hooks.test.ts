@@ -1,6 +1,8 @@
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HookAgent } from '../../src/hooks/events.js';
@@ -39,6 +41,17 @@ afterEach(async () => {
 
 type Input = Record<string, unknown>;
 type Output = Record<string, unknown>;
+const execFileAsync = promisify(execFile);
+
+const hasPython3 = (() => {
+  try {
+    execFileSync('python3', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
 /** One hook as the agent runs it: the event it registered, and the JSON it writes on stdin. */
 interface Hook {
   event: string;
@@ -393,6 +406,33 @@ describe('pulse hook, finding and asking the daemon', () => {
       expect(claudeHeld(JSON.parse(stdout))).toContain(eventId);
     }
   });
+
+  // Node's spawn() always hands a child a blocking stdin; Python's leaves the flag as the host set it.
+  it.skipIf(!hasPython3)(
+    'waits for the JSON when the host left its stdin non-blocking and writes it late',
+    async () => {
+      const project = await startProject('pulse-hook-nonblocking-');
+      const { client } = await startOn(project);
+      const eventId = await changeGuidance(project, client);
+      const input = JSON.stringify(claudeTool(project, 'Bash', { command: 'npm test' }).input);
+      const host = [
+        'import os, subprocess, sys, time',
+        'r, w = os.pipe()',
+        'os.set_blocking(r, False)',
+        'hook = subprocess.Popen(sys.argv[1:], stdin=r, stdout=subprocess.PIPE)',
+        'os.close(r)',
+        // Long enough for the hook to find nothing there yet, even on a loaded machine.
+        'time.sleep(1.5)',
+        'os.write(w, os.environ["HOOK_INPUT"].encode())',
+        'os.close(w)',
+        'sys.stdout.write(hook.communicate()[0].decode())',
+        'sys.exit(hook.returncode)',
+      ].join('\n');
+      const args = ['-c', host, process.execPath, BIN, 'hook', 'claude', '--event', 'PreToolUse'];
+      const { stdout } = await execFileAsync('python3', args, { env: { ...process.env, HOOK_INPUT: input } });
+      expect(claudeHeld(JSON.parse(stdout))).toContain(eventId);
+    },
+  );
 
   it('finds the daemon from a subfolder of the project, or from --project', async () => {
     const project = await startProject('pulse-hook-find-');
