@@ -35,7 +35,7 @@ export const runHook = async (options: HookOptions, stdin: string): Promise<Hook
     return { stdout: letBeAsAsked(options), warning: `pulse: ${parsed.problem}; not enforcing replans.` };
   }
   const { call } = parsed;
-  const lookup = await findDaemon(call.cwd ?? process.cwd(), options.project);
+  const lookup = findDaemon(call.cwd ?? process.cwd(), options.project);
   const unreachable = (why: string): HookResult => ({
     stdout: letBe(agent, call.event, call.phase),
     warning: `pulse: daemon not reachable for ${lookup.project} (${why}); not enforcing replans. Start it with: pulse start -p ${lookup.project}`,
