@@ -1,5 +1,6 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { currentRuntime } from '../src/setup/hook-command.js';
 import { runNode } from '../test/helpers/processes.js';
 import { type ProfileSummary, summarizeProfile } from './cpu-profile-summary.js';
 import { CLI, startDaemon } from './daemon.js';
@@ -12,7 +13,10 @@ export interface HooksPlan {
 }
 
 export interface HooksResult {
+  /** Through `dist/src/bin.cjs`, as `pulse setup` writes the command. */
   hook: Summary;
+  /** Through `dist/src/cli.js`, as an older `pulse setup` wrote it: the ES entry. */
+  hookViaCli: Summary;
   nodeStart: Summary;
   /** One hook run under `node --cpu-prof`: where its time went. */
   profile: ProfileSummary;
@@ -32,8 +36,8 @@ const timeNode = async ([first, ...rest]: string[], stdin: string) => {
 /**
  * Times `pulse hook claude --event PreToolUse` as Claude Code runs it (a new process, the tool
  * call as JSON on stdin) against a running daemon with a pending replan, so every run answers
- * deny; interleaved run by run with `node -e 0`, the floor of any Node process. Then profiles one
- * hook run.
+ * deny: through the bin `pulse setup` names and through `cli.js`, interleaved run by run with
+ * `node -e 0`, the floor of any Node process. Then profiles one hook run through the bin.
  */
 export const measureHooks = async (
   project: string,
@@ -60,27 +64,29 @@ export const measureHooks = async (
       tool_input: { file_path: join(project, 'src', 'app.ts'), old_string: 'a', new_string: 'b' },
       tool_use_id: 'toolu_bench',
     });
-    const hookArgs = [CLI, 'hook', 'claude', '--event', 'PreToolUse'];
-    const hook = async () => {
-      const { ms, stdout } = await timeNode(hookArgs, input);
+    const hookArgs = [currentRuntime().cliPath, 'hook', 'claude', '--event', 'PreToolUse'];
+    const hookTimer = (args: string[]) => async () => {
+      const { ms, stdout } = await timeNode(args, input);
       if (!stdout.includes('"permissionDecision":"deny"'))
         throw new Error(`pulse hook did not deny the edit while a replan is pending: ${stdout}`);
       return ms;
     };
-    const nodeStart = async () => (await timeNode(['-e', '0'], '')).ms;
-    for (let n = 0; n < plan.warmup; n++) {
-      await hook();
-      await nodeStart();
-    }
-    const hooks: number[] = [];
-    const starts: number[] = [];
+    const timers = [
+      hookTimer(hookArgs),
+      hookTimer([CLI, ...hookArgs.slice(1)]),
+      async () => (await timeNode(['-e', '0'], '')).ms,
+    ];
+    for (let n = 0; n < plan.warmup; n++) for (const timer of timers) await timer();
+    const times: number[][] = timers.map(() => []);
     for (let n = 0; n < plan.runs; n++) {
-      const first = n % 2 === 0;
-      if (first) hooks.push(await hook());
-      starts.push(await nodeStart());
-      if (!first) hooks.push(await hook());
+      // Which goes first rotates, so none always runs right after another's exit.
+      for (let k = 0; k < timers.length; k++) {
+        const i = (n + k) % timers.length;
+        times[i]!.push(await timers[i]!());
+      }
       if ((n + 1) % 25 === 0) progress(`${n + 1}/${plan.runs} runs`);
     }
+    const [hooks, viaCli, starts] = times as [number[], number[], number[]];
 
     const profileDir = join(project, 'profile');
     await timeNode(
@@ -96,6 +102,7 @@ export const measureHooks = async (
     );
     return {
       hook: summarize(hooks),
+      hookViaCli: summarize(viaCli),
       nodeStart: summarize(starts),
       profile: summarizeProfile(profile),
       profiledFiles: urls.size,

@@ -10,6 +10,8 @@ import { VERSION } from './version.js';
 // not pay for loading the MCP SDK, XState and chokidar.
 
 // An agent runs `pulse hook` on every tool call: valid hook arguments skip even commander's import.
+// bin.cjs answers hooks before this module loads; this serves hooks an older `pulse setup` pointed
+// at cli.js, and Node versions that cannot require() an ES module.
 if (process.argv[2] === 'hook') {
   const { parseHookArgs, runHookProcess } = await import('./hooks/hook-command.js');
   const options = parseHookArgs(process.argv.slice(3));

@@ -112,7 +112,7 @@ export const runFocus = async (
     daemon: { running: false, url: null, until: null, picked_up: null, last_error: null },
     warning: null,
   };
-  const discovery = await readDiscovery(paths.dir);
+  const discovery = readDiscovery(paths.dir);
   const live = discovery ? await awaitDaemonFocus(discovery, until, { timeoutMs, intervalMs }) : null;
   if (discovery === null || live === null) return result;
   const picked = live.focus !== undefined && live.focus.until === until;

@@ -13,7 +13,7 @@ export const listSources = async (
   paths: PulsePaths,
   env: NodeJS.ProcessEnv,
 ): Promise<{ running: boolean; pollers: PollerStatus[]; error: string | null }> => {
-  const discovery = await readDiscovery(paths.dir);
+  const discovery = readDiscovery(paths.dir);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   if (live) return { running: true, pollers: live.sources.pollers, error: live.sources.error };
   const config = await loadSourcesConfig(join(paths.dir, 'sources.json'), env);

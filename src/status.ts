@@ -69,7 +69,7 @@ const str = (value: unknown) => (typeof value === 'string' ? value : null);
 
 /** Reads status without writing anything, so it is safe beside a running daemon. */
 export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
-  const discovery = await readDiscovery(paths.dir);
+  const discovery = readDiscovery(paths.dir);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   const state = await readState(paths.state);
   const daemon = {

@@ -15,8 +15,8 @@ const isRunning = (pid: number): boolean => {
   }
 };
 
-const lookupIn = async (project: string): Promise<DaemonLookup | null> => {
-  const discovery = await readDiscovery(join(project, '.pulse'));
+const lookupIn = (project: string): DaemonLookup | null => {
+  const discovery = readDiscovery(join(project, '.pulse'));
   if (discovery === null) return null;
   if (!Number.isInteger(discovery.pid) || typeof discovery.url !== 'string') {
     return { project, problem: '.pulse/daemon.json is not a pulse discovery file' };
@@ -32,16 +32,14 @@ const lookupIn = async (project: string): Promise<DaemonLookup | null> => {
  * or only in `project` when one is given. Without one, the project is the nearest folder with a
  * `.pulse/` (else `start`), for the message.
  */
-export const findDaemon = async (start: string, project?: string): Promise<DaemonLookup> => {
+export const findDaemon = (start: string, project?: string): DaemonLookup => {
   if (project !== undefined) {
     const root = resolve(project);
-    return (
-      (await lookupIn(root)) ?? { project: root, problem: 'no .pulse/daemon.json: the daemon is not running' }
-    );
+    return lookupIn(root) ?? { project: root, problem: 'no .pulse/daemon.json: the daemon is not running' };
   }
   let nearestPulse: string | null = null;
   for (let dir = resolve(start); ; dir = dirname(dir)) {
-    const found = await lookupIn(dir);
+    const found = lookupIn(dir);
     if (found !== null) return found;
     if (nearestPulse === null && existsSync(join(dir, '.pulse'))) nearestPulse = dir;
     if (dirname(dir) === dir) break;

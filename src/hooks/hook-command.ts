@@ -1,3 +1,4 @@
+import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import { askDaemon } from './ask-daemon.js';
 import { decide } from './decide.js';
 import { type HookAgent, isHookAgent } from './events.js';
@@ -34,7 +35,7 @@ export const runHook = async (options: HookOptions, stdin: string): Promise<Hook
     return { stdout: letBeAsAsked(options), warning: `pulse: ${parsed.problem}; not enforcing replans.` };
   }
   const { call } = parsed;
-  const lookup = await findDaemon(call.cwd ?? process.cwd(), options.project);
+  const lookup = findDaemon(call.cwd ?? process.cwd(), options.project);
   const unreachable = (why: string): HookResult => ({
     stdout: letBe(agent, call.event, call.phase),
     warning: `pulse: daemon not reachable for ${lookup.project} (${why}); not enforcing replans. Start it with: pulse start -p ${lookup.project}`,
@@ -50,14 +51,24 @@ export const runHook = async (options: HookOptions, stdin: string): Promise<Hook
   return { stdout: formatVerdict(call, decide(call, answer)), warning: null };
 };
 
+/**
+ * The agent's hook JSON, read with one synchronous call: setting up `process.stdin`'s stream
+ * costs a few milliseconds on every tool call. A terminal (someone trying the command) sends none.
+ */
 const readStdin = async (): Promise<string> => {
-  if (process.stdin.isTTY) return '';
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  if (fstatSync(0).isCharacterDevice()) return '';
+  try {
+    return readFileSync(0, 'utf8');
+  } catch (error) {
+    // A host that left our stdin non-blocking, before it wrote: wait for the JSON as a stream.
+    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
 };
 
-/** Runs the hook on this process's stdin, prints its answer, and exits 0 once stdout is flushed. */
+/** Runs the hook on this process's stdin, prints its answer, and exits 0. */
 export const runHookProcess = async (options: HookOptions): Promise<never> => {
   const { stdout, warning } = await readStdin()
     .then((stdin) => runHook(options, stdin))
@@ -67,10 +78,15 @@ export const runHookProcess = async (options: HookOptions): Promise<never> => {
         warning: `pulse: the hook failed (${error.message}); not enforcing replans.`,
       }),
     );
-  // One line, whatever a parser or the daemon put in the message.
-  if (warning !== null) process.stderr.write(`${warning.replace(/\s*\n\s*/g, ' ')}\n`);
-  await new Promise((resolve) => process.stdout.write(`${stdout}\n`, resolve));
-  process.exit(0);
+  try {
+    // One line, whatever a parser or the daemon put in the message. Written synchronously, like
+    // stdin, so no stream is set up and all of it is out before the exit.
+    if (warning !== null) writeSync(2, `${warning.replace(/\s*\n\s*/g, ' ')}\n`);
+    writeSync(1, `${stdout}\n`);
+  } finally {
+    // Even when the agent has closed our stdout: a hook never fails the agent's call.
+    process.exit(0);
+  }
 };
 
 /**

@@ -12,7 +12,7 @@ const HOW = 'Start the daemon with `pulse start --inspect`';
 /** The relay's page URL: from `--port`, else from the running daemon's `.pulse/daemon.json`. */
 export const findRelay = async (paths: PulsePaths, port?: number): Promise<string> => {
   if (port !== undefined) return `http://127.0.0.1:${port}`;
-  const discovery = await readDiscovery(paths.dir);
+  const discovery = readDiscovery(paths.dir);
   if (discovery === null) throw new NoInspectorError(`No daemon runs for ${paths.projectRoot}. ${HOW}.`);
   if (!discovery.inspect_url) {
     throw new NoInspectorError(

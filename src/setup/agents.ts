@@ -2,7 +2,7 @@ import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
 import { AGENT_RULE_LINES } from '../mcp/agent-rule.js';
 import type { SetupAgent } from './agent-names.js';
 import type { FileEdit } from './file-edit.js';
-import { type HookRuntime, hookCommand, hookCommandSuffix } from './hook-command.js';
+import { type HookRuntime, hookCommand, hookCommandSuffix, olderHookCommand } from './hook-command.js';
 import { flatLayout, groupedLayout, type HookSpec, hooksChange } from './hook-entries.js';
 import { jsonEdit } from './json-edit.js';
 import { markdownBlockEdit } from './markdown-block.js';
@@ -39,6 +39,7 @@ const hooksPart = (agent: HookAgent, file: string, why: string, runtime: HookRun
     event,
     command: hookCommand(agent, event, runtime),
     suffix: hookCommandSuffix(agent, event),
+    older: olderHookCommand(agent, event, runtime),
   }));
   const layout = agent === 'cursor' ? flatLayout : groupedLayout(HOOK_TIMEOUT_SECONDS);
   return { part: 'hooks', file, why, edit: jsonEdit(hooksChange(layout, specs)) };

@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HookAgent } from '../hooks/events.js';
 
@@ -7,10 +8,13 @@ export interface HookRuntime {
   cliPath: string;
 }
 
-/** The node running this and the CLI next to this module (`dist/src/cli.js` once built). */
+/**
+ * The node running this and the `pulse` bin next to this module (`dist/src/bin.cjs` once built):
+ * the CommonJS entry, which starts a hook faster than `cli.js`.
+ */
 export const currentRuntime = (): HookRuntime => ({
   nodePath: process.execPath,
-  cliPath: fileURLToPath(new URL('../cli.js', import.meta.url)),
+  cliPath: fileURLToPath(new URL('../bin.cjs', import.meta.url)),
 });
 
 /** A path in double quotes for a POSIX shell; on Windows paths hold no `"` and backslashes are separators. */
@@ -21,6 +25,10 @@ export const shellQuote = (path: string, platform = process.platform): string =>
 export const hookCommandSuffix = (agent: HookAgent, event: string): string =>
   ` hook ${agent} --event ${event}`;
 
-/** The command an agent runs for one hook event: `"<node>" "<cli.js>" hook <agent> --event <event>`. */
+/** The command an agent runs for one hook event: `"<node>" "<bin.cjs>" hook <agent> --event <event>`. */
 export const hookCommand = (agent: HookAgent, event: string, runtime: HookRuntime): string =>
   `${shellQuote(runtime.nodePath)} ${shellQuote(runtime.cliPath)}${hookCommandSuffix(agent, event)}`;
+
+/** What an older pulse setup wrote for the same node and clone: it named `cli.js`, which still answers. */
+export const olderHookCommand = (agent: HookAgent, event: string, runtime: HookRuntime): string =>
+  hookCommand(agent, event, { ...runtime, cliPath: join(dirname(runtime.cliPath), 'cli.js') });

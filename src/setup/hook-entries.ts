@@ -7,6 +7,8 @@ export interface HookSpec {
   command: string;
   /** A handler whose command ends so but differs is a pulse hook from another clone or node. */
   suffix: string;
+  /** This clone's command as an older setup wrote it: brought up to date without `force`. */
+  older: string;
 }
 
 /**
@@ -45,7 +47,8 @@ const invalid = (problem: string): ChangeResult => ({
 
 /**
  * Adds each hook to `hooks.<event>` unless a handler already runs exactly its command, keeping every
- * other hook. A pulse hook with other paths is a conflict, replaced in place with `force`.
+ * other hook. This clone's older command is updated in place; a pulse hook with other paths is a
+ * conflict, replaced in place with `force`.
  */
 export const hooksChange =
   (layout: HookLayout, specs: HookSpec[]): JsonChange =>
@@ -53,6 +56,7 @@ export const hooksChange =
     const hooks = doc.hooks ?? {};
     if (!isJsonObject(hooks)) return invalid('has a "hooks" that is not an object');
     const stale: Array<{ handler: JsonObject; command: string }> = [];
+    const older: Array<{ handler: JsonObject; command: string }> = [];
     const missing: HookSpec[] = [];
     for (const spec of specs) {
       const list = hooks[spec.event] ?? [];
@@ -62,8 +66,8 @@ export const hooksChange =
       const old = handlers.find(
         (handler) => typeof handler.command === 'string' && handler.command.endsWith(spec.suffix),
       );
-      if (old) stale.push({ handler: old, command: spec.command });
-      else missing.push(spec);
+      if (old === undefined) missing.push(spec);
+      else (old.command === spec.older ? older : stale).push({ handler: old, command: spec.command });
     }
     if (stale.length > 0 && !force) {
       return {
@@ -72,10 +76,10 @@ export const hooksChange =
         fix: `\`${forceCommand}\` points them at this pulse (after a backup).`,
       };
     }
-    if (stale.length === 0 && missing.length === 0) return { kind: 'unchanged' };
+    if (stale.length === 0 && older.length === 0 && missing.length === 0) return { kind: 'unchanged' };
     layout.prepare?.(doc);
     doc.hooks = hooks;
-    for (const { handler, command } of stale) handler.command = command;
+    for (const { handler, command } of [...older, ...stale]) handler.command = command;
     for (const spec of missing) {
       const list = (hooks[spec.event] ?? []) as unknown[];
       list.push(layout.entry(spec.command));

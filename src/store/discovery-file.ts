@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** How hooks and `pulse status` find the daemon that serves a project. */
@@ -23,9 +23,11 @@ export const writeDiscovery = async (pulseDir: string, discovery: Discovery) => 
   await replaceFile(discoveryPath(pulseDir), `${JSON.stringify(discovery, null, 2)}\n`);
 };
 
-export const readDiscovery = async (pulseDir: string): Promise<Discovery | null> => {
+// Read synchronously: the first asynchronous file read starts libuv's thread pool, a few
+// milliseconds that `pulse hook` would otherwise pay on every tool call for a file this small.
+export const readDiscovery = (pulseDir: string): Discovery | null => {
   try {
-    return JSON.parse(await readFile(discoveryPath(pulseDir), 'utf8')) as Discovery;
+    return JSON.parse(readFileSync(discoveryPath(pulseDir), 'utf8')) as Discovery;
   } catch {
     return null;
   }
@@ -33,6 +35,6 @@ export const readDiscovery = async (pulseDir: string): Promise<Discovery | null>
 
 /** Removes the file only if it still names this process (a newer daemon may own it). */
 export const removeDiscovery = async (pulseDir: string, pid = process.pid) => {
-  const current = await readDiscovery(pulseDir);
-  if (current?.pid === pid) await rm(discoveryPath(pulseDir), { force: true });
+  const current = readDiscovery(pulseDir);
+  if (current?.pid === pid) rmSync(discoveryPath(pulseDir), { force: true });
 };

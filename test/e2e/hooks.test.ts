@@ -1,20 +1,24 @@
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HookAgent } from '../../src/hooks/events.js';
 import {
+  BIN,
+  CLI,
   callTool,
   connectClient,
   type RunningDaemon,
   removeProject,
-  runCli,
   startDaemon,
   tempProject,
   waitUntil,
 } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
+import { runNode } from '../helpers/processes.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 
 /*
@@ -37,13 +41,24 @@ afterEach(async () => {
 
 type Input = Record<string, unknown>;
 type Output = Record<string, unknown>;
+const execFileAsync = promisify(execFile);
+
+const hasPython3 = (() => {
+  try {
+    execFileSync('python3', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
 /** One hook as the agent runs it: the event it registered, and the JSON it writes on stdin. */
 interface Hook {
   event: string;
   input: Input;
 }
 
-/** Runs `pulse hook` as the agent does; its answer must be one JSON object, its exit code 0. */
+/** Runs `pulse hook` as the agent does (through the bin `pulse setup` names); its answer must be one JSON object, its exit code 0. */
 const runHook = async (
   agent: HookAgent,
   { event, input }: Hook,
@@ -51,7 +66,7 @@ const runHook = async (
   stdin?: string,
 ) => {
   const started = Date.now();
-  const { code, stdout, stderr } = await runCli(['hook', agent, '--event', event, ...extraArgs], {
+  const { code, stdout, stderr } = await runNode(BIN, ['hook', agent, '--event', event, ...extraArgs], {
     input: stdin ?? JSON.stringify(input),
   });
   expect(code, stderr).toBe(0);
@@ -372,6 +387,52 @@ describe.each(CASES)('pulse hook $agent', (c) => {
 
 describe('pulse hook, finding and asking the daemon', () => {
   const bash = (project: string) => claudeTool(project, 'Bash', { command: 'npm test' });
+
+  it('answers the same through cli.js (older setups) and where Node cannot require() an ES module', async () => {
+    const project = await startProject('pulse-hook-entries-');
+    const { client } = await startOn(project);
+    const eventId = await changeGuidance(project, client);
+    const input = JSON.stringify(claudeTool(project, 'Bash', { command: 'npm test' }).input);
+    const args = ['hook', 'claude', '--event', 'PreToolUse'];
+    // Node 21, and 22 before 22.12, behave as this flag makes 20.19 behave.
+    const noRequireEsm = { NODE_OPTIONS: '--no-experimental-require-module' };
+    for (const [script, env] of [
+      [CLI, {}],
+      [BIN, noRequireEsm],
+    ] as const) {
+      const { code, stdout, stderr } = await runNode(script, args, { input, env });
+      expect(code, stderr).toBe(0);
+      expect(stderr).toBe('');
+      expect(claudeHeld(JSON.parse(stdout))).toContain(eventId);
+    }
+  });
+
+  // Node's spawn() always hands a child a blocking stdin; Python's leaves the flag as the host set it.
+  it.skipIf(!hasPython3)(
+    'waits for the JSON when the host left its stdin non-blocking and writes it late',
+    async () => {
+      const project = await startProject('pulse-hook-nonblocking-');
+      const { client } = await startOn(project);
+      const eventId = await changeGuidance(project, client);
+      const input = JSON.stringify(claudeTool(project, 'Bash', { command: 'npm test' }).input);
+      const host = [
+        'import os, subprocess, sys, time',
+        'r, w = os.pipe()',
+        'os.set_blocking(r, False)',
+        'hook = subprocess.Popen(sys.argv[1:], stdin=r, stdout=subprocess.PIPE)',
+        'os.close(r)',
+        // Long enough for the hook to find nothing there yet, even on a loaded machine.
+        'time.sleep(1.5)',
+        'os.write(w, os.environ["HOOK_INPUT"].encode())',
+        'os.close(w)',
+        'sys.stdout.write(hook.communicate()[0].decode())',
+        'sys.exit(hook.returncode)',
+      ].join('\n');
+      const args = ['-c', host, process.execPath, BIN, 'hook', 'claude', '--event', 'PreToolUse'];
+      const { stdout } = await execFileAsync('python3', args, { env: { ...process.env, HOOK_INPUT: input } });
+      expect(claudeHeld(JSON.parse(stdout))).toContain(eventId);
+    },
+  );
 
   it('finds the daemon from a subfolder of the project, or from --project', async () => {
     const project = await startProject('pulse-hook-find-');

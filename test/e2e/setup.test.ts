@@ -6,6 +6,7 @@ import { HOOK_EVENTS, type HookAgent } from '../../src/hooks/events.js';
 import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
 import type { SetupResult } from '../../src/setup/setup-command.js';
 import {
+  BIN,
   CLI,
   connectClient,
   type RunningDaemon,
@@ -175,7 +176,7 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
       expect(Object.keys(commands)).toEqual([...HOOK_EVENTS[agent as HookAgent]]);
       for (const [event, list] of Object.entries(commands)) {
         expect(list).toHaveLength(1);
-        expect(list[0]).toMatch(new RegExp(`^".+" ".+/dist/src/cli\\.js" hook ${agent} --event ${event}$`));
+        expect(list[0]).toMatch(new RegExp(`^".+" ".+/dist/src/bin\\.cjs" hook ${agent} --event ${event}$`));
       }
     }
     const instructions = await read(dir, files.instructions);
@@ -259,14 +260,14 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
 });
 
 describe.each(HOOK_AGENTS)('the hook commands pulse setup %s writes', (agent) => {
-  it('name this node and this CLI, which start from that command line', async () => {
+  it('name this node and the pulse bin, which start from that command line', async () => {
     const dir = await project();
     await setup(agent, dir, '--write');
     const commands = hookCommands(agent, JSON.parse(await read(dir, FILES[agent].hooks!)));
     const command = commands[HOOK_EVENTS[agent][0]]![0]!;
     const [, node, cli] = /^"(.+)" "(.+)" hook /.exec(command)!;
     expect(node).toBe(process.execPath);
-    expect(cli).toBe(CLI);
+    expect(cli).toBe(BIN);
     const prefix = command.slice(0, command.indexOf(' hook '));
     const version = await sh(`${prefix} --version`, dir);
     expect(version.code).toBe(0);
@@ -372,9 +373,27 @@ describe('pulse setup', () => {
     expect(stop).toHaveLength(1);
     expect(stop[0].hooks[0]).toEqual({
       type: 'command',
-      command: `"${process.execPath}" "${CLI}" hook claude --event Stop`,
+      command: `"${process.execPath}" "${BIN}" hook claude --event Stop`,
       timeout: 3,
     });
+  });
+
+  it("points this clone's hooks that an older setup wrote (cli.js) at the bin, without --force", async () => {
+    const dir = await project();
+    const older = `"${process.execPath}" "${CLI}" hook claude --event Stop`;
+    const settings = { hooks: { Stop: [{ hooks: [{ type: 'command', command: older, timeout: 3 }] }] } };
+    await put(dir, '.claude/settings.local.json', JSON.stringify(settings));
+    const { code } = await setup('claude', dir, '--write');
+    expect(code).toBe(0);
+    const { hooks } = JSON.parse(await read(dir, '.claude/settings.local.json'));
+    expect(hooks.Stop).toEqual([
+      {
+        hooks: [
+          { type: 'command', command: `"${process.execPath}" "${BIN}" hook claude --event Stop`, timeout: 3 },
+        ],
+      },
+    ]);
+    expect(JSON.stringify(hooks)).not.toContain(CLI);
   });
 
   it('never writes outside the project folder through a symlink', async () => {

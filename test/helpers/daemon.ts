@@ -10,6 +10,9 @@ import { runNode } from './processes.js';
 /** The built `pulse` CLI, which the tests run as a user does. */
 export const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
 
+/** The built `pulse` bin: the CommonJS entry that `pulse setup` points agents' hooks at. */
+export const BIN = fileURLToPath(new URL('../../dist/src/bin.cjs', import.meta.url));
+
 /** A fresh project folder in the system temp dir. */
 export const tempProject = (prefix = 'pulse-test-'): Promise<string> => mkdtemp(join(tmpdir(), prefix));
 
