@@ -1,9 +1,8 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { EventIndex } from '../../machines/event-index.js';
-import { eventLogMachine, type ReconcileOutput } from '../../machines/event-log.js';
+import { eventLogMachine, type LoadedJournal, type ReconcileOutput } from '../../machines/event-log.js';
 import { PULSE_FILES, type TrackedFiles, untrackedFiles } from '../../machines/pulse-files.js';
 import { RACY_WINDOW_MS, readTrackedFile } from '../../src/effects/read-tracked-file.js';
 import { filesUnchanged } from '../../src/effects/reconcile-files.js';
@@ -81,7 +80,12 @@ describe('filesUnchanged: whether a tool call can skip the scan', () => {
 });
 
 describe('the event log answers a caller at once when files are unchanged', () => {
-  const loaded = { index: EventIndex.empty(), ack: null, files: untrackedFiles(), warnings: [] };
+  const loaded: LoadedJournal = {
+    index: EventIndex.empty(),
+    ack: null,
+    files: untrackedFiles(),
+    warnings: [],
+  };
   const start = (unchanged: () => boolean) => {
     let scans = 0;
     const actor = createActor(
