@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 
 /** How much of a child's output to keep for an error message. */
 const KEEP_OUTPUT = 4_000;
@@ -11,6 +12,8 @@ export interface ReadyChild {
   /** performance.now() at spawn and when the ready line arrived. */
   spawnedAt: number;
   readyAt: number;
+  /** Its stdout, for what it prints after the ready line. */
+  stdout: Readable;
   /** SIGTERM, then wait for the exit. */
   stop(): Promise<void>;
 }
@@ -69,6 +72,7 @@ export const startReadyChild = (
         announced: match[1]!,
         spawnedAt,
         readyAt,
+        stdout: child.stdout,
         async stop() {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           await exited;

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { startReadyChild } from './child-process.js';
 
@@ -15,6 +16,8 @@ export interface BenchDaemon {
   endpointMs: number;
   /** performance.now() at spawn, to time later milestones from the same origin. */
   spawnedAt: number;
+  /** Its stdout, for what it prints after the endpoint line. */
+  stdout: Readable;
   /** SIGTERM, then wait for the exit. */
   stop(): Promise<void>;
 }
@@ -37,6 +40,7 @@ export const startDaemon = async (
     url: child.announced,
     endpointMs: child.readyAt - child.spawnedAt,
     spawnedAt: child.spawnedAt,
+    stdout: child.stdout,
     stop: child.stop,
   };
 };

@@ -1,5 +1,6 @@
 import { markdownTable, mb, percent, type RunInfo, runLines, verdict } from './format.js';
 import { type IdlePlan, type IdleResult, SMALL_YOUNG_GENERATION } from './idle.js';
+import { type ReducerRun, TRACE_GC } from './memory-reducer.js';
 
 export const TARGETS = {
   /** Resident memory once started, in bytes (MB = 10^6 bytes). */
@@ -18,11 +19,21 @@ type Row = [measure: string, none: string, sources: string, target: string, resu
 const worst = (a: number | null, b: number | null) => Math.max(a ?? Number.NaN, b ?? Number.NaN);
 const met = (figure: number, target: number) =>
   Number.isNaN(figure) ? 'not measured' : verdict(figure <= target);
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const reducedAt = ({ lastGcMs, waitedMs }: ReducerRun) =>
+  lastGcMs === null ? `not within ${seconds(waitedMs)}` : seconds(lastGcMs);
 
 export const rowsOf = ({ result, plan }: IdleReport): Row[] => {
-  const { none, sources, memory } = result;
+  const { none, sources, memory, smallYoung } = result;
   const cpu = worst(none.usage.cpuPercent, sources.usage.cpuPercent);
   return [
+    [
+      "start-up over: V8's memory reducer ran (its last `Mark-Compact (reduce)`), from spawn",
+      reducedAt(none.reducer),
+      reducedAt(sources.reducer),
+      '',
+      '',
+    ],
     [
       'RSS once `MCP endpoint:` is printed (judged: no sources)',
       mb(none.rssAtStart),
@@ -38,8 +49,8 @@ export const rowsOf = ({ result, plan }: IdleReport): Row[] => {
       met(none.usage.rss ?? Number.NaN, TARGETS.rssBytes),
     ],
     [
-      `the same daemon as "no sources", run with \`node ${SMALL_YOUNG_GENERATION}\`: RSS at start / over the window / CPU`,
-      `${mb(result.smallYoung.rssAtStart)} / ${mb(result.smallYoung.usage.rss)} / ${percent(result.smallYoung.usage.cpuPercent)}`,
+      `the same daemon as "no sources", run with \`node ${SMALL_YOUNG_GENERATION}\`: RSS at start / over the window / CPU / start-up over`,
+      `${mb(smallYoung.rssAtStart)} / ${mb(smallYoung.usage.rss)} / ${percent(smallYoung.usage.cpuPercent)} / ${reducedAt(smallYoung.reducer)}`,
       '',
       '',
       '',
@@ -105,12 +116,12 @@ A sidecar runs all day beside the agent; most of that time nobody calls it. This
 that an idle daemon holds little memory and does not poll files or spin.
 
 ${runLines(report)}
-- Daemons: \`node dist/src/cli.js start --port 0 --log-level warn\`, each on a fresh temp project, none called by any client: one with no sources; one with ${plan.sources} sources every ${plan.intervalSec} s on the fixture MCP server (\`test/fixtures/source-server.mjs --http\`, the one the many-sources section uses), measured once each source has polled once and ${plan.settleMs / 1000} s more have passed (the next polls fall after the window); a third like the first, with bench/loop-monitor.ts preloaded, only for the memory breakdown (its 10 ms timer would add CPU, so its CPU is not reported).
-- Window: ${(result.windowMs / 1000).toFixed(1)} s, the same for all. CPU is \`/proc/<pid>/stat\` utime + stime over the window (10 ms ticks); RSS is \`/proc/<pid>/status\` VmRSS once a second.
+- Daemons: \`node dist/src/cli.js start --port 0 --log-level warn\`, each on a fresh temp project, none called by any client: one with no sources; one with ${plan.sources} sources every ${plan.intervalSec} s on the fixture MCP server (\`test/fixtures/source-server.mjs --http\`, the one the many-sources section uses), measured once each source has polled once (the next polls fall after the window); a third like the first, with bench/loop-monitor.ts preloaded, only for the memory breakdown (its 10 ms timer would add CPU, so its CPU is not reported).
+- Window: ${(result.windowMs / 1000).toFixed(1)} s, the same for all, starting ${seconds(result.windowStartMs)} after the first daemon's spawn: once V8's memory reducer has run in each measured daemon and ${plan.reducer.settleMs / 1000} s have passed without another of its GCs (the measured daemons run with \`node ${TRACE_GC}\`, which prints a line per GC and changes none; waited for at most ${plan.reducer.limitMs / 1000} s after spawn), so the window measures idle, not the end of start-up. CPU is \`/proc/<pid>/stat\` utime + stime over the window (10 ms ticks); RSS is \`/proc/<pid>/status\` VmRSS once a second.
 
 ${formatTable(report)}
 
-Memory profile: what the daemon's RSS is made of, measured by loading its modules one at a
+Memory profile: what the RSS of the daemon without sources is made of, measured by loading its modules one at a
 time in a fresh Node and reading \`process.memoryUsage()\` after a full GC
 (\`bench/import-cost.ts\`); \`dist/src/daemon.js\` comes last and adds pulse's own modules
 and whatever the earlier rows did not load (the SDK's other parts, ajv for output schemas).
@@ -120,22 +131,51 @@ ${importTable(report)}
 ### How to read this
 
 RSS is the whole resident process, and for an idle daemon it is almost all code being loaded:
-the profile above adds up to nearly the RSS at start before pulse has read a file. Node alone is
-about 43 MB; zod and the MCP SDK's server (which loads zod's v3 compatibility layer and ajv)
+the profile above adds up to most of the RSS at start before pulse has read a file. Node alone
+is about 43 MB; zod and the MCP SDK's server (which loads zod's v3 compatibility layer and ajv)
 are the largest packages; pulse's own modules (\`dist/src/daemon.js\` and what it imports) are
-a few MB. The rest, up to the daemon's figure, is the heap it grew while starting (loading
-state, the first scan, the watcher) that V8 keeps as headroom: heap total against heap used in
-the breakdown row. The daemon with 10 sources holds more because each configured server gets an
-MCP client, its transport and the pollers' actors; the RSS targets are judged on the daemon with
-no sources, which is what "after start" means.
+a few MB. The SDK's client and transports are loaded only when a source is first polled
+(\`src/sources/client-pool.ts\`), so the daemon with no sources does not hold them (by hand,
+six start-ups of each, alternating: RSS at \`MCP endpoint:\` 91.5–95.8 MB, median 93.0, before;
+84.4–93.1 MB, median 90.0, after). The daemon with ${plan.sources} sources holds more
+because each configured server gets an MCP client, its transport and the pollers' actors.
 
-What would fix a miss, from the rows above: nothing in pulse's own code is large enough to
-matter. A smaller young generation (\`${SMALL_YOUNG_GENERATION}\`, row 3) saves about 10 MB of
-headroom at no measurable idle CPU; it would go in the \`pulse\` launcher (node flags cannot be
-set from inside a running process) and should first be checked against the call-cost section,
-since a smaller young generation means more frequent scavenges under load. Loading fewer
-packages would need the SDK to stop pulling in zod's v3 layer and ajv, or a bundler that drops
-unused code, which this project does not use. CPU time is counted in 10 ms ticks, so over
+**RSS at start against RSS over the window.** At start the heap still has the room V8 grew
+while start-up allocated, the young generation most of all, and nothing gives it back until
+V8's memory reducer runs. The reducer waits for allocation to
+slow, checking every 8 s, then runs two or three memory-reducing mark-compacts and shrinks the
+heap (by hand, \`node --trace-gc dist/src/cli.js start\`: \`Mark-Compact (reduce)\` at 24.6,
+25.3 and 26.0 s after spawn, heap committed 35.4 → 19.7 MB, RSS 87.7 → 71.4 MB). That GC is
+what the window now waits out (here ${reducedAt(result.none.reducer)} after spawn with no
+sources, ${reducedAt(result.sources.reducer)} with sources), and it is the difference between
+RSS at start (${mb(result.none.rssAtStart)}) and over the window (${mb(result.none.usage.rss)}).
+RSS at start also moves by several MB from run to run, with how far the young generation had
+grown when the line was printed: 86.4–93.7 MB with no sources over the four full runs made for
+this change (2026-12-01), so a run can land on either side of the target.
+Calling \`gc()\` right after start does not give that room back: by hand, a forced
+full GC 3 s after spawn (\`gc()\` or \`gc({ flavor: 'last-resort' })\` through
+\`v8.setFlagsFromString('--expose-gc')\`) took 21–42 ms, left RSS at 87.6–88.1 MB, and the
+reducer still ran 14–15 s later; so the daemon does not force one.
+
+A smaller young generation (\`${SMALL_YOUNG_GENERATION}\`, its row) starts smaller
+(${mb(result.smallYoung.rssAtStart)}), but once both have been reduced it holds
+${mb(result.smallYoung.usage.rss)} against ${mb(result.none.usage.rss)} over the window: it
+mostly moves the figure taken before the reducer. It would also have to go in every launcher (node flags cannot
+be set from inside a running process: the \`#!/usr/bin/env -S node …\` shebang, which busybox's
+\`env\` does not take, and the \`start\` script), and it means more scavenges under load: in
+two alternating quick call-cost runs by hand (load average about 5 on 2 cores), one-shot POSTs
+were 1.21× and 1.31× of the floor with it against 1.19× and 1.14× without, and 8 clients' calls/s
+0.78× and 0.83× against 0.87× and 0.91×. So pulse does not set it.
+
+**CPU.** Before this bench waited for start-up to be over, the quick run's 15 s window began
+3 s after the sources' first polls and could catch that GC (17 ticks, 170 ms, by hand at 25–26 s
+after spawn): that was the 1.27 % of an earlier run, start-up residue rather than idle work.
+Per-thread readings of \`/proc/<pid>/task/*/stat\` by hand over 135 s, with and without
+sources, show what wakes an idle daemon: the main thread every 8 s for the reducer's checks
+until it has run; every 30 s for Node's HTTP server checking its connections' timeouts
+(\`connectionsCheckingInterval\`), 0 to 2 ticks each; and at 120 s, in step with the gate's
+reflection timer (every 120 s; it drains the empty inbox), 1 tick. A few ticks a minute at
+most, far under the target, so they are left as they are. CPU time is counted in 10 ms ticks, so over
 ${(result.windowMs / 1000).toFixed(0)} s one tick is ${((10 / result.windowMs) * 100).toFixed(3)} % of a core: the daemon watches \`.pulse/\` with chokidar on
 inotify (no polling of files) and sleeps between a source's polls.
 `;

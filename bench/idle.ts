@@ -9,6 +9,7 @@ import { waitForStatus } from './daemon-status.js';
 import { type FixtureServer, startFixtureServer } from './fixture-server.js';
 import type { ImportCosts } from './import-cost.js';
 import { type LoopFigures, loopMonitorArgs, startLoopWindow } from './loop-delay.js';
+import { type ReducerPlan, type ReducerRun, TRACE_GC, watchMemoryReducer } from './memory-reducer.js';
 import { readProcessMemory } from './process-usage.js';
 import { writeSourcesProject } from './sources-project.js';
 import { startUsageWindow, type WindowUsage } from './usage-window.js';
@@ -17,20 +18,21 @@ export interface IdlePlan {
   /** Sources in the second daemon. */
   sources: number;
   intervalSec: number;
-  /** After the first polls, before the window. */
-  settleMs: number;
+  /** After the first polls, the window waits until V8's memory reducer has run in every measured daemon. */
+  reducer: ReducerPlan;
   windowMs: number;
 }
 
-/** One idle daemon: its RSS once it announced its endpoint, and its use over the window. */
+/** One idle daemon: its RSS once it announced its endpoint, when its memory reducer ran, and its use over the window. */
 export interface IdleDaemon {
   rssAtStart: number | null;
+  reducer: ReducerRun;
   usage: WindowUsage;
 }
 
 const run = promisify(execFile);
 
-/** What the daemon loads, roughly in its order; its own modules last (they import the rest). */
+/** What the daemon without sources loads, roughly in its order; its own modules last (they import the rest). */
 const DAEMON_MODULES = [
   'zod',
   'xstate',
@@ -38,8 +40,6 @@ const DAEMON_MODULES = [
   '@hono/node-server',
   '@modelcontextprotocol/sdk/server/mcp.js',
   '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js',
-  '@modelcontextprotocol/sdk/client/index.js',
-  '@modelcontextprotocol/sdk/client/streamableHttp.js',
   'pino',
   'chokidar',
   'write-file-atomic',
@@ -64,6 +64,8 @@ export interface IdleResult {
   memory: LoopFigures['memory'];
   /** A fourth, like the first but run with SMALL_YOUNG_GENERATION: what a smaller young generation saves. */
   smallYoung: IdleDaemon;
+  /** From the first daemon's spawn to the start of the window. */
+  windowStartMs: number;
 }
 
 /** V8's young generation is sized for throughput by default; at 1 MB per semi-space it holds far less. */
@@ -75,8 +77,9 @@ const FIRST_POLLS_LIMIT_MS = 30_000;
  * Four daemons side by side, none of them called: one with no sources, one with `sources`
  * sources every `intervalSec` on the fixture server (once each has polled), one like the first
  * with a preloaded monitor that reports its memory breakdown, and one like the first with a
- * smaller young generation. Measures CPU and RSS over the same window; then, in a fresh Node,
- * what loading each of the daemon's packages costs.
+ * smaller young generation. Once V8's memory reducer has run in the three measured (their start-up over),
+ * measures CPU and RSS over the same window; then, in a fresh Node, what loading each of the
+ * daemon's packages costs.
  */
 export const measureIdle = async (
   dir: string,
@@ -108,20 +111,26 @@ export const measureIdle = async (
     const start = async (project: string, nodeArgs: string[] = []) => {
       const daemon = await startDaemon(project, { startArgs, nodeArgs });
       daemons.push(daemon);
-      return { daemon, rssAtStart: (await readProcessMemory(daemon.pid))?.rss ?? null };
+      const reducer = watchMemoryReducer(daemon.stdout, daemon.spawnedAt);
+      return { daemon, reducer, rssAtStart: (await readProcessMemory(daemon.pid))?.rss ?? null };
     };
-    const none = await start(projects.none);
-    const sources = await start(projects.sources);
+    const none = await start(projects.none, [TRACE_GC]);
+    const sources = await start(projects.sources, [TRACE_GC]);
     const loopFile = join(dir, 'probe-loop.json');
     const probe = await start(projects.probe, loopMonitorArgs(loopFile));
-    const smallYoung = await start(projects.smallYoung, [SMALL_YOUNG_GENERATION]);
+    const smallYoung = await start(projects.smallYoung, [TRACE_GC, SMALL_YOUNG_GENERATION]);
     await waitForStatus(
       sources.daemon.url,
       (s) => s.sources.pollers.length === plan.sources && s.sources.pollers.every((p) => p.last_poll_at),
       { limitMs: FIRST_POLLS_LIMIT_MS, what: `all ${plan.sources} sources polled once` },
     );
-    progress(`all ${plan.sources} sources polled once; settling ${plan.settleMs / 1000} s`);
-    await sleep(plan.settleMs);
+    progress(
+      `all ${plan.sources} sources polled once; waiting for V8's memory reducer to run in each daemon`,
+    );
+    const [noneReducer, sourcesReducer, smallYoungReducer] = await Promise.all(
+      [none, sources, smallYoung].map((d) => d.reducer.done(plan.reducer)),
+    );
+    const windowStartMs = performance.now() - none.daemon.spawnedAt;
     const windows = [none, sources, smallYoung].map((d) => startUsageWindow(d.daemon.pid));
     const loop = startLoopWindow(probe.daemon.pid, loopFile);
     const started = performance.now();
@@ -135,10 +144,11 @@ export const measureIdle = async (
     return {
       imports: await measureImportCosts(),
       windowMs,
-      none: { rssAtStart: none.rssAtStart, usage: noneUsage! },
-      sources: { rssAtStart: sources.rssAtStart, usage: sourcesUsage! },
+      none: { rssAtStart: none.rssAtStart, reducer: noneReducer!, usage: noneUsage! },
+      sources: { rssAtStart: sources.rssAtStart, reducer: sourcesReducer!, usage: sourcesUsage! },
       memory,
-      smallYoung: { rssAtStart: smallYoung.rssAtStart, usage: smallYoungUsage! },
+      smallYoung: { rssAtStart: smallYoung.rssAtStart, reducer: smallYoungReducer!, usage: smallYoungUsage! },
+      windowStartMs,
     };
   } finally {
     await Promise.allSettled(daemons.map((daemon) => daemon.stop()));

@@ -60,8 +60,13 @@ const EDIT_PLANS = plans<EditPlan>(
   { staleRounds: 200, pushRounds: 50 },
 );
 const IDLE_PLANS = plans<IdlePlan>(
-  { sources: 10, intervalSec: 300, settleMs: 5_000, windowMs: 60_000 },
-  { settleMs: 3_000, windowMs: 15_000 },
+  {
+    sources: 10,
+    intervalSec: 300,
+    reducer: { settleMs: 5_000, limitMs: 150_000 },
+    windowMs: 60_000,
+  },
+  { windowMs: 15_000 },
 );
 const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 50 }, { warmup: 3, runs: 20 });
 

@@ -1,6 +1,14 @@
 import type { ServerConfig } from './config.js';
-import { type ConnectionOptions, ServerConnection } from './server-connection.js';
+import type { ConnectionOptions, ServerConnection } from './server-connection.js';
 import { SourceCallError } from './source-call-error.js';
+
+// The SDK's client and transports are loaded on the first call: a daemon without sources never
+// needs them, and holds about 1 MB less for it (docs/benchmarks.md, idle).
+let connectionModule: Promise<typeof import('./server-connection.js')> | null = null;
+const loadConnectionModule = () => {
+  connectionModule ??= import('./server-connection.js');
+  return connectionModule;
+};
 
 /** Where the pool reports stderr lines and log lines, for every server. */
 export type ClientPoolOptions = ConnectionOptions;
@@ -23,7 +31,8 @@ export class ClientPool {
 
   /** Calls a tool and returns the raw CallToolResult; the server's timeout bounds connect and call. */
   async callTool(server: string, tool: string, args: Record<string, unknown>): Promise<unknown> {
-    const connection = this.#connectionFor(server);
+    const { ServerConnection } = await loadConnectionModule();
+    const connection = this.#connectionFor(server, ServerConnection);
     try {
       return await connection.callTool(tool, args);
     } catch (error) {
@@ -59,7 +68,7 @@ export class ClientPool {
     return Object.hasOwn(this.#servers, server) ? this.#servers[server] : undefined;
   }
 
-  #connectionFor(server: string): ServerConnection {
+  #connectionFor(server: string, Connection: typeof ServerConnection): ServerConnection {
     if (this.#closed) {
       throw new SourceCallError(`server "${server}" cannot be called: the client pool is closed`, {
         server,
@@ -76,7 +85,7 @@ export class ClientPool {
         reason: 'call',
       });
     }
-    const connection: ServerConnection = new ServerConnection(server, config, this.#options, () =>
+    const connection: ServerConnection = new Connection(server, config, this.#options, () =>
       this.#drop(server, connection, false),
     );
     this.#connections.set(server, connection);
