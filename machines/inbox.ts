@@ -137,6 +137,12 @@ export const inboxMachine = setup({
   },
   guards: {
     hasOffers: ({ context }) => context.offers.length > 0,
+    /**
+     * Every item of the offer was seen before, so taking it would write nothing. The wiring
+     * provides the check against the seen store (in memory, read-only); without it, every offer
+     * is queued and written.
+     */
+    offerAllSeen: (_: { event: InboxEventMessage }) => false,
   },
 }).createMachine({
   id: 'inbox',
@@ -188,8 +194,22 @@ export const inboxMachine = setup({
     },
     ready: {
       description:
-        'The inbox is restored: drains and settlements are handled at once, while offers are written one at a time in the order they came.',
+        'The inbox is restored: drains and settlements are handled at once, while offers are written one at a time in the order they came; an offer of items all seen before is answered at once, having nothing to write.',
       on: {
+        'inbox.offer': {
+          guard: 'offerAllSeen',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            if (event.type !== 'inbox.offer') return;
+            const reply: OfferReply = {
+              type: 'inbox.offered',
+              pollId: event.pollId,
+              inserted: 0,
+              capped: false,
+              roomLeft: Math.max(0, context.capacity - context.events.length),
+            };
+            enqueue.sendTo(event.replyTo, reply);
+          }),
+        },
         'inbox.drain': {
           actions: assign(({ context, event }) => ({
             events: [],

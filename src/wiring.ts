@@ -105,6 +105,10 @@ export const createPulseSystem = async (
           loadInbox: fromPromise(createInboxLoader({ inbox: inboxFile, seen })),
           acceptItems: fromPromise(({ input }) => acceptItems(input)),
         },
+        guards: {
+          offerAllSeen: ({ event }) =>
+            event.type === 'inbox.offer' && event.items.every((item) => seen.has(event.source, item.itemId)),
+        },
         actions: {
           persistSettlement: ({ self }, { settlement, deadLetters }) => {
             inboxFile.settle(settlement, deadLetters).then(

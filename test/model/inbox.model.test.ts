@@ -46,6 +46,8 @@ type ModelEvent =
   | { type: 'startBroken' }
   | { type: 'offer'; count: number }
   | { type: 'offerFailing' }
+  /** A poll lists again only items the inbox has seen: answered at once, nothing written. */
+  | { type: 'offerSeen' }
   | { type: 'drain' }
   /** The batch out comes back, one more attempt each. */
   | { type: 'putBack' }
@@ -151,6 +153,8 @@ const model = setup({
         offerFailing: {
           actions: assign(({ context }) => ({ listed: context.listed + 1 })),
         },
+        // Changes nothing; the action only makes the step a transition the graph can take.
+        offerSeen: { actions: assign(({ context }) => ({ listed: context.listed })) },
         drain: {
           guard: ({ context }) => context.out.length === 0,
           actions: assign(({ context }) => ({ queue: [], out: context.queue })),
@@ -182,6 +186,7 @@ const PUT_BACK_EVENTS: ModelEvent[] = [
 /** And the other settlements: taken at every fill level, not along every simple path. */
 const EVENTS: ModelEvent[] = [
   ...PUT_BACK_EVENTS,
+  { type: 'offerSeen' },
   { type: 'deadLetter' },
   { type: 'settleMixed' },
   { type: 'consumeUnsaved' },
@@ -283,6 +288,8 @@ class InboxRun {
   listed = 0;
   failAccept = false;
   failWrite = false;
+  /** Offers that reached acceptItems (a write). */
+  writes = 0;
   requests = 0;
   seq = 0;
   readonly problems: string[] = [];
@@ -305,11 +312,16 @@ class InboxRun {
           const unseen = input.items.filter((item) => !this.seen.has(item.itemId));
           const taken = unseen.slice(0, input.limit);
           for (const item of taken) this.seen.add(item.itemId);
+          this.writes++;
           return {
             inserted: taken.map((item) => toEvent(item.itemId)),
             capped: unseen.length > taken.length,
           };
         }),
+      },
+      guards: {
+        offerAllSeen: ({ event }) =>
+          event.type === 'inbox.offer' && event.items.every((item) => this.seen.has(item.itemId)),
       },
       actions: {
         // Written, or not, a tick later, as a file write would be.
@@ -364,6 +376,10 @@ class InboxRun {
   async offer(count: number) {
     const items = Array.from({ length: count }, (_, i) => toItem(`item-${this.listed + i + 1}`));
     this.listed += count;
+    return this.offerItems(items);
+  }
+
+  async offerItems(items: ReturnType<typeof toItem>[]) {
     const before = this.snapshot.context.events.length;
     const replies = this.replies.length;
     this.actor!.send({
@@ -541,6 +557,18 @@ const execute = async (run: InboxRun, event: ModelEvent, before: ModelContext, a
       run.failAccept = false;
       expect(reply).toMatchObject({ inserted: 0, capped: true, roomLeft: 0 });
       expect(run.snapshot.context.lastError).toMatch(/Could not store new items: disk full/);
+      return;
+    }
+    case 'offerSeen': {
+      const writes = run.writes;
+      const {
+        reply,
+        before: size,
+        after: sizeAfter,
+      } = await run.offerItems([...run.seen].slice(-2).map((id) => toItem(id)));
+      expect(reply).toMatchObject({ inserted: 0, capped: false, roomLeft: CAPACITY - after.queue.length });
+      expect(sizeAfter).toBe(size);
+      expect(run.writes, 'nothing written for items seen before').toBe(writes);
       return;
     }
     case 'drain': {
