@@ -4,6 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { GATE_DEFAULTS } from '../machines/gate.js';
+import { parseSimArgs } from '../sim/args.js';
+import { writeDeliverySection } from '../sim/doc.js';
+import { deliveryTable } from '../sim/report.js';
+import { runRows, settingsOf } from '../sim/rows.js';
 import { type CallCostPlan, measureCallCost } from './call-cost.js';
 import * as callCostReport from './call-cost-report.js';
 import { killAllChildren } from './child-process.js';
@@ -71,7 +76,7 @@ const IDLE_PLANS = plans<IdlePlan>(
 const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 50 }, { warmup: 3, runs: 20 });
 
 /** The sections a run can measure, in the order it measures them. */
-const SECTIONS = ['call-cost', 'edit-to-agent', 'history', 'idle', 'sources', 'hooks'] as const;
+const SECTIONS = ['call-cost', 'edit-to-agent', 'history', 'idle', 'sources', 'hooks', 'delivery'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
@@ -123,6 +128,19 @@ const runSources = async (root: string, run: RunInfo) => {
   for (const measure of sourcesReport.missedTargets(report)) log(`sources: target missed: ${measure}`);
   await writeSection(DOC, 'sources', sourcesReport.formatSection(report));
   log(`rewrote the sources section of ${DOC}`);
+};
+
+/**
+ * The delivery experiment (`npm run sim:delivery` with its defaults): the seed's table beside
+ * ours, on a simulated clock, so the machine's load does not change it.
+ */
+const runDelivery = async (_root: string, run: RunInfo) => {
+  const options = parseSimArgs([]);
+  const started = performance.now();
+  const table = deliveryTable(await runRows(options), options.maxAttempts, GATE_DEFAULTS.maxAttempts);
+  console.log(`\n${table}\n`);
+  await writeDeliverySection(DOC, { table, command: run.command, settings: settingsOf(options) });
+  log(`delivery: took ${Math.round((performance.now() - started) / 1000)} s; rewrote its section of ${DOC}`);
 };
 
 /** What every new section's report module offers. */
@@ -185,6 +203,7 @@ const RUNNERS: Record<Section, (root: string, run: RunInfo) => Promise<void>> = 
     (run, plan, result) => ({ ...run, plan, result }),
     hooksReport,
   ),
+  delivery: runDelivery,
 };
 
 const main = async () => {

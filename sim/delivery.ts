@@ -1,54 +1,13 @@
 import { GATE_DEFAULTS } from '../machines/gate.js';
-import { parseSimArgs, SimArgsError, type SimOptions } from './args.js';
+import { parseSimArgs, SimArgsError } from './args.js';
 import { writeDeliverySection } from './doc.js';
-import { deliveryJson, deliveryTable, type Row } from './report.js';
-import { type CellConfig, runCell } from './run-cell.js';
+import { deliveryJson, deliveryTable } from './report.js';
+import { runRows, settingsOf } from './rows.js';
 
 /*
  * `npm run sim:delivery`: the seed's delivery experiment (spec §6) on our real poller, inbox and
  * gate machines. `--json` prints the numbers; `--doc` writes the table into docs/benchmarks.md.
  */
-
-const HOUR_MS = 3_600_000;
-
-const settingsOf = (o: SimOptions): string =>
-  [
-    `${o.seeds} seeds per cell`,
-    `window ${o.window}`,
-    `cap ${o.cap}`,
-    `poll every ${o.pollSec} s`,
-    `reflect every ${o.reflectSec} s`,
-    `${o.arrivalHours} h of arrivals then ${o.drainHours} h to drain`,
-  ].join(', ');
-
-/** Runs every requested scenario × q in every requested mode. */
-export const runRows = async (o: SimOptions): Promise<Row[]> => {
-  const rows: Row[] = [];
-  for (const scenario of o.scenarios) {
-    for (const q of o.qs) {
-      const config = (catchUp: boolean, maxAttempts = o.maxAttempts): CellConfig => ({
-        perPoll: scenario.perPoll,
-        firstBurst: scenario.firstBurst,
-        window: o.window,
-        cap: o.cap,
-        q,
-        pollMs: o.pollSec * 1_000,
-        reflectMs: o.reflectSec * 1_000,
-        arrivalMs: o.arrivalHours * HOUR_MS,
-        drainMs: o.drainHours * HOUR_MS,
-        catchUp,
-        maxAttempts,
-      });
-      const row: Row = { scenario, q };
-      for (const catchUp of o.catchUp) row[catchUp ? 'on' : 'off'] = await runCell(config(catchUp), o.seeds);
-      if (!o.json && o.catchUp.includes(true) && o.maxAttempts !== GATE_DEFAULTS.maxAttempts) {
-        row.onDefaultAttempts = await runCell(config(true, GATE_DEFAULTS.maxAttempts), o.seeds);
-      }
-      rows.push(row);
-    }
-  }
-  return rows;
-};
 
 const main = async () => {
   const argv = process.argv.slice(2);
