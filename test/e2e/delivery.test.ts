@@ -1,12 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   callTool,
   connectClient,
   type RunningDaemon,
-  removeProject,
   runCli,
   startDaemon,
   tempProject,
@@ -16,6 +14,7 @@ import { readJsonLines, save } from '../helpers/files.js';
 import type { CheckIn, EventsAck, ExternalEvent } from '../helpers/protocol.js';
 import { type InboxRow, readInbox } from '../helpers/pulse-store.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+import { trackStarted } from '../helpers/started.js';
 
 /*
  * Delivery, end to end: a real `pulse start` polls the fixture MCP server, the reflection gate
@@ -24,15 +23,9 @@ import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
  * test waits it out.
  */
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  await Promise.all(projects.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 const items = (count: number) =>
   Array.from({ length: count }, (_, i) => ({ id: `cal-${i + 1}`, title: `cal item ${i + 1}` }));
@@ -46,7 +39,7 @@ const projectWith = async (
   extra: { reflection?: Record<string, unknown>; source?: Record<string, unknown> } = {},
 ) => {
   const project = await tempProject('pulse-delivery-');
-  projects.push(project);
+  started.projects.push(project);
   const cal = await fixtureFiles(project, 'cal', { items: items(count) });
   await mkdir(join(project, '.pulse'), { recursive: true });
   const config = {
@@ -64,14 +57,14 @@ const projectWith = async (
 
 const start = async (project: string) => {
   const daemon = await startDaemon(project);
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   return { daemon, ...(await agentOn(daemon)) };
 };
 
 /** One more agent (its own MCP session) on a running daemon. */
 const agentOn = async (daemon: RunningDaemon) => {
   const client = await connectClient(daemon.url);
-  clients.push(client);
+  started.clients.push(client);
   return {
     client,
     check: () => callTool<CheckIn>(client, 'pulse_should_interrupt', {}),
@@ -201,7 +194,7 @@ describe('delivering external events to the agent', () => {
       expect(held.external_events).toEqual([]);
     }
 
-    const acked = await callTool<{ accepted: boolean }>(clients.at(-1)!, 'pulse_ack_replan', {
+    const acked = await callTool<{ accepted: boolean }>(started.clients.at(-1)!, 'pulse_ack_replan', {
       event_id: pending.pending_replan_event_id,
     });
     expect(acked.accepted).toBe(true);

@@ -1,25 +1,16 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HookAgent } from '../../src/hooks/events.js';
-import {
-  BIN,
-  CLI,
-  callTool,
-  connectClient,
-  type RunningDaemon,
-  removeProject,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../helpers/daemon.js';
+import { BIN, CLI, callTool, connectClient, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 import { runNode } from '../helpers/processes.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+import { trackStarted } from '../helpers/started.js';
 
 /*
  * The agent hooks, end to end: a real `pulse start`, and `pulse hook <agent> --event …` child
@@ -27,17 +18,9 @@ import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
  * The agent's own MCP calls (the check-in, the ack) go through a real MCP client.
  */
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
-const servers: Server[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
-  await Promise.all(projects.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 type Input = Record<string, unknown>;
 type Output = Record<string, unknown>;
@@ -246,15 +229,15 @@ const CASES: AgentCase[] = [
 
 const startProject = async (prefix: string) => {
   const project = await tempProject(prefix);
-  projects.push(project);
+  started.projects.push(project);
   return project;
 };
 
 const startOn = async (project: string) => {
   const daemon = await startDaemon(project);
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   const client = await connectClient(daemon.url);
-  clients.push(client);
+  started.clients.push(client);
   return { daemon, client };
 };
 
@@ -508,7 +491,7 @@ describe('pulse hook, finding and asking the daemon', () => {
 
     // Accepts the connection, never answers.
     const silent = createServer((socket) => socket.resume());
-    servers.push(silent);
+    started.servers.push(silent);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     await discovery((silent.address() as { port: number }).port);
     const hung = await runHook('claude', bash(project));

@@ -1,8 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
@@ -11,8 +11,6 @@ import {
   CLI,
   callTool,
   connectClient,
-  type RunningDaemon,
-  removeProject,
   runCli,
   startDaemon,
   tempProject,
@@ -20,6 +18,7 @@ import {
 } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+import { trackStarted } from '../helpers/started.js';
 
 /*
  * `pulse start --inspect`, end to end: a real daemon with a real source streams its actor system
@@ -32,23 +31,13 @@ const GUIDANCE = 'PLANTED-GUIDANCE-stop-using-the-old-api';
 const DETAIL = 'PLANTED-DETAIL-salary-review-notes';
 const ACTORS = ['pulse', 'watcher', 'log', 'replan', 'inbox', 'gate', 'focus', 'sources', 'poller:cal'];
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
-const children: ChildProcess[] = [];
-const servers: Server[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
-  await Promise.all(projects.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 const newProject = async () => {
   const project = await tempProject('pulse-inspect-');
-  projects.push(project);
+  started.projects.push(project);
   await mkdir(join(project, '.pulse'), { recursive: true });
   return project;
 };
@@ -72,13 +61,13 @@ const startInspected = async () => {
     args: ['--inspect', '--inspect-port', '0'],
     env: { PLANTED_SECRET: SECRET },
   });
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   const inspectUrl = /Inspector: (http:\/\/127\.0\.0\.1:\d+) \(the page embeds stately\.ai\/inspect/.exec(
     daemon.output(),
   )?.[1];
   expect(inspectUrl, daemon.output()).toBeDefined();
   const client = await connectClient(daemon.url);
-  clients.push(client);
+  started.clients.push(client);
   return { project, daemon, client, cal, inspectUrl: inspectUrl! };
 };
 
@@ -203,7 +192,7 @@ describe('pulse start --inspect', () => {
     const child = spawn(process.execPath, [CLI, 'inspect', '-p', project], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    children.push(child);
+    started.children.push(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (data) => {
@@ -247,7 +236,7 @@ describe('pulse start --inspect', () => {
     const child = spawn(process.execPath, [CLI, 'inspect', '-p', project, '--json'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    children.push(child);
+    started.children.push(child);
     let stdout = '';
     child.stdout.on('data', (data) => {
       stdout += data;
@@ -286,7 +275,7 @@ describe('pulse start --inspect', () => {
     expect(none.stderr).toMatch(/pulse start --inspect/);
 
     const taken = createServer();
-    servers.push(taken);
+    started.servers.push(taken);
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as { port: number }).port;
     const busy = await runCli(['start', '-p', project, '--port', '0', '--inspect-port', String(port)]);
@@ -294,7 +283,7 @@ describe('pulse start --inspect', () => {
     expect(busy.stderr).toContain(`--inspect-port ${port} is in use; pick another or 0`);
 
     const withoutInspector = await startDaemon(project);
-    daemons.push(withoutInspector);
+    started.daemons.push(withoutInspector);
     expect(withoutInspector.output()).not.toContain('Inspector:');
     const plain = await runCli(['inspect', '-p', project]);
     expect(plain.code).toBe(1);

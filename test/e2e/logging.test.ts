@@ -1,23 +1,13 @@
-// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
-import type { ChildProcess } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  callTool,
-  connectClient,
-  type RunningDaemon,
-  removeProject,
-  runCli,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../helpers/daemon.js';
+import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { readJsonLines, save } from '../helpers/files.js';
 import { PLANTED_SECRET, plantSecretSources } from '../helpers/planted-secret.js';
 import type { Decision } from '../helpers/protocol.js';
 import { type Control, fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+import { trackStarted } from '../helpers/started.js';
 
 /*
  * The daemon's log, end to end: a real `pulse start` writes `.pulse/pulse.log` as JSON lines and
@@ -31,30 +21,22 @@ interface LogLine {
   [field: string]: unknown;
 }
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
-const children: ChildProcess[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-  await Promise.all(projects.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 const newProject = async () => {
   const project = await tempProject('pulse-logging-');
-  projects.push(project);
+  started.projects.push(project);
   await mkdir(join(project, '.pulse'), { recursive: true });
   return project;
 };
 
 const start = async (project: string, options: { args?: string[]; env?: Record<string, string> } = {}) => {
   const daemon = await startDaemon(project, options);
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   const client = await connectClient(daemon.url);
-  clients.push(client);
+  started.clients.push(client);
   return { daemon, client };
 };
 
@@ -165,7 +147,9 @@ describe('the log file and --log-level', () => {
 describe('secrets and the log', () => {
   it("never writes a source's secret from the environment to pulse.log, stdout or stderr, even at trace", async () => {
     const project = await newProject();
-    const { mail, env } = await plantSecretSources(project, { track: (child) => children.push(child) });
+    const { mail, env } = await plantSecretSources(project, {
+      track: (child) => started.children.push(child),
+    });
     const { daemon } = await start(project, {
       args: ['--log-level', 'trace'],
       env,

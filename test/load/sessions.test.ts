@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -6,19 +5,12 @@ import { performance } from 'node:perf_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prng } from '../../sim/prng.js';
-import {
-  callTool,
-  connectClient,
-  type RunningDaemon,
-  readEvents,
-  removeProject,
-  startDaemon,
-  tempProject,
-} from '../helpers/daemon.js';
+import { callTool, connectClient, readEvents, startDaemon, tempProject } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 import type { AckAnswer, CheckIn, EventsAck } from '../helpers/protocol.js';
 import { stormSeed } from '../helpers/random.js';
 import { fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';
+import { trackStarted } from '../helpers/started.js';
 
 /*
  * Load: many MCP session clients call at once (pulse_should_interrupt, pulse_ack_replan, reads
@@ -40,15 +32,9 @@ const guidance = (version: number) => `# Guidance\n\nguidance v${version}: ship 
 const percentile = (sorted: readonly number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
-const daemons: RunningDaemon[] = [];
-const children: ChildProcess[] = [];
-const projects: string[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-  await Promise.all(projects.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 type Kind = 'should_interrupt' | 'ack_replan' | 'read_context' | 'ack_events';
 
@@ -65,11 +51,11 @@ describe('load', () => {
   it(`serves ${CLIENTS} session clients x ${CALLS} mixed calls while guidance changes and a source delivers: no error, no missed replan`, async () => {
     const seed = stormSeed('PULSE_LOAD_SEED', 'load');
     const project = await tempProject('pulse-load-');
-    projects.push(project);
+    started.projects.push(project);
     const pulse = join(project, '.pulse');
     await mkdir(pulse);
     const feed = await fixtureFiles(project, 'feed', { items: [] });
-    const url = await startHttpFixture(['--control', feed.control], (child) => children.push(child));
+    const url = await startHttpFixture(['--control', feed.control], (child) => started.children.push(child));
     await writeFile(
       join(pulse, 'sources.json'),
       JSON.stringify({
@@ -79,7 +65,7 @@ describe('load', () => {
     );
     await save(join(pulse, 'guidance.md'), guidance(0));
     const daemon = await startDaemon(project);
-    daemons.push(daemon);
+    started.daemons.push(daemon);
     const clients: Client[] = await Promise.all(
       Array.from({ length: CLIENTS }, () => connectClient(daemon.url)),
     );

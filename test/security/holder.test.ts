@@ -1,34 +1,19 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  callTool,
-  connectClient,
-  oneShot,
-  type RunningDaemon,
-  removeProject,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../helpers/daemon.js';
+import { callTool, connectClient, oneShot, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+import { trackStarted } from '../helpers/started.js';
 
 /*
  * A delivery of external events belongs to the agent that took it: another agent on the same
  * daemon cannot acknowledge it (and so cannot settle events the user was never told of).
  */
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  await Promise.all(projects.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 interface Answer {
   needs_attention: boolean;
@@ -44,7 +29,7 @@ interface AckAnswer {
 describe('acknowledging a delivery', () => {
   it('is refused with not_holder to any agent but the one holding it, which then acks it', async () => {
     const project = await tempProject('pulse-holder-');
-    projects.push(project);
+    started.projects.push(project);
     await mkdir(join(project, '.pulse'));
     const cal = await fixtureFiles(project, 'cal', { items: [{ id: 'cal-1', title: 'Deploy failed' }] });
     await save(
@@ -55,9 +40,9 @@ describe('acknowledging a delivery', () => {
       }),
     );
     const daemon = await startDaemon(project);
-    daemons.push(daemon);
+    started.daemons.push(daemon);
     const [holder, other] = [await connectClient(daemon.url), await connectClient(daemon.url)];
-    clients.push(holder!, other!);
+    started.clients.push(holder!, other!);
 
     // The holder checks in under a name, from its session.
     const delivery = await waitUntil(

@@ -1,21 +1,11 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createWebSocketReceiver } from '@statelyai/inspect';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  callTool,
-  connectClient,
-  type RunningDaemon,
-  removeProject,
-  runCli,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../helpers/daemon.js';
+import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { PLANTED_SECRET, plantSecretSources } from '../helpers/planted-secret.js';
-import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js';
+import { trackStarted } from '../helpers/started.js';
+import { openStatusStream } from '../http/sse-reader.js';
 
 /*
  * A secret planted in the environment and handed to source servers (bearer token, header, a
@@ -23,19 +13,9 @@ import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js
  * agent or a browser can read: every one is gathered after a poll, a failure and a delivery.
  */
 
-const dirs: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
-const children: ChildProcess[] = [];
-const streams: StatusStreamReader[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  for (const stream of streams.splice(0)) stream.close();
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-  await Promise.all(dirs.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 interface Answer {
   needs_attention: boolean;
@@ -46,26 +26,26 @@ describe('a secret from the environment', () => {
   it('never reaches the log, the terminal, /status, its stream, the page, the context, the CLI, the hooks or the inspector', async () => {
     const project = await tempProject('pulse-secrets-');
     const fixtureDir = await tempProject('pulse-secrets-fixture-');
-    dirs.push(project, fixtureDir);
+    started.projects.push(project, fixtureDir);
     await mkdir(join(project, '.pulse'));
     const { mail, env } = await plantSecretSources(project, {
       fixtureDir,
-      track: (child) => children.push(child),
+      track: (child) => started.children.push(child),
     });
     const daemon = await startDaemon(project, {
       args: ['--log-level', 'trace', '--inspect', '--inspect-port', '0'],
       env,
     });
-    daemons.push(daemon);
+    started.daemons.push(daemon);
     const inspectUrl = /Inspector: (http:\/\/\S+) /.exec(daemon.output())![1]!;
     const inspected: string[] = [];
     createWebSocketReceiver({ server: inspectUrl.replace('http', 'ws') }).subscribe((event) => {
       inspected.push(JSON.stringify(event));
     });
     const stream = await openStatusStream(new URL('/status/stream', daemon.url).href);
-    streams.push(stream);
+    started.streams.push(stream);
     const client = await connectClient(daemon.url);
-    clients.push(client);
+    started.clients.push(client);
 
     // The secret was live: the server got it, and the leaky server's stderr and failure were seen.
     await waitUntil(async () => (await mail.calls()).length > 0, { describe: () => 'a call to mail' });

@@ -4,15 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type RunningDaemon,
-  removeProject,
-  runCli,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../helpers/daemon.js';
+import { runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
+import { trackStarted } from '../helpers/started.js';
 import { mcpCall, send } from './http.js';
 
 /*
@@ -23,23 +17,19 @@ import { mcpCall, send } from './http.js';
 
 const TOKEN = randomBytes(24).toString('hex');
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  await Promise.all(projects.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 const newProject = async () => {
   const project = await tempProject('pulse-token-');
-  projects.push(project);
+  started.projects.push(project);
   return project;
 };
 
 const start = async (project: string, args: string[], env: Record<string, string> = {}) => {
   const daemon = await startDaemon(project, { args, env });
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   return daemon;
 };
 

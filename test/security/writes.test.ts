@@ -1,20 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  callTool,
-  connectClient,
-  type RunningDaemon,
-  removeProject,
-  runCli,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../helpers/daemon.js';
+import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+import { trackStarted } from '../helpers/started.js';
 
 /*
  * pulse writes only inside `.pulse/`: a daemon taken through a replan, an ack, a delivery, a
@@ -23,17 +13,9 @@ import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
  * agents' files outside `.pulse/` by design, and is not part of this.)
  */
 
-const dirs: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
-const children: ChildProcess[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-  await Promise.all(dirs.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 /** Every entry under `root` but `skip`, with its kind, size and mtime (a folder's changes when an entry comes or goes). */
 const snapshot = async (root: string, skip: string): Promise<Record<string, string>> => {
@@ -68,7 +50,7 @@ describe('writes', () => {
     const parent = await tempProject('pulse-writes-');
     // The test's own files (temp saves, the source fixture's record) live apart from what is watched.
     const outside = await tempProject('pulse-writes-test-');
-    dirs.push(parent, outside);
+    started.projects.push(parent, outside);
     const project = join(parent, 'project');
     const pulseDir = join(project, '.pulse');
     await mkdir(join(project, 'src'), { recursive: true });
@@ -89,9 +71,9 @@ describe('writes', () => {
     const before = await snapshot(parent, pulseDir);
 
     const daemon = await startDaemon(project);
-    daemons.push(daemon);
+    started.daemons.push(daemon);
     const client = await connectClient(daemon.url);
-    clients.push(client);
+    started.clients.push(client);
 
     await save(join(pulseDir, 'guidance.md'), '# Guidance\n\nUse the new API.\n', outside);
     const pending = await callTool<Answer>(client, 'pulse_should_interrupt', {});
