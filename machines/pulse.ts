@@ -2,6 +2,7 @@ import { setup } from 'xstate';
 import { eventLogMachine } from './event-log.js';
 import { focusMachine } from './focus.js';
 import { gateMachine } from './gate.js';
+import { hookSessionsMachine } from './hook-sessions.js';
 import { inboxMachine } from './inbox.js';
 import { replanMachine } from './replan.js';
 import { sourcesMachine } from './sources.js';
@@ -20,11 +21,12 @@ export const pulseMachine = setup({
     gate: gateMachine,
     focus: focusMachine,
     sources: sourcesMachine,
+    hookSessions: hookSessionsMachine,
   },
 }).createMachine({
   id: 'pulse',
   description:
-    'The pulse sidecar: replan lifecycle, event log owner, .pulse/ watcher, inbox, reflection gate, focus (quiet until a time the user chose), and the sources supervisor with one poller per source.',
+    'The pulse sidecar: replan lifecycle, event log owner, .pulse/ watcher, inbox, reflection gate, focus (quiet until a time the user chose), the sources supervisor with one poller per source, and what the agent hooks told each session.',
   // replan starts before log, inbox before gate, gate before focus, and all before sources, so each is there to receive the other's first messages.
   invoke: [
     { src: 'replan', id: 'replan', systemId: 'replan' },
@@ -34,5 +36,6 @@ export const pulseMachine = setup({
     { src: 'focus', id: 'focus', systemId: 'focus' },
     { src: 'sources', id: 'sources', systemId: 'sources' },
     { src: 'watcher', id: 'watcher', systemId: 'watcher' },
+    { src: 'hookSessions', id: 'hooks', systemId: 'hooks', input: {} },
   ],
 });

@@ -2,6 +2,7 @@ import type { AnyStateMachine } from 'xstate';
 import { eventLogMachine } from '../machines/event-log.js';
 import { focusMachine } from '../machines/focus.js';
 import { gateMachine } from '../machines/gate.js';
+import { hookSessionsMachine } from '../machines/hook-sessions.js';
 import { inboxMachine } from '../machines/inbox.js';
 import { stateDiagram } from '../machines/mermaid.js';
 import { pollerMachine } from '../machines/poller.js';
@@ -79,6 +80,13 @@ export const MACHINES: readonly DocumentedMachine[] = [
     file: 'machines/poller.ts',
     machine: pollerMachine,
     summary: 'One per source: polls its tool, offers the items to the inbox, waits, catches up or backs off.',
+  },
+  {
+    systemId: 'hooks',
+    file: 'machines/hook-sessions.ts',
+    machine: hookSessionsMachine,
+    summary:
+      'What the agent hooks told each session: the replan event a stop was held for, and the replan and delivery already told, so each is said (and each stop held) once.',
   },
 ];
 

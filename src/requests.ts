@@ -1,6 +1,7 @@
 import { type ActorRefFrom, waitFor } from 'xstate';
 import type { eventLogMachine } from '../machines/event-log.js';
 import type { AckOutcome, Caller, Delivery, GateAckReply, gateMachine } from '../machines/gate.js';
+import type { hookSessionsMachine } from '../machines/hook-sessions.js';
 import type { inboxMachine } from '../machines/inbox.js';
 import type { AckReply, replanMachine } from '../machines/replan.js';
 import { formatMicros, systemMicroClock } from './store/event-id.js';
@@ -13,6 +14,7 @@ export type LogRef = ActorRefFrom<typeof eventLogMachine>;
 export type ReplanRef = ActorRefFrom<typeof replanMachine>;
 export type GateRef = ActorRefFrom<typeof gateMachine>;
 export type InboxRef = ActorRefFrom<typeof inboxMachine>;
+export type HookSessionsRef = ActorRefFrom<typeof hookSessionsMachine>;
 
 /** A request the actor system could not serve; the message says why. */
 export class PulseUnavailableError extends Error {
@@ -23,6 +25,7 @@ export const logOf = (actor: PulseActor): LogRef => actor.system.get('log') as L
 export const replanOf = (actor: PulseActor): ReplanRef => actor.system.get('replan') as ReplanRef;
 export const gateOf = (actor: PulseActor): GateRef => actor.system.get('gate') as GateRef;
 export const inboxOf = (actor: PulseActor): InboxRef => actor.system.get('inbox') as InboxRef;
+export const hooksOf = (actor: PulseActor): HookSessionsRef => actor.system.get('hooks') as HookSessionsRef;
 
 let nextRequestId = 1;
 

@@ -1,6 +1,5 @@
 import { request } from 'node:http';
 import { tokenHeaders, tokenRefusal } from '../daemon-token.js';
-import type { HookAnswer, HookQuestion } from './hook-answer.js';
 
 /**
  * Past this the daemon counts as down and the hook lets the call through. Not shorter: a machine
@@ -13,15 +12,29 @@ export const ASK_TIMEOUT_MS = 2000;
 const describeError = (error: NodeJS.ErrnoException, url: string): string =>
   error.code === 'ECONNREFUSED' ? `connection refused at ${url}` : error.message;
 
+/** One hook call to forward: the agent, its event, the project it was set up for, and the agent's JSON. */
+export interface ForwardedHook {
+  agent: string;
+  event: string;
+  project: string;
+  body: string;
+}
+
 /**
- * Asks the daemon's `POST /hook`, over node:http (cheaper to load than fetch). Rejects with a
- * short sentence: refused, timed out, or what the daemon said.
+ * Forwards the agent's hook JSON to the daemon's `POST /hook/<agent>/<event>`, over node:http
+ * (cheaper to load than fetch), and resolves to the agent's answer. Rejects with a short sentence:
+ * refused, timed out, or what the daemon said.
  */
-export const askDaemon = (url: string, question: HookQuestion, timeoutMs = ASK_TIMEOUT_MS) =>
-  new Promise<HookAnswer>((resolve, reject) => {
-    const body = JSON.stringify(question);
+export const askDaemon = (
+  url: string,
+  { agent, event, project, body }: ForwardedHook,
+  timeoutMs = ASK_TIMEOUT_MS,
+) =>
+  new Promise<string>((resolve, reject) => {
+    const target = new URL(`/hook/${agent}/${event}`, url);
+    target.searchParams.set('project', project);
     const req = request(
-      new URL('/hook', url),
+      target,
       {
         method: 'POST',
         headers: {
@@ -46,11 +59,7 @@ export const askDaemon = (url: string, question: HookQuestion, timeoutMs = ASK_T
             reject(new Error(`${url} answered ${response.statusCode}: ${text.slice(0, 200)}`));
             return;
           }
-          try {
-            resolve(JSON.parse(text) as HookAnswer);
-          } catch {
-            reject(new Error(`${url} answered something that is not JSON`));
-          }
+          resolve(text.trim());
         });
       },
     );

@@ -1,7 +1,14 @@
-import type { HookAnswer } from './hook-answer.js';
+import type { HookSessionMemory } from '../../machines/hook-sessions.js';
 import type { HookCall } from './hook-input.js';
-import { attentionNotice, heldReason, pendingNotice, stillPendingNotice, stopReason } from './messages.js';
-import { allowedWhilePending } from './tool-rule.js';
+import {
+  type Attention,
+  attentionNotice,
+  heldReason,
+  type Pending,
+  pendingNotice,
+  stillPendingNotice,
+  stopReason,
+} from './messages.js';
 
 /**
  * What a hook does, before it is put in the agent's format: hold the tool call or the stop (with
@@ -13,31 +20,72 @@ export interface Verdict {
   notice?: string;
 }
 
+/** What the daemon knows when a hook asks: the replan, the delivery, this session's memory, the tool. */
+export interface HookFacts {
+  pending: Pending | null;
+  /** The delivery out or set aside for the agents, if any. */
+  delivery: Attention | null;
+  memory: HookSessionMemory;
+  /** The call is one of pulse's own tools (the agent has just checked in). */
+  pulseTool: boolean;
+  /** The call is what the agent needs to replan (reading, the plan, pulse's tools): it runs while a replan is pending. */
+  toolAllowed: boolean;
+}
+
+/** A verdict, and what the session has been told by it. */
+export interface Decision {
+  verdict: Verdict;
+  remember: Partial<HookSessionMemory>;
+}
+
 const joined = (...parts: Array<string | null>): string | undefined => {
   const text = parts.filter((part) => part !== null).join('\n\n');
   return text === '' ? undefined : text;
 };
 
 /**
- * The decision for one hook call. A pending replan holds every tool call the agent does not need
- * to replan, and holds a stop once: a stop hook that already sent the agent back (Claude's
- * `stop_hook_active`, Cursor's `loop_count`) lets it stop, so it can never loop, and tells the user.
+ * Whether this hook's answer can carry news to the agent: Claude's and Codex's context events (not
+ * right after pulse's own tools: the agent has just checked in, and knows); for Cursor only a stop
+ * (a follow-up message).
  */
-export const decide = (call: HookCall, answer: HookAnswer): Verdict => {
-  const { pending } = answer;
-  const attention = answer.attention === null ? null : attentionNotice(answer.attention);
+const canAnnounce = ({ agent, phase }: HookCall, { pulseTool }: HookFacts): boolean => {
+  if (agent === 'cursor') return phase === 'stop';
+  if (phase === 'post-tool') return !pulseTool;
+  return phase === 'session-start' || phase === 'prompt';
+};
+
+/**
+ * The decision for one hook call. A pending replan holds every tool call the agent does not need
+ * to replan, and holds a stop once per pending event: the same event never holds two stops in a
+ * row, so a stop hook cannot loop, and the user is told it is still pending. The replan and a
+ * delivery are told as context once per session.
+ */
+export const decide = (call: HookCall, facts: HookFacts): Decision => {
+  const { pending, delivery, memory } = facts;
+  const news = delivery !== null && canAnnounce(call, facts) && memory.toldDelivery !== delivery.delivery_id;
+  const told = news ? { toldDelivery: delivery.delivery_id } : {};
+  const attention = news ? attentionNotice(delivery) : null;
   switch (call.phase) {
     case 'pre-tool':
-      return pending !== null && !allowedWhilePending(call.tool!, answer.project, call.cwd)
-        ? { hold: heldReason(pending, call.tool!) }
-        : {};
+      return {
+        verdict: pending !== null && !facts.toolAllowed ? { hold: heldReason(pending, call.tool!) } : {},
+        remember: {},
+      };
     case 'stop':
-      if (pending !== null && call.stopRepeated) return { notice: stillPendingNotice(pending) };
-      return { hold: joined(pending === null ? null : stopReason(pending), attention) };
+      if (pending === null) return { verdict: { hold: joined(attention) }, remember: told };
+      if (memory.stopHeldFor === pending.event_id) {
+        return { verdict: { notice: stillPendingNotice(pending) }, remember: {} };
+      }
+      return { verdict: { hold: stopReason(pending) }, remember: { stopHeldFor: pending.event_id } };
     case 'post-tool':
       // The next tool call is held anyway; saying it after every read would only repeat it.
-      return { context: joined(attention) };
-    default:
-      return { context: joined(pending === null ? null : pendingNotice(pending), attention) };
+      return { verdict: { context: joined(attention) }, remember: told };
+    default: {
+      const tell = pending !== null && memory.toldPending !== pending.event_id;
+      return {
+        verdict: { context: joined(tell ? pendingNotice(pending) : null, attention) },
+        remember: { ...told, ...(tell ? { toldPending: pending.event_id } : {}) },
+      };
+    }
   }
 };

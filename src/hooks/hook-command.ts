@@ -1,11 +1,9 @@
 import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import { askDaemon } from './ask-daemon.js';
-import { decide } from './decide.js';
 import { type HookAgent, isHookAgent } from './events.js';
 import { findDaemon } from './find-daemon.js';
-import type { HookAnswer } from './hook-answer.js';
 import { parseHookInput, phaseOf } from './hook-input.js';
-import { canAnnounce, formatVerdict, letBe } from './hook-output.js';
+import { letBe, notEnforcing } from './hook-output.js';
 
 /** `pulse hook <agent> [--event NAME] [-p DIR]`. */
 export interface HookOptions {
@@ -25,30 +23,33 @@ const letBeAsAsked = ({ agent, event }: HookOptions): string =>
   letBe(agent, event, event === undefined ? undefined : phaseOf(agent, event));
 
 /**
- * Answers one agent hook. It fails open: when the input cannot be read or the daemon cannot be
- * asked, it lets the agent go on and says why in one line, for a hook must never wedge an agent.
+ * Answers one agent hook where no HTTP client is at hand (Windows, or a setup without curl): finds
+ * the project's daemon and forwards the agent's JSON to it; the daemon decides. It fails open: when
+ * the input cannot be read or the daemon cannot be asked, it lets the agent go on and says why in
+ * one line, for a hook must never wedge an agent.
  */
 export const runHook = async (options: HookOptions, stdin: string): Promise<HookResult> => {
   const { agent } = options;
   const parsed = parseHookInput(agent, options.event, stdin);
-  if ('problem' in parsed) {
-    return { stdout: letBeAsAsked(options), warning: `pulse: ${parsed.problem}; not enforcing replans.` };
-  }
+  if ('problem' in parsed) return { stdout: letBeAsAsked(options), warning: notEnforcing(parsed.problem) };
   const { call } = parsed;
   const lookup = findDaemon(call.cwd ?? process.cwd(), options.project);
   const unreachable = (why: string): HookResult => ({
     stdout: letBe(agent, call.event, call.phase),
-    warning: `pulse: daemon not reachable for ${lookup.project} (${why}); not enforcing replans. Start it with: pulse start -p ${lookup.project}`,
+    warning: `${notEnforcing(`daemon not reachable for ${lookup.project} (${why})`)} Start it with: pulse start -p ${lookup.project}`,
   });
   if ('problem' in lookup) return unreachable(lookup.problem);
-  const question = { agent, event: call.event, session: call.session, announce: canAnnounce(call) };
-  let answer: HookAnswer;
   try {
-    answer = await askDaemon(lookup.url, question);
+    const answer = await askDaemon(lookup.url, {
+      agent,
+      event: call.event,
+      project: lookup.project,
+      body: stdin,
+    });
+    return { stdout: answer, warning: null };
   } catch (error) {
     return unreachable((error as Error).message);
   }
-  return { stdout: formatVerdict(call, decide(call, answer)), warning: null };
 };
 
 /**
@@ -75,7 +76,7 @@ export const runHookProcess = async (options: HookOptions): Promise<never> => {
     .catch(
       (error: Error): HookResult => ({
         stdout: letBeAsAsked(options),
-        warning: `pulse: the hook failed (${error.message}); not enforcing replans.`,
+        warning: notEnforcing(`the hook failed (${error.message})`),
       }),
     );
   try {

@@ -41,8 +41,6 @@ export interface HookCall {
   cwd: string | null;
   /** The tool call, before (or after) it runs. */
   tool: ToolCall | null;
-  /** The agent is already continuing because a stop hook held it back (Claude/Codex `stop_hook_active`, Cursor `loop_count`). */
-  stopRepeated: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -62,6 +60,12 @@ export const patchPaths = (patch: string): string[] =>
 
 const FILE_PATH_TOOLS = new Set(['Write', 'Edit', 'MultiEdit']);
 
+/**
+ * The tools that run a shell command, as Claude Code and Codex name them in hook input: only their
+ * `command` is judged as a shell line (another server's tool with a `command` argument is not a shell).
+ */
+const SHELL_TOOLS = new Set(['Bash', 'shell', 'local_shell', 'exec_command']);
+
 /** Claude Code's and Codex's `tool_name` and `tool_input`. */
 const claudeTool = (input: Json): ToolCall => {
   const name = text(input.tool_name) ?? '';
@@ -74,8 +78,9 @@ const claudeTool = (input: Json): ToolCall => {
     return { name, paths: [text(args.file_path)].filter((p) => p !== undefined) };
   if (name === 'NotebookEdit')
     return { name, paths: [text(args.notebook_path)].filter((p) => p !== undefined) };
-  const command = commandOf(args.command);
-  return command === undefined ? { name } : { name, command };
+  if (!SHELL_TOOLS.has(name)) return { name };
+  // A shell tool without a command string is held: there is nothing to judge as reading.
+  return { name, command: commandOf(args.command) ?? '' };
 };
 
 /** Cursor names the event, not the tool: a shell command, or an MCP tool by name. */
@@ -128,7 +133,6 @@ export const parseHookInput = (
       session: text(cursor ? input.conversation_id : input.session_id)?.slice(0, SESSION_MAX) || 'unknown',
       cwd: (cursor ? roots[0] : undefined) ?? text(input.cwd) ?? null,
       tool: !hasTool(phase) ? null : cursor ? cursorTool(input, event) : claudeTool(input),
-      stopRepeated: cursor ? Number(input.loop_count ?? 0) > 0 : input.stop_hook_active === true,
     },
   };
 };

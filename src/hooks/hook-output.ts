@@ -1,7 +1,6 @@
 import type { Verdict } from './decide.js';
 import type { HookAgent } from './events.js';
 import type { HookCall, HookPhase } from './hook-input.js';
-import { isPulseTool } from './tool-rule.js';
 
 // A verdict in each agent's own hook format. Claude Code and Codex share one wire format
 // (Codex reads Claude Code's fields); Cursor has its own. What a format cannot say is left out.
@@ -62,13 +61,15 @@ export const formatVerdict = (call: Pick<HookCall, 'agent' | 'event' | 'phase'>,
 export const letBe = (agent: HookAgent, event: string | undefined, phase: HookPhase | undefined): string =>
   phase === undefined ? '{}' : formatVerdict({ agent, event: event ?? '', phase }, {});
 
+/** The warning a hook that does not enforce gives the user, on one line. */
+export const notEnforcing = (why: string): string =>
+  `pulse: ${why.replace(/\s*\n\s*/g, ' ')}; not enforcing replans.`;
+
 /**
- * Whether this hook's answer can carry news to the agent, so the daemon may count a delivery as
- * announced: Claude's and Codex's context events; for Cursor only a first stop (a follow-up message).
- * Not after pulse's own tools: the agent has just checked in, and knows.
+ * "Change nothing", with one line for the user saying why pulse is not enforcing: Claude Code and
+ * Codex show a `systemMessage`; Cursor's hook answers have no place for it.
  */
-export const canAnnounce = ({ agent, phase, stopRepeated, tool }: HookCall): boolean => {
-  if (agent === 'cursor') return phase === 'stop' && !stopRepeated;
-  if (phase === 'post-tool') return !isPulseTool(tool?.name ?? '');
-  return phase === 'session-start' || phase === 'prompt';
-};
+export const warnAndLetBe = (agent: HookAgent, event: string, phase: HookPhase, why: string): string =>
+  agent === 'cursor'
+    ? letBe(agent, event, phase)
+    : JSON.stringify({ ...JSON.parse(letBe(agent, event, phase)), systemMessage: notEnforcing(why) });

@@ -1,12 +1,20 @@
 import { EXTERNAL_FRAMING } from '../mcp/external-section.js';
-import type { HookAnswer } from './hook-answer.js';
 import type { ToolCall } from './hook-input.js';
 
 // What the hooks say to the agent (and once to the user). One sentence of steps, so the agent
 // reads the same instructions whichever hook stopped it.
 
-type Pending = NonNullable<HookAnswer['pending']>;
-type Attention = NonNullable<HookAnswer['attention']>;
+/** The replan the hooks enforce: the latest pending event and the files it changed. */
+export interface Pending {
+  event_id: string;
+  files: string[];
+}
+
+/** A delivery of external events, as the hooks announce it: its id and one line per event. */
+export interface Attention {
+  delivery_id: string;
+  headlines: string[];
+}
 
 const situation = ({ event_id, files }: Pending) =>
   `pulse: a replan is pending (event ${event_id}; the user changed ${files.join(', ') || 'the guidance'}).`;

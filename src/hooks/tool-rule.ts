@@ -1,30 +1,50 @@
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import type { HookAgent } from './events.js';
 import type { ToolCall } from './hook-input.js';
 import { isReadOnlyShell } from './read-only-shell.js';
 
-const PULSE_TOOL = /(?:^|[^a-z0-9])pulse_(?:ack_replan|should_interrupt|ack_events)$/i;
+/** pulse's own tools, which always run: the agent needs them to check in and acknowledge. */
+export const PULSE_TOOLS = ['pulse_should_interrupt', 'pulse_ack_replan', 'pulse_ack_events'] as const;
 
-/** pulse's own tools, whatever prefix the agent gives them (`mcp__pulse__…`, `MCP:pulse:…`, or none). */
-export const isPulseTool = (name: string): boolean => PULSE_TOOL.test(name);
+/**
+ * Each agent's tools that only read or keep its plan, by the names its hooks report: what the
+ * agent needs to replan. Tools that write files (their paths) or run shell commands are judged by
+ * what they touch; every other tool is held while a replan is pending.
+ */
+const READ_OR_PLAN_TOOLS: Record<HookAgent, ReadonlySet<string>> = {
+  claude: new Set([
+    'Read',
+    'Grep',
+    'Glob',
+    'LS',
+    'NotebookRead',
+    'WebFetch',
+    'WebSearch',
+    'BashOutput',
+    'TodoWrite',
+    'TaskCreate',
+    'TaskUpdate',
+    'TaskList',
+    'TaskGet',
+    'TaskOutput',
+    'ListMcpResourcesTool',
+    'ReadMcpResourceTool',
+    'ReadMcpResourceDirTool',
+  ]),
+  codex: new Set(['update_plan', 'list_mcp_resources', 'list_mcp_resource_templates', 'read_mcp_resource']),
+  // Cursor runs hooks only before shell commands and MCP tools.
+  cursor: new Set(),
+};
 
-/** Tools that only read, which the agent needs to replan: files, searches, MCP resources, its todo list. */
-const READ_ONLY_TOOLS = new Set([
-  'Read',
-  'Grep',
-  'Glob',
-  'LS',
-  'NotebookRead',
-  'TodoWrite',
-  'WebFetch',
-  'WebSearch',
-  'BashOutput',
-  'ListMcpResourcesTool',
-  'ReadMcpResourceTool',
-  'list_mcp_resources',
-  'list_mcp_resource_templates',
-  'read_mcp_resource',
-]);
+/** How the agent names one of pulse's tools, for the server name it was given (`pulse` by setup). */
+const pulseToolNames = (agent: HookAgent, server: string): ReadonlySet<string> =>
+  new Set(
+    PULSE_TOOLS.flatMap((tool) =>
+      // Cursor's beforeMCPExecution reports the bare tool name; older releases prefixed it.
+      agent === 'cursor' ? [tool, `MCP:${server}:${tool}`] : [`mcp__${server}__${tool}`],
+    ),
+  );
 
 const realDir = (path: string): string => {
   try {
@@ -37,18 +57,33 @@ const realDir = (path: string): string => {
 /** The same file, also when one path goes through a symlinked folder (macOS's /tmp, say). */
 const samePath = (a: string, b: string): boolean => a === b || realDir(a) === realDir(b);
 
+/** Where the tool call runs: relative paths resolve against the agent's working folder. */
+export interface ToolContext {
+  projectRoot: string;
+  cwd: string | null;
+  /** The name the agent gives pulse's MCP server. */
+  server: string;
+}
+
+/** What pulse makes of one tool call: one of its own tools, and whether it may run while a replan is pending. */
+export interface ToolJudgement {
+  pulseTool: boolean;
+  allowed: boolean;
+}
+
 /**
- * Whether a tool call may run while a replan is pending: what the agent needs to replan and
- * acknowledge (pulse's tools, reading, editing `.pulse/plan.md` and nothing else, shell commands
- * that only read). Relative paths resolve against the agent's working folder.
+ * Judges a tool call against what the agent needs to replan and acknowledge: pulse's tools (by
+ * their exact names under pulse's server), reading and planning, editing `.pulse/plan.md` and
+ * nothing else, shell commands that only read.
  */
-export const allowedWhilePending = (tool: ToolCall, projectRoot: string, cwd: string | null): boolean => {
-  if (isPulseTool(tool.name)) return true;
+export const judgeTool = (agent: HookAgent, tool: ToolCall, context: ToolContext): ToolJudgement => {
+  if (pulseToolNames(agent, context.server).has(tool.name)) return { pulseTool: true, allowed: true };
   if (tool.paths !== undefined) {
-    const plan = resolve(projectRoot, '.pulse', 'plan.md');
-    const base = cwd ?? projectRoot;
-    return tool.paths.length > 0 && tool.paths.every((path) => samePath(resolve(base, path), plan));
+    const plan = resolve(context.projectRoot, '.pulse', 'plan.md');
+    const base = context.cwd ?? context.projectRoot;
+    const allowed = tool.paths.length > 0 && tool.paths.every((path) => samePath(resolve(base, path), plan));
+    return { pulseTool: false, allowed };
   }
-  if (tool.command !== undefined) return isReadOnlyShell(tool.command);
-  return READ_ONLY_TOOLS.has(tool.name);
+  if (tool.command !== undefined) return { pulseTool: false, allowed: isReadOnlyShell(tool.command) };
+  return { pulseTool: false, allowed: READ_OR_PLAN_TOOLS[agent].has(tool.name) };
 };

@@ -57,7 +57,7 @@ export const createHttpApp = ({
     return c.html(statusPage({ project: projectRoot, version: VERSION }), 200, STATUS_PAGE_HEADERS);
   });
   app.all('/mcp', mcp.handle);
-  app.post('/hook', ...createHookRoute(actor, projectRoot));
+  app.post('/hook/:agent/:event', ...createHookRoute(actor, projectRoot));
   app.notFound((c) =>
     c.json(
       { error: `No route ${c.req.method} ${c.req.path}. The MCP endpoint is /mcp; the status page is /.` },

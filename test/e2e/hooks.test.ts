@@ -301,6 +301,30 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     ).toBeNull();
   });
 
+  it('holds a stop once per pending event: a second replan in the same prompt holds the next stop again', async () => {
+    const project = await startProject(`pulse-hook-stops-${c.agent}-`);
+    const { client } = await startOn(project);
+    const first = await changeGuidance(project, client);
+    // The agent is already continuing after a held stop: Claude's and Codex's stop_hook_active
+    // stays true for the rest of the prompt, Cursor counts loops. Neither decides any more.
+    expectSaysWhatToDo(c.stopHeld((await runHook(c.agent, c.stop(project, true))).output), first);
+    expect(c.stopHeld((await runHook(c.agent, c.stop(project, true))).output), 'same event again').toBeNull();
+    expect(c.stopHeld((await runHook(c.agent, c.stop(project, true))).output), 'and again').toBeNull();
+
+    await save(join(project, '.pulse', 'plan.md'), '# Plan\n\nUse the new API.\n');
+    await callTool(client, 'pulse_ack_replan', { event_id: first });
+    await save(join(project, '.pulse', 'constraints.md'), '# Constraints\n\nNo new dependencies.\n');
+    const { pending_replan_event_id: second } = await callTool<{ pending_replan_event_id: string }>(
+      client,
+      'pulse_should_interrupt',
+    );
+    expect(second).not.toBe(first);
+    const held = c.stopHeld((await runHook(c.agent, c.stop(project, true))).output);
+    expect(held).toContain(second);
+    expect(held).toContain('.pulse/constraints.md');
+    expect(c.stopHeld((await runHook(c.agent, c.stop(project, true))).output)).toBeNull();
+  });
+
   it('fails open with one line on stderr when the daemon is down, and on input that is not JSON', async () => {
     const project = await startProject(`pulse-hook-down-${c.agent}-`);
     const { daemon, client } = await startOn(project);
@@ -501,38 +525,68 @@ describe('pulse hook, finding and asking the daemon', () => {
     expect(hung.ms).toBeLessThan(5_000);
   });
 
-  it('answers a bad question to POST /hook with 400 and a reason, and keeps running', async () => {
+  it('tells a session of a pending replan once as context, not again at its first prompt', async () => {
+    const project = await startProject('pulse-hook-told-');
+    const { client } = await startOn(project);
+    const eventId = await changeGuidance(project, client);
+    const context = async (event: string, session: string) =>
+      additionalContext(
+        (
+          await runHook('claude', {
+            event,
+            input: { ...claudeBase(project, event, session), prompt: 'go on' },
+          })
+        ).output,
+      );
+    expect(await context('SessionStart', 's1')).toContain(eventId);
+    expect(await context('UserPromptSubmit', 's1')).toBeNull();
+    expect(await context('UserPromptSubmit', 's2')).toContain(eventId);
+    // The holds still say it on every call that needs it.
+    expect(claudeHeld((await runHook('claude', bash(project))).output)).toContain(eventId);
+  });
+
+  it('answers hooks posted straight to /hook/<agent>/<event>, refuses unknown ones with the reason, and keeps running', async () => {
     const project = await startProject('pulse-hook-route-');
-    const { daemon } = await startOn(project);
-    const ask = (body: string) =>
-      fetch(new URL('/hook', daemon.url), {
+    const { daemon, client } = await startOn(project);
+    const eventId = await changeGuidance(project, client);
+    const post = (path: string, body: string) =>
+      fetch(new URL(path, daemon.url), {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body,
       });
+    const input = JSON.stringify(bash(project).input);
 
-    const notJson = await ask('{"agent":');
-    expect(notJson.status).toBe(400);
-    expect(((await notJson.json()) as { error: string }).error).toContain('must be JSON');
-    const wrongEvent = await ask(
-      JSON.stringify({ agent: 'cursor', event: 'PreToolUse', session: 's', announce: false }),
+    const held = await post(`/hook/claude/PreToolUse?project=${encodeURIComponent(project)}`, input);
+    expect(held.status).toBe(200);
+    expect(claudeHeld((await held.json()) as Output)).toContain(eventId);
+
+    const unknownAgent = await post('/hook/copilot/PreToolUse', input);
+    expect(unknownAgent.status).toBe(404);
+    expect(await unknownAgent.text()).toBe('No hooks for "copilot": pulse answers claude, codex, cursor.');
+    const wrongEvent = await post('/hook/cursor/PreToolUse', input);
+    expect(wrongEvent.status).toBe(404);
+    expect(await wrongEvent.text()).toContain(
+      '"PreToolUse" is not a cursor hook event pulse answers (beforeSubmitPrompt',
     );
-    expect(wrongEvent.status).toBe(400);
-    expect(((await wrongEvent.json()) as { error: string }).error).toContain(
-      '"PreToolUse" is not a cursor hook event pulse answers; expected one of beforeSubmitPrompt',
-    );
-    const extra = await ask(
-      JSON.stringify({ agent: 'claude', event: 'Stop', session: '', announce: 'yes', x: 1 }),
-    );
-    expect(extra.status).toBe(400);
-    expect(((await extra.json()) as { error: string }).error).toMatch(/session: .*announce: .*/);
-    const huge = await ask(
-      JSON.stringify({ agent: 'claude', event: 'Stop', session: 'x'.repeat(20_000), announce: false }),
+
+    // Answers the agent can read, that let it go on and tell the user why once.
+    const notJson = await post('/hook/claude/PreToolUse', '{"session_id":');
+    expect(notJson.status).toBe(200);
+    expect(await notJson.json()).toEqual({
+      systemMessage: expect.stringMatching(
+        /^pulse: the claude hook input is not JSON \(.+\); not enforcing replans\.$/,
+      ),
+    });
+    const elsewhere = await post('/hook/claude/PreToolUse?project=%2Fsomewhere%2Felse', input);
+    expect(await elsewhere.json()).toEqual({
+      systemMessage: `pulse: the daemon on this port serves ${project}, not /somewhere/else; not enforcing replans.`,
+    });
+    const huge = await post(
+      '/hook/claude/PreToolUse',
+      JSON.stringify({ ...bash(project).input, pad: 'x'.repeat(2 << 20) }),
     );
     expect(huge.status).toBe(413);
-
-    const fine = await ask(JSON.stringify({ agent: 'claude', event: 'Stop', session: 's', announce: false }));
-    expect(await fine.json()).toEqual({ project, pending: null, attention: null });
     expect((await fetch(new URL('/healthz', daemon.url))).status).toBe(200);
   });
 });

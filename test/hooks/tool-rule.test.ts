@@ -2,10 +2,15 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { HookAgent } from '../../src/hooks/events.js';
+import type { ToolCall } from '../../src/hooks/hook-input.js';
 import { patchPaths } from '../../src/hooks/hook-input.js';
-import { allowedWhilePending } from '../../src/hooks/tool-rule.js';
+import { judgeTool } from '../../src/hooks/tool-rule.js';
 
 const ROOT = '/work/project';
+
+const allowedWhilePending = (tool: ToolCall, projectRoot: string, cwd: string, agent: HookAgent = 'claude') =>
+  judgeTool(agent, tool, { projectRoot, cwd, server: 'pulse' }).allowed;
 
 describe('which tool calls run while a replan is pending', () => {
   it('runs an edit of the plan, whatever way its path is written', () => {
@@ -37,18 +42,25 @@ describe('which tool calls run while a replan is pending', () => {
     );
   });
 
-  it("runs pulse's own tools under any agent's prefix, and nobody else's", () => {
-    const names: Array<[string, boolean]> = [
-      ['mcp__pulse__pulse_ack_replan', true],
-      ['mcp__my-pulse__pulse_should_interrupt', true],
-      ['MCP:pulse:pulse_ack_events', true],
-      ['pulse_ack_replan', true],
-      ['mcp__github__create_issue', false],
-      ['notpulse_ack_replan2', false],
-      ['mcp__pulse__pulse_ack_replan_now', false],
-      ['Task', false],
+  it("runs pulse's own tools by their exact names under pulse's server, and no look-alike", () => {
+    const names: Array<[HookAgent, string, boolean]> = [
+      ['claude', 'mcp__pulse__pulse_ack_replan', true],
+      ['claude', 'mcp__pulse__pulse_should_interrupt', true],
+      ['codex', 'mcp__pulse__pulse_ack_events', true],
+      ['cursor', 'pulse_ack_replan', true],
+      ['cursor', 'MCP:pulse:pulse_ack_events', true],
+      ['claude', 'mcp__my-pulse__pulse_should_interrupt', false],
+      ['claude', 'mcp__evil__pulse_ack_replan', false],
+      ['claude', 'mcp__evil_pulse_ack_replan', false],
+      ['claude', 'pulse_ack_replan', false],
+      ['claude', 'mcp__github__create_issue', false],
+      ['claude', 'notpulse_ack_replan2', false],
+      ['claude', 'mcp__pulse__pulse_ack_replan_now', false],
+      ['claude', 'Task', false],
     ];
-    for (const [name, runs] of names) expect(allowedWhilePending({ name }, ROOT, ROOT), name).toBe(runs);
+    for (const [agent, name, runs] of names) {
+      expect(allowedWhilePending({ name }, ROOT, ROOT, agent), `${agent} ${name}`).toBe(runs);
+    }
   });
 
   it('runs read-only tools and read-only shell, holds other shell', () => {

@@ -1,0 +1,102 @@
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { memoryOf } from '../../machines/hook-sessions.js';
+import { headline } from '../mcp/external-section.js';
+import { gateOf, hooksOf, reconcile, replanOf } from '../requests.js';
+import type { PulseActor } from '../wiring.js';
+import { decide } from './decide.js';
+import { HOOK_EVENTS, isHookAgent } from './events.js';
+import { parseHookInput, phaseOf } from './hook-input.js';
+import { formatVerdict, warnAndLetBe } from './hook-output.js';
+import { judgeTool } from './tool-rule.js';
+
+/** A hook answers within its agent's tool call: it waits this long, at most, for the files to be scanned. */
+const RECONCILE_BUDGET_MS = 150;
+
+/** One hook call as it reaches the daemon: the agent's own JSON, as it wrote it on a hook's stdin. */
+export interface HookRequest {
+  agent: string;
+  event: string;
+  body: string;
+  /** The project the hook was set up for (`?project=`): a daemon serving another project does not answer for it. */
+  project?: string | undefined;
+  /** The name the agent gives pulse's MCP server (`?server=`, `pulse` unless set up otherwise). */
+  server?: string | undefined;
+}
+
+/** The agent's answer (JSON text), or why the request names no hook pulse answers. */
+export type HookReply = { status: 200; body: string } | { status: 404; error: string };
+
+/** Read-your-writes for hooks, bounded: a guidance edit saved just before this tool call is seen. */
+const reconcileWithin = async (actor: PulseActor, ms: number): Promise<void> => {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    reconcile(actor).catch(() => undefined),
+    new Promise((done) => {
+      timer = setTimeout(done, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+};
+
+const sameFolder = (a: string, b: string): boolean => {
+  if (resolve(a) === resolve(b)) return true;
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Answers one agent hook in the agent's own format: holds a tool call or a stop while a replan is
+ * pending, tells each session of the replan and of a delivery once. It fails open: input it cannot
+ * read, or a hook set up for another project, lets the agent go on and says why in one line.
+ */
+export const answerHook = async (
+  actor: PulseActor,
+  projectRoot: string,
+  { agent, event, body, project, server = 'pulse' }: HookRequest,
+): Promise<HookReply> => {
+  if (!isHookAgent(agent)) {
+    return {
+      status: 404,
+      error: `No hooks for "${agent}": pulse answers ${Object.keys(HOOK_EVENTS).join(', ')}.`,
+    };
+  }
+  const phase = phaseOf(agent, event);
+  if (phase === undefined) {
+    return {
+      status: 404,
+      error: `"${event}" is not a ${agent} hook event pulse answers (${HOOK_EVENTS[agent].join(', ')}).`,
+    };
+  }
+  const warn = (why: string) => ({ status: 200 as const, body: warnAndLetBe(agent, event, phase, why) });
+  if (project !== undefined && !sameFolder(project, projectRoot)) {
+    return warn(`the daemon on this port serves ${projectRoot}, not ${project}`);
+  }
+  const parsed = parseHookInput(agent, event, body);
+  if ('problem' in parsed) return warn(parsed.problem);
+  const { call } = parsed;
+
+  await reconcileWithin(actor, RECONCILE_BUDGET_MS);
+  const replan = replanOf(actor).getSnapshot().context;
+  const out = gateOf(actor).getSnapshot().context.delivery;
+  const hooks = hooksOf(actor);
+  const session = `${agent}:${call.session}`;
+  const pending =
+    replan.pendingEventId === null ? null : { event_id: replan.pendingEventId, files: replan.pendingFiles };
+  const tool =
+    call.tool === null
+      ? { pulseTool: false, allowed: true }
+      : judgeTool(agent, call.tool, { projectRoot, cwd: call.cwd, server });
+  const { verdict, remember } = decide(call, {
+    pending,
+    delivery: out === null ? null : { delivery_id: out.deliveryId, headlines: out.events.map(headline) },
+    memory: memoryOf(hooks.getSnapshot().context, session),
+    pulseTool: tool.pulseTool,
+    toolAllowed: tool.allowed,
+  });
+  if (Object.keys(remember).length > 0) hooks.send({ type: 'hook.remember', session, memory: remember });
+  return { status: 200, body: formatVerdict(call, verdict) };
+};
