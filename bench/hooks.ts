@@ -1,6 +1,6 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { currentRuntime } from '../src/setup/hook-command.js';
+import { currentRuntime } from '../src/setup/hook-handlers.js';
 import { runNode } from '../test/helpers/processes.js';
 import { type ProfileSummary, summarizeProfile } from './cpu-profile-summary.js';
 import { CLI, startDaemon } from './daemon.js';

@@ -192,11 +192,24 @@ program
   .option('--port <port>', `the port \`pulse start\` serves on (default ${DEFAULT_PORT})`, parsePort)
   .option('--write', 'merge into the files (each changed file is backed up first; all or none)')
   .option('--force', "with --write, replace a 'pulse' entry of yours that points elsewhere (after a backup)")
+  .addOption(
+    new Option(
+      '--hooks <transport>',
+      'how hooks reach the daemon: http (Claude Code posts them itself), curl (a shell line), node (pulse hook); default http for claude, else curl when installed',
+    ).choices(['http', 'curl', 'node']),
+  )
   .option('--json', 'print JSON')
   .action(
     async (
       agent: SetupAgent,
-      options: { project: string; port?: number; write?: boolean; force?: boolean; json?: boolean },
+      options: {
+        project: string;
+        port?: number;
+        write?: boolean;
+        force?: boolean;
+        hooks?: 'http' | 'curl' | 'node';
+        json?: boolean;
+      },
     ) => {
       const { runSetup } = await import('./setup/setup-command.js');
       const { formatSetup } = await import('./setup/format-setup.js');

@@ -1,7 +1,7 @@
 import type { Daemon, SourcesAtStart } from '../daemon.js';
 import { DEFAULT_PORT } from '../defaults.js';
 import { SETUP_AGENTS } from '../setup/agent-names.js';
-import { shellQuote } from '../setup/hook-command.js';
+import { shellQuote } from '../setup/hook-handlers.js';
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 

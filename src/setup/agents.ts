@@ -2,15 +2,13 @@ import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
 import { AGENT_RULE_LINES } from '../mcp/agent-rule.js';
 import type { SetupAgent } from './agent-names.js';
 import type { FileEdit } from './file-edit.js';
-import { type HookRuntime, hookCommand, hookCommandSuffix, olderHookCommand } from './hook-command.js';
-import { flatLayout, groupedLayout, type HookSpec, hooksChange } from './hook-entries.js';
-import { jsonEdit } from './json-edit.js';
+import { flatLayout, groupedLayout, hooksChange } from './hook-entries.js';
+import { type HookTarget, type HookTransport, hookHandler } from './hook-handlers.js';
+import { type JsonChange, jsonEdit } from './json-edit.js';
 import { markdownBlockEdit } from './markdown-block.js';
 import { mcpServerChange } from './mcp-entry.js';
+import { allOf, claudeToolRules, listIncludes } from './permissions.js';
 import { tomlMcpEdit } from './toml-mcp-edit.js';
-
-/** Seconds Claude Code and Codex give a hook before they cancel it; a pulse hook answers in milliseconds. */
-const HOOK_TIMEOUT_SECONDS = 10;
 
 export type PartName = 'mcp' | 'hooks' | 'instructions';
 
@@ -33,16 +31,31 @@ export interface AgentSetup {
   notes: string[];
 }
 
-/** The hooks part: every event of `HOOK_EVENTS[agent]`, in the agent's layout. */
-const hooksPart = (agent: HookAgent, file: string, why: string, runtime: HookRuntime): SetupPart => {
-  const specs: HookSpec[] = HOOK_EVENTS[agent].map((event) => ({
+/** Where the agent is pointed: the MCP endpoint, and how its hooks reach the daemon. */
+export interface SetupTarget extends HookTarget {
+  url: string;
+  transport: HookTransport;
+}
+
+/** The hooks part: every event of `HOOK_EVENTS[agent]`, in the agent's layout, with `more` changes to the same file. */
+const hooksPart = (
+  agent: HookAgent,
+  file: string,
+  why: string,
+  target: SetupTarget,
+  ...more: JsonChange[]
+): SetupPart => {
+  const specs = HOOK_EVENTS[agent].map((event) => ({
     event,
-    command: hookCommand(agent, event, runtime),
-    suffix: hookCommandSuffix(agent, event),
-    older: olderHookCommand(agent, event, runtime),
+    handler: hookHandler(agent, event, target.transport, target),
   }));
-  const layout = agent === 'cursor' ? flatLayout : groupedLayout(HOOK_TIMEOUT_SECONDS);
-  return { part: 'hooks', file, why, edit: jsonEdit(hooksChange(layout, specs)) };
+  const layout = agent === 'cursor' ? flatLayout : groupedLayout;
+  return {
+    part: 'hooks',
+    file,
+    why,
+    edit: jsonEdit(allOf(hooksChange(agent, layout, specs, target), ...more)),
+  };
 };
 
 /** The instructions part: the rule, plus a line about the hooks when the agent has them. */
@@ -59,13 +72,14 @@ const jsonMcpPart = (file: string, serversKey: string, entry: { url: string; typ
 });
 
 const machinePaths = (file: string, userFile: string) =>
-  `its hook commands hold this machine's paths of node and pulse: keep ${file} out of git (or move its pulse entries to ${userFile} yourself)`;
+  `its hooks name this project's path on this machine: keep ${file} out of git (or move its pulse entries to ${userFile} yourself)`;
 
 const CURSOR_RULE_FRONT_MATTER =
   '---\ndescription: Check pulse for a replan and external events before continuing long-running work\nalwaysApply: true\n---\n\n';
 
-/** The files and entries of each agent, for an MCP endpoint `url` and the hook command's node and CLI. */
-export const agentSetup = (agent: SetupAgent, url: string, runtime: HookRuntime): AgentSetup => {
+/** The files and entries of each agent, for an MCP endpoint and the way its hooks reach the daemon. */
+export const agentSetup = (agent: SetupAgent, target: SetupTarget): AgentSetup => {
+  const { url } = target;
   switch (agent) {
     case 'claude':
       return {
@@ -76,13 +90,14 @@ export const agentSetup = (agent: SetupAgent, url: string, runtime: HookRuntime)
           hooksPart(
             'claude',
             '.claude/settings.local.json',
-            "your local project settings, which Claude Code keeps out of git: the hook commands hold this machine's paths of node and pulse",
-            runtime,
+            "your local project settings, which Claude Code keeps out of git: the hooks name this project's path on this machine; pulse's three tools are allowed there (permissions.allow) and its .mcp.json server enabled, so no call of them waits for a click",
+            target,
+            listIncludes(['permissions', 'allow'], claudeToolRules()),
+            listIncludes(['enabledMcpjsonServers'], ['pulse']),
           ),
           instructionsPart('CLAUDE.md', '.claude/settings.local.json'),
         ],
         notes: [
-          'Claude Code asks once before it uses a server from .mcp.json; approve "pulse".',
           `For every project of yours instead: claude mcp add --scope user --transport http pulse ${url}`,
         ],
       };
@@ -96,7 +111,7 @@ export const agentSetup = (agent: SetupAgent, url: string, runtime: HookRuntime)
             'codex',
             '.codex/hooks.json',
             machinePaths('.codex/hooks.json', '~/.codex/hooks.json'),
-            runtime,
+            target,
           ),
           instructionsPart('AGENTS.md', '.codex/hooks.json'),
         ],
@@ -116,7 +131,7 @@ export const agentSetup = (agent: SetupAgent, url: string, runtime: HookRuntime)
             'cursor',
             '.cursor/hooks.json',
             machinePaths('.cursor/hooks.json', '~/.cursor/hooks.json'),
-            runtime,
+            target,
           ),
           instructionsPart('.cursor/rules/pulse.mdc', '.cursor/hooks.json', CURSOR_RULE_FRONT_MATTER),
         ],

@@ -1,39 +1,37 @@
+import type { HookAgent } from '../hooks/events.js';
 import type { ChangeResult } from './file-edit.js';
+import { findPulseHook, type HookTarget, reachesTarget } from './hook-handlers.js';
 import { isJsonObject, type JsonChange, type JsonObject } from './json-edit.js';
 
-/** One hook pulse registers: the command for an event, and the end every pulse command for it has. */
+/** One hook pulse registers: the event, and the handler that should stand under it. */
 export interface HookSpec {
   event: string;
-  command: string;
-  /** A handler whose command ends so but differs is a pulse hook from another clone or node. */
-  suffix: string;
-  /** This clone's command as an older setup wrote it: brought up to date without `force`. */
-  older: string;
+  handler: JsonObject;
 }
 
 /**
  * How an agent's hooks file lists handlers under `hooks.<event>`: Claude Code and Codex put them in
- * matcher groups (`[{ matcher?, hooks: [{ type, command, timeout }] }]`), Cursor lists them directly.
+ * matcher groups (`[{ matcher?, hooks: [{ type, command | url, timeout }] }]`), Cursor lists them directly.
  */
-interface HookLayout {
+export interface HookLayout {
   handlers(list: unknown[]): JsonObject[];
-  entry(command: string): JsonObject;
+  entry(handler: JsonObject): JsonObject;
   prepare?(doc: JsonObject): void;
 }
 
 /** Claude Code and Codex: no matcher, so the hook runs for every tool (and every session start). */
-export const groupedLayout = (timeoutSeconds: number): HookLayout => ({
+export const groupedLayout: HookLayout = {
   handlers: (list) =>
     list.flatMap((group) =>
       isJsonObject(group) && Array.isArray(group.hooks) ? group.hooks.filter(isJsonObject) : [],
     ),
-  entry: (command) => ({ hooks: [{ type: 'command', command, timeout: timeoutSeconds }] }),
-});
+  entry: (handler) => ({ hooks: [handler] }),
+};
 
 /** Cursor's `{ "version": 1, "hooks": { "<event>": [{ "command" }] } }`. */
 export const flatLayout: HookLayout = {
   handlers: (list) => list.filter(isJsonObject),
-  entry: (command) => ({ command }),
+  entry: (handler) => handler,
   prepare: (doc) => {
     doc.version ??= 1;
   },
@@ -45,47 +43,65 @@ const invalid = (problem: string): ChangeResult => ({
   fix: 'Correct it by hand (the agent would not read it either), then run this again.',
 });
 
+/** The fields that say where a handler goes; a user's own `timeout` or `statusMessage` is kept. */
+const TARGET_FIELDS = ['type', 'command', 'url', 'headers', 'allowedEnvVars'] as const;
+
+const sameTarget = (a: JsonObject, b: JsonObject) =>
+  TARGET_FIELDS.every((field) => JSON.stringify(a[field]) === JSON.stringify(b[field]));
+
+/** Makes an existing handler ours, in place: the target fields of `wanted`, the user's other keys kept. */
+const retarget = (handler: JsonObject, wanted: JsonObject) => {
+  for (const field of TARGET_FIELDS) delete handler[field];
+  Object.assign(handler, wanted, handler.timeout === undefined ? {} : { timeout: handler.timeout });
+};
+
 /**
- * Adds each hook to `hooks.<event>` unless a handler already runs exactly its command, keeping every
- * other hook. This clone's older command is updated in place; a pulse hook with other paths is a
+ * Adds each hook to `hooks.<event>` unless a handler already goes where it goes, keeping every
+ * other hook. A pulse hook reaching the same daemon in another way (an older setup, another
+ * transport) is brought up to date in place; one reaching another port, project or clone is a
  * conflict, replaced in place with `force`.
  */
 export const hooksChange =
-  (layout: HookLayout, specs: HookSpec[]): JsonChange =>
+  (agent: HookAgent, layout: HookLayout, specs: HookSpec[], target: HookTarget): JsonChange =>
   (doc, { force, forceCommand }) => {
     const hooks = doc.hooks ?? {};
     if (!isJsonObject(hooks)) return invalid('has a "hooks" that is not an object');
-    const stale: Array<{ handler: JsonObject; command: string }> = [];
-    const older: Array<{ handler: JsonObject; command: string }> = [];
+    const stale: Array<{ handler: JsonObject; wanted: JsonObject }> = [];
+    const outdated: Array<{ handler: JsonObject; wanted: JsonObject }> = [];
     const missing: HookSpec[] = [];
     for (const spec of specs) {
       const list = hooks[spec.event] ?? [];
       if (!Array.isArray(list)) return invalid(`has a "hooks.${spec.event}" that is not a list`);
       const handlers = layout.handlers(list);
-      if (handlers.some((handler) => handler.command === spec.command)) continue;
-      const old = handlers.find(
-        (handler) => typeof handler.command === 'string' && handler.command.endsWith(spec.suffix),
-      );
+      if (handlers.some((handler) => sameTarget(handler, spec.handler))) continue;
+      const old = handlers
+        .map((handler) => ({ handler, found: findPulseHook(agent, spec.event, handler) }))
+        .find(({ found }) => found !== null);
       if (old === undefined) missing.push(spec);
-      else (old.command === spec.older ? older : stale).push({ handler: old, command: spec.command });
+      else
+        (reachesTarget(old.found!, target) ? outdated : stale).push({
+          handler: old.handler,
+          wanted: spec.handler,
+        });
     }
     if (stale.length > 0 && !force) {
+      const shown = stale[0]!.handler.command ?? stale[0]!.handler.url;
       return {
         kind: 'conflict',
-        problem: `has pulse hooks that run another pulse or node (${String(stale[0]!.handler.command)}); left as they are`,
-        fix: `\`${forceCommand}\` points them at this pulse (after a backup).`,
+        problem: `has pulse hooks that reach another pulse, port or project (${String(shown)}); left as they are`,
+        fix: `\`${forceCommand}\` points them at this one (after a backup).`,
       };
     }
-    if (stale.length === 0 && older.length === 0 && missing.length === 0) return { kind: 'unchanged' };
+    if (stale.length === 0 && outdated.length === 0 && missing.length === 0) return { kind: 'unchanged' };
     layout.prepare?.(doc);
     doc.hooks = hooks;
-    for (const { handler, command } of [...older, ...stale]) handler.command = command;
+    for (const { handler, wanted } of [...outdated, ...stale]) retarget(handler, wanted);
     for (const spec of missing) {
       const list = (hooks[spec.event] ?? []) as unknown[];
-      list.push(layout.entry(spec.command));
+      list.push(layout.entry(spec.handler));
       hooks[spec.event] = list;
     }
     return stale.length > 0
-      ? { kind: 'changed', replaced: `${stale.length} pulse hook command(s) of another pulse or node` }
+      ? { kind: 'changed', replaced: `${stale.length} pulse hook(s) reaching another pulse, port or project` }
       : { kind: 'changed' };
   };

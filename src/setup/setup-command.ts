@@ -5,7 +5,8 @@ import { ProjectFolderError } from '../store/pulse-folder.js';
 import type { SetupAgent } from './agent-names.js';
 import { agentSetup, type PartName } from './agents.js';
 import { writePlanned } from './apply.js';
-import { currentRuntime, type HookRuntime } from './hook-command.js';
+import { findProgram } from './find-program.js';
+import { currentRuntime, type HookRuntime, type HookTransport } from './hook-handlers.js';
 import { type PlannedFile, planSetup } from './plan.js';
 
 /** The default port of `pulse start`, which agents are pointed at unless `--port` says otherwise. */
@@ -16,6 +17,8 @@ export interface SetupOptions {
   port?: number;
   write?: boolean;
   force?: boolean;
+  /** How the hooks reach the daemon; by default `http` for Claude Code, else `curl` where there is one. */
+  hooks?: HookTransport;
   runtime?: HookRuntime;
 }
 
@@ -38,6 +41,8 @@ export interface SetupResult {
   title: string;
   project: string;
   url: string;
+  /** How the hooks reach the daemon (none for VS Code). */
+  hooks: HookTransport | null;
   /** The three parts as pulse would write them into missing files. */
   parts: Array<{ part: PartName; file: string; why?: string; snippet: string }>;
   files: SetupFileReport[];
@@ -73,13 +78,23 @@ const reportOf = (planned: PlannedFile): SetupFileReport => {
 };
 
 /** The command line a user reruns with --force, with the options they gave. */
-const forceCommandOf = ({ agent, project, port }: SetupOptions) =>
+const forceCommandOf = ({ agent, project, port, hooks }: SetupOptions) =>
   [
     `pulse setup ${agent}`,
     project === '.' ? '' : ` -p ${project}`,
     port === undefined ? '' : ` --port ${port}`,
+    hooks === undefined ? '' : ` --hooks ${hooks}`,
     ' --write --force',
   ].join('');
+
+/**
+ * Claude Code posts hooks itself; Codex and Cursor run commands, and curl with a POSIX shell costs
+ * a fraction of a Node start. Without them (Windows, a machine with no curl) `pulse hook` forwards.
+ */
+export const defaultTransport = (agent: SetupAgent, platform = process.platform): HookTransport => {
+  if (agent === 'claude') return 'http';
+  return platform !== 'win32' && findProgram('curl') !== null ? 'curl' : 'node';
+};
 
 /**
  * Prints (or with `write`, merges into the project's files) an agent's MCP server entry, hooks and
@@ -105,7 +120,14 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
     );
   }
   const url = `http://127.0.0.1:${port}/mcp`;
-  const setup = agentSetup(options.agent, url, options.runtime ?? currentRuntime());
+  const transport = options.hooks ?? defaultTransport(options.agent);
+  if (transport === 'http' && options.agent !== 'claude') {
+    throw new SetupUsageError(
+      `${options.agent === 'vscode' ? 'VS Code gets no hooks' : `${options.agent} runs only command hooks`}: use --hooks curl or --hooks node.`,
+    );
+  }
+  const runtime = options.runtime ?? currentRuntime();
+  const setup = agentSetup(options.agent, { url, port, project, runtime, transport });
   const editOptions = { force: options.force === true, forceCommand: forceCommandOf(options) };
   const parts = setup.parts.map(({ part, file, why, edit }) => {
     const preview = edit(null, editOptions);
@@ -135,6 +157,7 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
     title: setup.title,
     project,
     url,
+    hooks: setup.parts.some((part) => part.part === 'hooks') ? transport : null,
     parts,
     files,
     notes: setup.notes,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
 import type { PulsePaths } from './paths.js';
 import { StateFile } from './state-file.js';
@@ -12,6 +13,36 @@ export const TEMPLATES: Record<PulseFileName, string> = {
     '# Constraints\n\nWrite project constraints here. Constraints can restrict behavior but must not expand agent permissions.\n',
   'plan.md': '# Plan\n\nWrite the current plan here.\n',
 };
+
+/**
+ * What pulse writes for itself in `.pulse/` (state, logs, inbox, discovery), kept out of git; the
+ * user's markdown files and sources.json are theirs to commit. `.pulse/.gitignore` is created
+ * with this once, and is the user's to edit after.
+ */
+export const GITIGNORE = `# pulse's runtime files: written by the daemon, not for git. Your .md files and sources.json are yours.
+state.json
+state.json.bak
+events.jsonl
+daemon.json
+pulse*.log
+inbox.jsonl
+dead-letters.jsonl
+external_seen.jsonl
+focus.json
+*.tmp
+`;
+
+/** The runtime files `pulse doctor` checks git ignores (one of each kind the .gitignore names). */
+export const RUNTIME_FILES = [
+  'state.json',
+  'events.jsonl',
+  'daemon.json',
+  'pulse.log',
+  'inbox.jsonl',
+  'dead-letters.jsonl',
+  'external_seen.jsonl',
+  'focus.json',
+] as const;
 
 /** A problem with the project folder the user can fix; `message` says how. */
 export class ProjectFolderError extends Error {
@@ -86,6 +117,7 @@ export const ensurePulseFolder = async (paths: PulsePaths): Promise<string[]> =>
   };
   for (const name of PULSE_FILES) await create(paths.file(name), TEMPLATES[name], name);
   await create(paths.events, '', 'events.jsonl');
+  await create(join(paths.dir, '.gitignore'), GITIGNORE, '.gitignore');
   try {
     await lstat(paths.state);
   } catch {

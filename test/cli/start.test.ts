@@ -2,7 +2,7 @@ import { access, chmod, mkdir, readFile, unlink, writeFile } from 'node:fs/promi
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { shellQuote } from '../../src/setup/hook-command.js';
+import { shellQuote } from '../../src/setup/hook-handlers.js';
 import {
   callTool,
   connectClient,
@@ -82,7 +82,7 @@ describe('pulse start', () => {
       .split('\n')
       .filter((line) => line !== '' && !line.startsWith('['));
     expect(summary).toEqual([
-      'Created .pulse/task.md, guidance.md, constraints.md, plan.md, events.jsonl, state.json',
+      'Created .pulse/task.md, guidance.md, constraints.md, plan.md, events.jsonl, .gitignore, state.json',
       `Watching ${join(dir, '.pulse')}`,
       'Sources: none (.pulse/sources.json)',
       `Log: ${join(dir, '.pulse', 'pulse.log')} (--log-level info)`,

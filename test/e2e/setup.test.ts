@@ -7,7 +7,6 @@ import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
 import type { SetupResult } from '../../src/setup/setup-command.js';
 import {
   BIN,
-  CLI,
   connectClient,
   type RunningDaemon,
   removeProject,
@@ -32,7 +31,6 @@ const FILES: Record<Agent, { mcp: string; hooks: string | null; instructions: st
   vscode: { mcp: '.vscode/mcp.json', hooks: null, instructions: '.github/copilot-instructions.md' },
 };
 const AGENTS = Object.keys(FILES) as Agent[];
-const HOOK_AGENTS = AGENTS.filter((agent): agent is HookAgent & Agent => FILES[agent].hooks !== null);
 
 const projects: string[] = [];
 const daemons: RunningDaemon[] = [];
@@ -82,21 +80,34 @@ const pulseUrl = async (agent: Agent, dir: string): Promise<string | undefined> 
   return (agent === 'vscode' ? json.servers : json.mcpServers).pulse?.url;
 };
 
-/** The hook commands per event in a hooks file: matcher groups (Claude Code, Codex) or a flat list (Cursor). */
-const hookCommands = (agent: HookAgent, json: { hooks: Record<string, unknown[]> }) =>
+interface Handler {
+  type?: string;
+  command?: string;
+  url?: string;
+}
+
+/** The hook handlers per event in a hooks file: matcher groups (Claude Code, Codex) or a flat list (Cursor). */
+const hookHandlers = (agent: HookAgent, json: { hooks: Record<string, unknown[]> }) =>
   Object.fromEntries(
     Object.entries(json.hooks).map(([event, list]) => [
       event,
       agent === 'cursor'
-        ? (list as Array<{ command: string }>).map((entry) => entry.command)
-        : (list as Array<{ hooks: Array<{ command: string }> }>).flatMap((group) =>
-            group.hooks.map((hook) => hook.command),
-          ),
+        ? (list as Handler[])
+        : (list as Array<{ hooks: Handler[] }>).flatMap((group) => group.hooks),
+    ]),
+  ) as Record<string, Handler[]>;
+
+/** What each handler runs or posts to. */
+const hookCommands = (agent: HookAgent, json: { hooks: Record<string, unknown[]> }) =>
+  Object.fromEntries(
+    Object.entries(hookHandlers(agent, json)).map(([event, list]) => [
+      event,
+      list.map((handler) => handler.command ?? handler.url ?? ''),
     ]),
   ) as Record<string, string[]>;
 
 const pulseHooks = (commands: string[]) =>
-  commands.filter((command) => / hook \w+ --event \w+$/.test(command));
+  commands.filter((command) => /\/hook\/\w+\/\w+\?project=| hook \w+ --event \w+$/.test(command));
 
 /** Whether every key and array element of `original` is still in `merged` (arrays may grow at the end). */
 const keeps = (original: unknown, merged: unknown): boolean => {
@@ -176,7 +187,10 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
       expect(Object.keys(commands)).toEqual([...HOOK_EVENTS[agent as HookAgent]]);
       for (const [event, list] of Object.entries(commands)) {
         expect(list).toHaveLength(1);
-        expect(list[0]).toMatch(new RegExp(`^".+" ".+/dist/src/bin\\.cjs" hook ${agent} --event ${event}$`));
+        const route = `http://127.0.0.1:8765/hook/${agent}/${event}?project=${encodeURIComponent(dir)}`;
+        // Claude Code posts to the route itself; Codex and Cursor run curl with the same url.
+        if (agent === 'claude') expect(list[0]).toBe(route);
+        else expect(list[0]).toMatch(new RegExp(`^o=\\$\\(curl .*'${route.replaceAll('?', '\\?')}'`));
       }
     }
     const instructions = await read(dir, files.instructions);
@@ -259,32 +273,184 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
   });
 });
 
-describe.each(HOOK_AGENTS)('the hook commands pulse setup %s writes', (agent) => {
-  it('name this node and the pulse bin, which start from that command line', async () => {
+/** A tool call each agent's PreToolUse-style hook gets that writes outside the plan, as its JSON. */
+const WRITE_CALL: Record<HookAgent, { event: string; input: (dir: string) => Record<string, unknown> }> = {
+  claude: {
+    event: 'PreToolUse',
+    input: (dir) => ({
+      session_id: 's',
+      cwd: dir,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'rm -rf src' },
+    }),
+  },
+  codex: {
+    event: 'PreToolUse',
+    input: (dir) => ({
+      session_id: 's',
+      turn_id: 't',
+      cwd: dir,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'rm -rf src' },
+    }),
+  },
+  cursor: {
+    event: 'beforeShellExecution',
+    input: (dir) => ({
+      conversation_id: 'c',
+      hook_event_name: 'beforeShellExecution',
+      workspace_roots: [dir],
+      command: 'rm -rf src',
+      cwd: dir,
+    }),
+  },
+};
+
+/** Whether an agent's answer holds the call, naming `eventId`. */
+const holds = (agent: HookAgent, answer: Record<string, unknown>, eventId: string) =>
+  JSON.stringify(agent === 'cursor' ? answer.agent_message : answer.hookSpecificOutput).includes(eventId);
+
+const TRANSPORTS: Array<[HookAgent, 'http' | 'curl' | 'node']> = [
+  ['claude', 'http'],
+  ['claude', 'curl'],
+  ['claude', 'node'],
+  ['codex', 'curl'],
+  ['codex', 'node'],
+  ['cursor', 'curl'],
+  ['cursor', 'node'],
+];
+
+describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (agent, transport) => {
+  /** The one handler of the write call's event, as written. */
+  const handlerFor = async (dir: string) =>
+    hookHandlers(agent, JSON.parse(await read(dir, FILES[agent].hooks!)))[WRITE_CALL[agent].event]![0]!;
+
+  /** Runs one handler as the agent does: posts the JSON to its url, or runs its command through a shell. */
+  const run = async (handler: Handler, dir: string, input: string) => {
+    if (handler.type === 'http') {
+      const response = await fetch(handler.url!, {
+        method: 'POST',
+        body: input,
+        headers: { 'content-type': 'application/json' },
+      }).catch(() => null);
+      return { code: 0, stdout: response === null ? '' : await response.text(), stderr: '' };
+    }
+    return sh(handler.command!, dir, input);
+  };
+
+  it('hold a write while a replan is pending, through the daemon on the port they were set up for', async () => {
     const dir = await project();
-    await setup(agent, dir, '--write');
-    const commands = hookCommands(agent, JSON.parse(await read(dir, FILES[agent].hooks!)));
-    const command = commands[HOOK_EVENTS[agent][0]]![0]!;
-    const [, node, cli] = /^"(.+)" "(.+)" hook /.exec(command)!;
-    expect(node).toBe(process.execPath);
-    expect(cli).toBe(BIN);
-    const prefix = command.slice(0, command.indexOf(' hook '));
-    const version = await sh(`${prefix} --version`, dir);
-    expect(version.code).toBe(0);
-    expect(version.stdout).toMatch(/^pulse-agent \d+\.\d+\.\d+/);
+    const daemon = await startDaemon(dir);
+    daemons.push(daemon);
+    const setUp = await setup(agent, dir, '--write', '--port', String(daemon.port), '--hooks', transport);
+    expect(setUp.code, setUp.stdout).toBe(0);
+    await writeFile(join(dir, '.pulse', 'guidance.md'), '# Guidance\n\nStop deleting things.\n');
+    const client = await connectClient(daemon.url);
+    const { structuredContent } = await client.callTool({ name: 'pulse_should_interrupt', arguments: {} });
+    await client.close();
+    const eventId = (structuredContent as { pending_replan_event_id: string }).pending_replan_event_id;
+    expect(eventId).toMatch(/^evt_/);
+
+    const { code, stdout, stderr } = await run(
+      await handlerFor(dir),
+      dir,
+      JSON.stringify(WRITE_CALL[agent].input(dir)),
+    );
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(holds(agent, JSON.parse(stdout), eventId), stdout).toBe(true);
   });
 
-  it('runs as written with stdin {} and no daemon, and lets the agent go on (exit 0) with one warning', async () => {
+  it.skipIf(transport === 'http')(
+    'run as written with stdin {} and no daemon, and let the agent go on (exit 0) with one warning',
+    async () => {
+      const dir = await project();
+      await setup(agent, dir, '--write', '--hooks', transport);
+      const handlers = hookHandlers(agent, JSON.parse(await read(dir, FILES[agent].hooks!)));
+      for (const event of HOOK_EVENTS[agent]) {
+        const { code, stdout, stderr } = await sh(handlers[event]![0]!.command!, dir, '{}');
+        expect(code, `${event}: ${stderr}`).toBe(0);
+        expect(JSON.parse(stdout), event).toBeTypeOf('object');
+        expect(stderr.trim().split('\n'), event).toEqual([
+          expect.stringMatching(
+            transport === 'curl'
+              ? /^pulse: no answer from the daemon \(curl: \(7\) /
+              : /^pulse: daemon not reachable for /,
+          ),
+        ]);
+      }
+    },
+  );
+
+  it.skipIf(transport !== 'node')(
+    'name this node and the pulse bin, which start from that command line',
+    async () => {
+      const dir = await project();
+      await setup(agent, dir, '--write', '--hooks', 'node');
+      const command = (await handlerFor(dir)).command!;
+      const [, node, cli] = /^"(.+)" "(.+)" hook /.exec(command)!;
+      expect(node).toBe(process.execPath);
+      expect(cli).toBe(BIN);
+      const prefix = command.slice(0, command.indexOf(' hook '));
+      const version = await sh(`${prefix} --version`, dir);
+      expect(version.code).toBe(0);
+      expect(version.stdout).toMatch(/^pulse-agent \d+\.\d+\.\d+/);
+    },
+  );
+});
+
+describe('pulse setup claude --write', () => {
+  it("allows pulse's three tools and enables its .mcp.json server, keeping the user's own rules", async () => {
     const dir = await project();
-    await setup(agent, dir, '--write');
-    const commands = hookCommands(agent, JSON.parse(await read(dir, FILES[agent].hooks!)));
-    for (const event of HOOK_EVENTS[agent]) {
-      const { code, stderr } = await sh(commands[event]![0]!, dir, '{}');
-      expect(code, `${event}: ${stderr}`).toBe(0);
-      expect(stderr.trim().split('\n'), event).toEqual([
-        expect.stringMatching(/^pulse: daemon not reachable for /),
-      ]);
-    }
+    await put(
+      dir,
+      '.claude/settings.local.json',
+      JSON.stringify({ permissions: { allow: ['Bash(ls)'], deny: ['WebFetch'] } }),
+    );
+    expect((await setup('claude', dir, '--write')).code).toBe(0);
+    const settings = JSON.parse(await read(dir, '.claude/settings.local.json'));
+    expect(settings.permissions).toEqual({
+      allow: [
+        'Bash(ls)',
+        'mcp__pulse__pulse_should_interrupt',
+        'mcp__pulse__pulse_ack_replan',
+        'mcp__pulse__pulse_ack_events',
+      ],
+      deny: ['WebFetch'],
+    });
+    expect(settings.enabledMcpjsonServers).toEqual(['pulse']);
+  });
+
+  it('moves hooks of an older setup (node, this clone) to HTTP in place, without --force', async () => {
+    const dir = await project();
+    const older = `"${process.execPath}" "${BIN}" hook claude --event Stop`;
+    await put(
+      dir,
+      '.claude/settings.local.json',
+      JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: older, timeout: 3 }] }] } }),
+    );
+    expect((await setup('claude', dir, '--write')).code).toBe(0);
+    const { hooks } = JSON.parse(await read(dir, '.claude/settings.local.json'));
+    expect(hooks.Stop).toEqual([
+      {
+        hooks: [
+          {
+            type: 'http',
+            url: `http://127.0.0.1:8765/hook/claude/Stop?project=${encodeURIComponent(dir)}`,
+            headers: { Authorization: 'Bearer $PULSE_TOKEN' },
+            allowedEnvVars: ['PULSE_TOKEN'],
+            timeout: 3,
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('refuses --hooks http for an agent that runs only command hooks', async () => {
+    const { code, stderr } = await setup('codex', await project(), '--hooks', 'http');
+    expect(code).toBe(1);
+    expect(stderr).toContain('codex runs only command hooks: use --hooks curl or --hooks node');
   });
 });
 
@@ -307,7 +473,7 @@ describe('pulse setup', () => {
     expect(stdout).toContain('keeps out of git');
     expect(stdout).toContain('3. Instructions, in CLAUDE.md:');
     expect(stdout).toContain(`"url": "${URL_8765}"`);
-    expect(stdout).toContain('hook claude --event PreToolUse');
+    expect(stdout).toContain('/hook/claude/PreToolUse?project=');
     expect(stdout).toContain('would create CLAUDE.md');
     expect(await readdir(dir)).toEqual([]);
   });
@@ -359,41 +525,28 @@ describe('pulse setup', () => {
     expect(text).not.toContain('old pulse text');
   });
 
-  it('takes a pulse hook of another clone for a conflict, and points it here with --force', async () => {
+  it('takes a pulse hook of another clone or port for a conflict, and points it here with --force', async () => {
     const dir = await project();
     const old = '"/old/node" "/old/pulse/dist/src/cli.js" hook claude --event Stop';
-    const settings = { hooks: { Stop: [{ hooks: [{ type: 'command', command: old, timeout: 3 }] }] } };
+    const otherPort = `http://127.0.0.1:9000/hook/claude/PreToolUse?project=${encodeURIComponent(dir)}`;
+    const settings = {
+      hooks: {
+        Stop: [{ hooks: [{ type: 'command', command: old, timeout: 3 }] }],
+        PreToolUse: [{ hooks: [{ type: 'http', url: otherPort }] }],
+      },
+    };
     await put(dir, '.claude/settings.local.json', JSON.stringify(settings));
     const refused = await setup('claude', dir, '--write');
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toContain(`hooks that run another pulse or node (${old})`);
+    expect(refused.stdout).toContain(`hooks that reach another pulse, port or project (`);
     const forced = await setup('claude', dir, '--write', '--force');
     expect(forced.code).toBe(0);
-    const stop = JSON.parse(await read(dir, '.claude/settings.local.json')).hooks.Stop;
-    expect(stop).toHaveLength(1);
-    expect(stop[0].hooks[0]).toEqual({
-      type: 'command',
-      command: `"${process.execPath}" "${BIN}" hook claude --event Stop`,
-      timeout: 3,
-    });
-  });
-
-  it("points this clone's hooks that an older setup wrote (cli.js) at the bin, without --force", async () => {
-    const dir = await project();
-    const older = `"${process.execPath}" "${CLI}" hook claude --event Stop`;
-    const settings = { hooks: { Stop: [{ hooks: [{ type: 'command', command: older, timeout: 3 }] }] } };
-    await put(dir, '.claude/settings.local.json', JSON.stringify(settings));
-    const { code } = await setup('claude', dir, '--write');
-    expect(code).toBe(0);
+    expect(forced.stdout).toContain('replaced 2 pulse hook(s) reaching another pulse, port or project');
     const { hooks } = JSON.parse(await read(dir, '.claude/settings.local.json'));
-    expect(hooks.Stop).toEqual([
-      {
-        hooks: [
-          { type: 'command', command: `"${process.execPath}" "${BIN}" hook claude --event Stop`, timeout: 3 },
-        ],
-      },
-    ]);
-    expect(JSON.stringify(hooks)).not.toContain(CLI);
+    expect(hooks.Stop).toHaveLength(1);
+    expect(hooks.Stop[0].hooks[0]).toMatchObject({ type: 'http', timeout: 3 });
+    expect(hooks.Stop[0].hooks[0]).not.toHaveProperty('command');
+    expect(hooks.PreToolUse[0].hooks[0].url).toContain('127.0.0.1:8765/hook/claude/PreToolUse');
   });
 
   it('never writes outside the project folder through a symlink', async () => {

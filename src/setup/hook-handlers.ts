@@ -1,0 +1,166 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { HookAgent } from '../hooks/events.js';
+import { phaseOf } from '../hooks/hook-input.js';
+import { letBe } from '../hooks/hook-output.js';
+import type { JsonObject } from './json-edit.js';
+
+/**
+ * How an agent's hook reaches the daemon: Claude Code posts it itself (`http`, no process at all);
+ * a command hook forwards its stdin with `curl` (a fraction of a Node start); `node` runs
+ * `pulse hook`, for a machine without curl or a POSIX shell.
+ */
+export type HookTransport = 'http' | 'curl' | 'node';
+
+export const HOOK_TRANSPORTS: readonly HookTransport[] = ['http', 'curl', 'node'];
+
+/** Where the `node` transport finds node and this clone's CLI; absolute, since pulse is not installed globally. */
+export interface HookRuntime {
+  nodePath: string;
+  cliPath: string;
+}
+
+/** Everything a hook handler names: the daemon's port, the project, and for `node` the runtime. */
+export interface HookTarget {
+  port: number;
+  project: string;
+  runtime: HookRuntime;
+}
+
+/** Seconds Claude Code and Codex give a hook before they cancel it; a pulse hook answers in milliseconds. */
+export const HOOK_TIMEOUT_SECONDS = 10;
+
+/** Past this a command hook gives up on the daemon and lets the agent go on (it fails open). */
+const CURL_MAX_SECONDS = 2;
+
+/**
+ * The node running this and the `pulse` bin next to this module (`dist/src/bin.cjs` once built):
+ * the CommonJS entry, which starts a hook faster than `cli.js`.
+ */
+export const currentRuntime = (): HookRuntime => ({
+  nodePath: process.execPath,
+  cliPath: fileURLToPath(new URL('../bin.cjs', import.meta.url)),
+});
+
+/** A path in double quotes for a POSIX shell; on Windows paths hold no `"` and backslashes are separators. */
+export const shellQuote = (path: string, platform = process.platform): string =>
+  platform === 'win32' ? `"${path}"` : `"${path.replace(/["\\$`]/g, '\\$&')}"`;
+
+/** Any text in single quotes for a POSIX shell: nothing inside is expanded. */
+const singleQuote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
+
+/** A path as a query value with nothing a shell or a URL reader could take for the end of it (RFC 3986). */
+const queryValue = (text: string) =>
+  encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/** The daemon's route for one hook event of one agent, for the project it was set up for. */
+export const hookRouteUrl = (
+  agent: HookAgent,
+  event: string,
+  { port, project }: Omit<HookTarget, 'runtime'>,
+) => `http://127.0.0.1:${port}/hook/${agent}/${event}?project=${queryValue(project)}`;
+
+/** The end every `node` hook command has, whichever node and clone it names. */
+const nodeCommandSuffix = (agent: HookAgent, event: string): string => ` hook ${agent} --event ${event}`;
+
+/** `"<node>" "<bin.cjs>" hook <agent> --event <event>`. */
+export const nodeHookCommand = (agent: HookAgent, event: string, runtime: HookRuntime): string =>
+  `${shellQuote(runtime.nodePath)} ${shellQuote(runtime.cliPath)}${nodeCommandSuffix(agent, event)}`;
+
+/**
+ * A POSIX shell line that posts the hook's stdin to the daemon and prints its answer; when no
+ * answer comes (not running, another port, too slow, a token refused) it prints the agent's
+ * "change nothing" and one line on stderr saying why: a hook never wedges an agent.
+ */
+export const curlHookCommand = (
+  agent: HookAgent,
+  event: string,
+  target: Omit<HookTarget, 'runtime'>,
+): string => {
+  const phase = phaseOf(agent, event);
+  const start = `pulse start -p ${target.project} --port ${target.port}`;
+  return [
+    `o=$(curl -sSf -m ${CURL_MAX_SECONDS} -H 'content-type: application/json'`,
+    ` -H "authorization: Bearer \${PULSE_TOKEN-}" --data-binary @- ${singleQuote(hookRouteUrl(agent, event, target))} 2>&1)`,
+    ` && printf '%s\\n' "$o"`,
+    ` || { printf 'pulse: no answer from the daemon (%s); not enforcing replans. Start it with: %s\\n' "$o" ${singleQuote(start)} >&2;`,
+    ` printf '%s\\n' ${singleQuote(letBe(agent, event, phase))}; }`,
+  ].join('');
+};
+
+/** Claude Code's HTTP hook: it posts the hook JSON to the daemon itself, with $PULSE_TOKEN when set. */
+const httpHandler = (agent: HookAgent, event: string, target: HookTarget): JsonObject => ({
+  type: 'http',
+  url: hookRouteUrl(agent, event, target),
+  headers: { Authorization: 'Bearer $PULSE_TOKEN' },
+  allowedEnvVars: ['PULSE_TOKEN'],
+  timeout: HOOK_TIMEOUT_SECONDS,
+});
+
+/** The handler pulse puts in an agent's hooks file for one event (Cursor's layout adds nothing to `command`). */
+export const hookHandler = (
+  agent: HookAgent,
+  event: string,
+  transport: HookTransport,
+  target: HookTarget,
+): JsonObject => {
+  if (transport === 'http') return httpHandler(agent, event, target);
+  const command =
+    transport === 'curl'
+      ? curlHookCommand(agent, event, target)
+      : nodeHookCommand(agent, event, target.runtime);
+  return agent === 'cursor' ? { command } : { type: 'command', command, timeout: HOOK_TIMEOUT_SECONDS };
+};
+
+/** A pulse hook found in an agent's hooks file: how it reaches a daemon, and which. */
+export type FoundPulseHook =
+  | { transport: 'http' | 'curl'; port: number; project: string }
+  | { transport: 'node'; runtime: HookRuntime };
+
+const ROUTE = /http:\/\/127\.0\.0\.1:(\d+)\/hook\/([a-z]+)\/(\w+)\?project=([^'"\s]+)/;
+
+/** Whether a handler of the user's hooks file is a pulse hook for this agent's event, and where it points. */
+export const findPulseHook = (
+  agent: HookAgent,
+  event: string,
+  handler: JsonObject,
+): FoundPulseHook | null => {
+  const text =
+    typeof handler.url === 'string'
+      ? handler.url
+      : typeof handler.command === 'string'
+        ? handler.command
+        : '';
+  const route = ROUTE.exec(text);
+  if (route !== null && route[2] === agent && route[3] === event) {
+    return {
+      transport: handler.type === 'http' ? 'http' : 'curl',
+      port: Number(route[1]),
+      project: decodeURIComponent(route[4]!),
+    };
+  }
+  if (typeof handler.command !== 'string' || !handler.command.endsWith(nodeCommandSuffix(agent, event)))
+    return null;
+  const paths = /^"((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)" hook /.exec(handler.command);
+  const unquote = (path: string) => path.replace(/\\(.)/g, '$1');
+  return {
+    transport: 'node',
+    runtime: paths
+      ? { nodePath: unquote(paths[1]!), cliPath: unquote(paths[2]!) }
+      : { nodePath: '', cliPath: '' },
+  };
+};
+
+/**
+ * Whether a pulse hook found in the file reaches the same daemon as `target` (same port and
+ * project, or this node and clone: its `bin.cjs`, or the `cli.js` an older setup named), so it can
+ * be brought up to date without `--force`.
+ */
+export const reachesTarget = (found: FoundPulseHook, target: HookTarget): boolean => {
+  if (found.transport !== 'node') return found.port === target.port && found.project === target.project;
+  const { nodePath, cliPath } = target.runtime;
+  return (
+    found.runtime.nodePath === nodePath &&
+    [cliPath, join(dirname(cliPath), 'cli.js')].includes(found.runtime.cliPath)
+  );
+};
