@@ -220,6 +220,21 @@ program
   );
 
 program
+  .command('doctor')
+  .description(
+    "check that pulse works for this project: the daemon, each agent's entries, hooks and permissions, Codex trust and hook review, git; each problem with its fix",
+  )
+  .option('-p, --project <dir>', 'project folder', '.')
+  .option('--port <port>', `the port to expect when no daemon runs (default ${DEFAULT_PORT})`, parsePort)
+  .option('--json', 'print JSON')
+  .action(async (options: { project: string; port?: number; json?: boolean }) => {
+    const { formatDoctor, runDoctor } = await import('./doctor/doctor-command.js');
+    const report = await runDoctor(options).catch(fail);
+    console.log(options.json ? JSON.stringify(report, null, 2) : formatDoctor(report));
+    if (!report.ok) process.exitCode = 1;
+  });
+
+program
   .command('hook')
   .description("answer an agent's hook: reads its JSON on stdin, holds tool calls while a replan is pending")
   .argument('<agent>', 'claude, codex or cursor', (value: string) => {

@@ -5,7 +5,8 @@ import { readDiscovery } from '../store/discovery-file.js';
 /** The daemon serving a project, or why there is none to ask. */
 export type DaemonLookup = { project: string; url: string } | { project: string; problem: string };
 
-const isRunning = (pid: number): boolean => {
+/** Whether a process with this pid runs (as this user or another). */
+export const isRunning = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;

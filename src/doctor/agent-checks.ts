@@ -1,0 +1,120 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, sep } from 'node:path';
+import type { SetupAgent } from '../setup/agent-names.js';
+import { findProgram } from '../setup/find-program.js';
+import type { HookTransport } from '../setup/hook-handlers.js';
+import { type InstalledHook, installedHooks } from '../setup/installed-hooks.js';
+import { runSetup, type SetupFileReport } from '../setup/setup-command.js';
+import { type Finding, holds, problem } from './finding.js';
+
+/** What an agent's checks need: the project, the port its entries should name, how to print a pulse command. */
+export interface AgentCheckContext {
+  project: string;
+  port: number;
+  /** `pulse <args>` as the user can run it. */
+  command(args: string): string;
+}
+
+const WHAT: Record<SetupFileReport['part'], string> = {
+  mcp: 'the pulse MCP server entry',
+  hooks: "pulse's hooks",
+  instructions: "pulse's instruction block",
+};
+
+/**
+ * Places npm, npx and pnpm may clean on their own: a hook that runs pulse from there stops
+ * enforcing the day it is cleaned, without a word.
+ */
+const inPackageCache = (path: string): boolean =>
+  path.includes(`${sep}_npx${sep}`) ||
+  path.startsWith(join(homedir(), '.npm') + sep) ||
+  /[\\/](?:dlx-[^\\/]+|\.pnpm-store|pnpm[\\/]dlx)[\\/]/.test(path);
+
+/** Whether the hooks can run at all: curl is there, or the node and pulse they name exist and will stay. */
+const hookTargetFindings = (
+  agent: SetupAgent,
+  hooks: InstalledHook[],
+  context: AgentCheckContext,
+): Finding[] => {
+  const transports = new Set(hooks.map((hook) => hook.transport));
+  const findings: Finding[] = [];
+  if (transports.has('curl') && findProgram('curl') === null) {
+    findings.push(
+      problem(
+        agent,
+        'its hooks run curl, which is not on PATH here: every hook fails open, nothing is enforced',
+        `Install curl, or: ${context.command(`setup ${agent} --write --hooks node -p ${context.project}`)}`,
+      ),
+    );
+  }
+  for (const hook of hooks) {
+    if (hook.transport !== 'node') continue;
+    const { nodePath, cliPath } = hook.runtime;
+    const missing = [nodePath, cliPath].find((path) => !existsSync(path));
+    if (missing !== undefined) {
+      findings.push(
+        problem(
+          agent,
+          `its ${hook.event} hook runs ${missing}, which does not exist: it fails open, nothing is enforced`,
+          context.command(`setup ${agent} --write --force -p ${context.project}`),
+        ),
+      );
+      break;
+    }
+    if (inPackageCache(cliPath)) {
+      findings.push(
+        problem(
+          agent,
+          `its hooks run pulse from a package manager's cache (${cliPath}), which may be cleaned at any time: the hooks would then stop enforcing without a word`,
+          `Install pulse where it stays (a clone, or npm install -g), then run its ${context.command(`setup ${agent} --write --force -p ${context.project}`)}; or use --hooks curl`,
+        ),
+      );
+      break;
+    }
+  }
+  return findings;
+};
+
+/**
+ * One agent's entries in the project, judged by what `pulse setup` would write for the daemon's
+ * port (a preview, nothing written), and whether its hooks can run. An agent with none of pulse's
+ * entries is reported as not set up, which is not a problem on its own.
+ */
+export const checkAgent = async (
+  agent: SetupAgent,
+  context: AgentCheckContext,
+): Promise<{ setUp: boolean; findings: Finding[] }> => {
+  const hooks = agent === 'vscode' ? [] : await installedHooks(agent, context.project);
+  const transport: HookTransport | undefined = hooks[0]?.transport;
+  const preview = await runSetup({
+    agent,
+    project: context.project,
+    port: context.port,
+    ...(transport ? { hooks: transport } : {}),
+  });
+  const mcp = preview.files.find((file) => file.part === 'mcp')!;
+  const setUp = mcp.status === 'unchanged' || mcp.status === 'conflict' || hooks.length > 0;
+  if (!setUp) return { setUp, findings: [] };
+  const findings: Finding[] = [];
+  const fix = context.command(
+    `setup ${agent} --write -p ${context.project} --port ${context.port}${transport ? ` --hooks ${transport}` : ''}`,
+  );
+  for (const file of preview.files) {
+    if (file.status === 'unchanged') continue;
+    const what = WHAT[file.part];
+    if (file.status === 'conflict' || file.status === 'invalid') {
+      findings.push(problem(agent, `${file.file} ${file.problem}`, file.fix ?? fix));
+    } else {
+      findings.push(problem(agent, `${file.file} lacks ${what}, or has an older one`, fix));
+    }
+  }
+  findings.push(...hookTargetFindings(agent, hooks, context));
+  if (findings.length === 0) {
+    const files = preview.files.map((file) => file.file).join(', ');
+    findings.push(
+      holds(agent, `set up for port ${context.port}${transport ? ` (${transport} hooks)` : ''}: ${files}`),
+    );
+  }
+  return { setUp, findings };
+};

@@ -1,0 +1,133 @@
+import { realpath } from 'node:fs/promises';
+import { tokenHeaders, tokenRefusal } from '../daemon-token.js';
+import { isRunning } from '../hooks/find-daemon.js';
+import { readDiscovery } from '../store/discovery-file.js';
+import type { PulsePaths } from '../store/paths.js';
+import { VERSION } from '../version.js';
+import { type Finding, holds, problem } from './finding.js';
+
+/** The daemon doctor found serving this project, for the agents' checks. */
+export interface ServingDaemon {
+  port: number;
+  url: string;
+}
+
+const sameFolder = async (a: string, b: string) =>
+  a === b || (await realpath(a).catch(() => a)) === (await realpath(b).catch(() => b));
+
+/** GET `path` of the daemon, JSON, within 2 s; null when nothing answers. */
+const ask = async (base: string, path: string, init: RequestInit = {}) => {
+  try {
+    const response = await fetch(new URL(path, base), {
+      ...init,
+      headers: { ...tokenHeaders(), ...init.headers },
+      signal: AbortSignal.timeout(2000),
+    });
+    return { status: response.status, text: await response.text() };
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Whether a daemon serves this project: its discovery file, a live pid, `/healthz` naming this
+ * project and this version, and the hook route answering an agent's hook as the agents will.
+ */
+export const checkDaemon = async (
+  paths: PulsePaths,
+  startCommand: string,
+): Promise<{ findings: Finding[]; daemon: ServingDaemon | null }> => {
+  const down = (message: string, fix = `Start it: ${startCommand}`) => ({
+    findings: [problem('daemon', message, fix)],
+    daemon: null,
+  });
+  const discovery = readDiscovery(paths.dir);
+  if (discovery === null)
+    return down('not running (no .pulse/daemon.json): agents run without replans enforced');
+  if (!isRunning(discovery.pid)) {
+    return down(
+      `not running: .pulse/daemon.json names pid ${discovery.pid}, which has exited (a crash or a kill -9)`,
+    );
+  }
+  const health = await ask(discovery.url, '/healthz');
+  if (health === null) {
+    return down(
+      `pid ${discovery.pid} runs, but nothing answers at ${discovery.url} within 2 s`,
+      `Stop it (kill ${discovery.pid}), then: ${startCommand}`,
+    );
+  }
+  if (health.status === 401) {
+    return down(
+      tokenRefusal(discovery.url),
+      'Export PULSE_TOKEN=<the token the daemon was started with>, then run this again.',
+    );
+  }
+  const body = JSON.parse(health.text) as {
+    project?: string;
+    version?: string;
+    ok?: boolean;
+    error?: string;
+  };
+  if (body.project === undefined || !(await sameFolder(body.project, paths.projectRoot))) {
+    return down(
+      `${discovery.url} is a pulse serving ${body.project ?? 'another project'}, not ${paths.projectRoot}`,
+      `Stop the daemon of pid ${discovery.pid}, then: ${startCommand}`,
+    );
+  }
+  const daemon = { port: discovery.port, url: discovery.url };
+  const findings: Finding[] = [];
+  if (body.ok !== true) {
+    findings.push(
+      problem(
+        'daemon',
+        `answers, but is not well: ${body.error ?? 'the event log failed'}`,
+        `Read .pulse/pulse.log, fix what it says, then restart: ${startCommand}`,
+      ),
+    );
+  } else if (body.version !== VERSION) {
+    findings.push(
+      problem(
+        'daemon',
+        `runs pulse ${body.version}, but this pulse is ${VERSION}: its hooks and tools may differ from what setup wrote`,
+        `Restart it (kill ${discovery.pid}, then ${startCommand})`,
+      ),
+    );
+  } else {
+    findings.push(
+      holds(
+        'daemon',
+        `pulse ${VERSION} serves ${paths.projectRoot} at ${discovery.url} (pid ${discovery.pid})`,
+      ),
+    );
+  }
+  // The route the agents' hooks post to, answered as they will be: a read while nothing is pending changes nothing.
+  const probe = JSON.stringify({
+    session_id: 'pulse-doctor',
+    cwd: paths.projectRoot,
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Read',
+    tool_input: { file_path: paths.file('task.md') },
+  });
+  const route = `/hook/claude/PreToolUse?project=${encodeURIComponent(paths.projectRoot)}`;
+  const hook = await ask(discovery.url, route, {
+    method: 'POST',
+    body: probe,
+    headers: { 'content-type': 'application/json' },
+  });
+  let answer: Record<string, unknown> | null = null;
+  try {
+    answer = hook?.status === 200 ? (JSON.parse(hook.text) as Record<string, unknown>) : null;
+  } catch {
+    answer = null;
+  }
+  if (answer === null || typeof answer.systemMessage === 'string') {
+    findings.push(
+      problem(
+        'daemon',
+        `its hook route did not answer as agents need (${hook === null ? 'no answer' : `${hook.status}: ${hook.text.slice(0, 200)}`})`,
+        `Restart it with this pulse: ${startCommand}`,
+      ),
+    );
+  }
+  return { findings, daemon };
+};

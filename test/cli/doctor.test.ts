@@ -1,0 +1,154 @@
+import { execFileSync } from 'node:child_process';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DoctorReport } from '../../src/doctor/doctor-command.js';
+import { runCli, startDaemon, tempProject } from '../helpers/daemon.js';
+import { trackStarted } from '../helpers/started.js';
+
+// `pulse doctor` as a user runs it: the built CLI against real projects, a real daemon and the
+// files `pulse setup` wrote.
+
+const started = trackStarted();
+afterEach(started.cleanUp);
+
+const project = async () => {
+  const dir = await tempProject('pulse-doctor-');
+  started.projects.push(dir);
+  return dir;
+};
+
+const doctor = async (dir: string, ...args: string[]) => {
+  const { code, stdout, stderr } = await runCli(['doctor', '-p', dir, '--json', ...args]);
+  expect(stderr).toBe('');
+  return { code, report: JSON.parse(stdout) as DoctorReport };
+};
+
+const problems = (report: DoctorReport) =>
+  report.findings.filter((f) => !f.ok).map(({ subject, message, fix }) => ({ subject, message, fix }));
+
+const daemonOn = async (dir: string) => {
+  const daemon = await startDaemon(dir);
+  started.daemons.push(daemon);
+  return daemon;
+};
+
+describe('pulse doctor', () => {
+  it('says what to start in a folder pulse never ran in, and exits 1', async () => {
+    const dir = await project();
+    const { code, report } = await doctor(dir);
+    expect(code).toBe(1);
+    expect(problems(report)).toEqual([
+      {
+        subject: 'project',
+        message: `${dir} has no .pulse/ folder: pulse has never run here`,
+        fix: `Start it here: pulse start -p ${dir}`,
+      },
+    ]);
+  });
+
+  it('exits 0 when the daemon serves the project and an agent is set up for its port', async () => {
+    const dir = await project();
+    const daemon = await daemonOn(dir);
+    expect(
+      (await runCli(['setup', 'claude', '--write', '-p', dir, '--port', String(daemon.port)])).code,
+    ).toBe(0);
+    const { code, report } = await doctor(dir);
+    expect(problems(report)).toEqual([]);
+    expect(code).toBe(0);
+    expect(report.findings.map((f) => f.subject)).toEqual(['daemon', 'claude']);
+    const { stdout } = await runCli(['doctor', '-p', dir]);
+    expect(stdout).toContain(`ok  claude: set up for port ${daemon.port} (http hooks)`);
+    expect(stdout.trimEnd().endsWith('All good.')).toBe(true);
+  });
+
+  it('names an agent pointed at another port than the daemon serves, with both ways out', async () => {
+    const dir = await project();
+    const daemon = await daemonOn(dir);
+    await runCli(['setup', 'codex', '--write', '-p', dir, '--port', '9000']);
+    const { code, report } = await doctor(dir);
+    expect(code).toBe(1);
+    const found = problems(report);
+    expect(found[0]).toEqual({
+      subject: 'codex',
+      message: expect.stringContaining(
+        `already has a "pulse" MCP server at http://127.0.0.1:9000/mcp, not http://127.0.0.1:${daemon.port}/mcp`,
+      ),
+      fix: expect.stringContaining('or keep it and pass --port 9000'),
+    });
+    expect(found.map((f) => f.subject)).toEqual(expect.arrayContaining(['codex']));
+  });
+
+  it('when no daemon runs, says to start it on the port the agents were set up for', async () => {
+    const dir = await project();
+    await runCli(['init', '-p', dir]);
+    await runCli(['setup', 'cursor', '--write', '-p', dir, '--port', '9123']);
+    const { code, report } = await doctor(dir);
+    expect(code).toBe(1);
+    expect(problems(report)).toEqual([
+      {
+        subject: 'daemon',
+        message: 'not running (no .pulse/daemon.json): agents run without replans enforced',
+        fix: `Start it: pulse start -p ${dir} --port 9123`,
+      },
+    ]);
+  });
+
+  it('finds node hooks whose pulse is gone, and says to set them up again', async () => {
+    const dir = await project();
+    const daemon = await daemonOn(dir);
+    await runCli(['setup', 'claude', '--write', '-p', dir, '--port', String(daemon.port), '--hooks', 'node']);
+    const settings = join(dir, '.claude', 'settings.local.json');
+    const text = await readFile(settings, 'utf8');
+    await writeFile(settings, text.replaceAll('dist/src/bin.cjs', 'gone/bin.cjs'));
+    const { report } = await doctor(dir);
+    expect(problems(report)).toEqual([
+      expect.objectContaining({
+        subject: 'claude',
+        message: expect.stringContaining('has pulse hooks that reach another pulse'),
+      }),
+      {
+        subject: 'claude',
+        message: expect.stringMatching(
+          /hook runs \S+gone\/bin\.cjs, which does not exist: it fails open, nothing is enforced$/,
+        ),
+        fix: `pulse setup claude --write --force -p ${dir}`,
+      },
+    ]);
+  });
+
+  it("reports pulse's runtime files that git would track, and says how to ignore them", async () => {
+    const dir = await project();
+    execFileSync('git', ['init', '-q', dir]);
+    const daemon = await daemonOn(dir);
+    await runCli(['setup', 'claude', '--write', '-p', dir, '--port', String(daemon.port)]);
+    expect(problems((await doctor(dir)).report)).toEqual([]);
+    expect((await doctor(dir)).report.findings.at(-1)).toMatchObject({ subject: 'git', ok: true });
+
+    await rm(join(dir, '.pulse', '.gitignore'));
+    const { code, report } = await doctor(dir);
+    expect(code).toBe(1);
+    expect(problems(report)).toEqual([
+      {
+        subject: 'git',
+        message: expect.stringMatching(
+          /^git would track pulse's runtime files: \.pulse\/state\.json, \.pulse\/events\.jsonl, /,
+        ),
+        fix: `pulse init -p ${dir} adds .pulse/.gitignore when it is missing; otherwise add those names to .pulse/.gitignore`,
+      },
+    ]);
+  });
+
+  it('says when no agent is set up at all', async () => {
+    const dir = await project();
+    await daemonOn(dir);
+    const { code, report } = await doctor(dir);
+    expect(code).toBe(1);
+    expect(problems(report)).toEqual([
+      expect.objectContaining({
+        subject: 'agents',
+        fix: `pulse setup <claude|codex|cursor|vscode> --write -p ${dir}`,
+      }),
+    ]);
+  });
+});
