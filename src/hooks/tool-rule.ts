@@ -32,7 +32,18 @@ const READ_OR_PLAN_TOOLS: Record<HookAgent, ReadonlySet<string>> = {
     'ReadMcpResourceTool',
     'ReadMcpResourceDirTool',
   ]),
-  codex: new Set(['update_plan', 'list_mcp_resources', 'list_mcp_resource_templates', 'read_mcp_resource']),
+  // Codex 0.171 fires PreToolUse for these besides Bash, apply_patch and MCP tools (update_plan: older releases).
+  codex: new Set([
+    'list_mcp_resources',
+    'list_mcp_resource_templates',
+    'read_mcp_resource',
+    'view_image',
+    'get_goal',
+    'create_goal',
+    'update_goal',
+    'update_plan',
+    'request_user_input',
+  ]),
   // Cursor runs hooks only before shell commands and MCP tools.
   cursor: new Set(),
 };

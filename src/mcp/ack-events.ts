@@ -4,6 +4,7 @@ import { ackEvents } from '../requests.js';
 import type { PulseActor } from '../wiring.js';
 import { jsonResult } from './json-result.js';
 import { callerOf } from './should-interrupt.js';
+import { ACK_ANNOTATIONS } from './tool-annotations.js';
 
 export const ackEventsOutput = {
   accepted: z.boolean(),
@@ -38,7 +39,7 @@ export const registerAckEvents = (server: McpServer, actor: PulseActor): void =>
         'Acknowledge a delivery of external events from pulse_should_interrupt. outcomes per event id: told, not_worth_saying, or later (deliver again); an event left out counts as told. Only the agent that received the delivery may acknowledge it: from the same MCP session, or with the same agent name.',
       inputSchema: ackEventsInputSchema,
       outputSchema: ackEventsOutputSchema,
-      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+      annotations: ACK_ANNOTATIONS,
     },
     async ({ delivery_id, outcomes, agent }, extra) => {
       const reply = await ackEvents(actor, delivery_id, outcomes, callerOf(agent, extra.sessionId));

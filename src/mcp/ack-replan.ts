@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ackReplan } from '../requests.js';
 import type { PulseActor } from '../wiring.js';
 import { jsonResult } from './json-result.js';
+import { ACK_ANNOTATIONS } from './tool-annotations.js';
 
 export const ackOutput = {
   accepted: z.boolean(),
@@ -26,7 +27,7 @@ export const registerAckReplan = (server: McpServer, actor: PulseActor): void =>
         'Acknowledge that an agent replanned for the latest guidance or constraints event. Pass pending_replan_event_id from pulse_should_interrupt, after updating .pulse/plan.md.',
       inputSchema: ackInputSchema,
       outputSchema: ackOutputSchema,
-      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
+      annotations: ACK_ANNOTATIONS,
     },
     async ({ event_id }) => {
       const { requestId: _requestId, ...reply } = await ackReplan(actor, event_id);

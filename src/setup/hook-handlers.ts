@@ -68,23 +68,32 @@ export const nodeHookCommand = (agent: HookAgent, event: string, runtime: HookRu
   `${shellQuote(runtime.nodePath)} ${shellQuote(runtime.cliPath)}${nodeCommandSuffix(agent, event)}`;
 
 /**
- * A POSIX shell line that posts the hook's stdin to the daemon and prints its answer; when no
- * answer comes (not running, another port, too slow, a token refused) it prints the agent's
- * "change nothing" and one line on stderr saying why: a hook never wedges an agent.
+ * A POSIX shell line that posts the hook's stdin to the daemon and prints its answer. When none
+ * comes (nothing on the port, too slow, a refusal such as a missing token) it prints the agent's
+ * "change nothing", so a hook never wedges an agent, and says why once: Claude Code and Codex show
+ * a `systemMessage` (Codex shows no hook's stderr), Cursor gets the line on stderr.
  */
 export const curlHookCommand = (
   agent: HookAgent,
   event: string,
   target: Omit<HookTarget, 'runtime'>,
 ): string => {
-  const phase = phaseOf(agent, event);
-  const start = `pulse start -p ${target.project} --port ${target.port}`;
+  const where = `at 127.0.0.1:${target.port} for ${target.project}`;
+  const after = `; not enforcing replans. Start it with: pulse start -p ${target.project} --port ${target.port}`;
+  // The message's fixed parts go in JSON-escaped (without their quotes); $w is one of the fixed phrases.
+  const json = (text: string) => JSON.stringify(text).slice(1, -1);
+  const letBeText = letBe(agent, event, phaseOf(agent, event));
+  const answer =
+    agent === 'cursor'
+      ? `printf '%s\n' ${singleQuote(letBeText)}`
+      : `printf '{"systemMessage":"pulse: the daemon %s %s%s"}\n' "$w" ${singleQuote(json(where))} ${singleQuote(json(after))}`;
   return [
     `o=$(curl -sSf -m ${CURL_MAX_SECONDS} -H 'content-type: application/json'`,
-    ` -H "authorization: Bearer \${PULSE_TOKEN-}" --data-binary @- ${singleQuote(hookRouteUrl(agent, event, target))} 2>&1)`,
-    ` && printf '%s\\n' "$o"`,
-    ` || { printf 'pulse: no answer from the daemon (%s); not enforcing replans. Start it with: %s\\n' "$o" ${singleQuote(start)} >&2;`,
-    ` printf '%s\\n' ${singleQuote(letBe(agent, event, phase))}; }`,
+    ` -H "authorization: Bearer \${PULSE_TOKEN-}" --data-binary @- ${singleQuote(hookRouteUrl(agent, event, target))} 2>/dev/null)`,
+    ` && printf '%s\n' "$o"`,
+    ` || { e=$?; case $e in 7) w='is not running';; 28) w='did not answer within ${CURL_MAX_SECONDS} s';;`,
+    ` 22) w='refused the hook (is PULSE_TOKEN set?)';; *) w="could not be asked (curl exit $e)";; esac;`,
+    ` printf 'pulse: the daemon %s %s%s\n' "$w" ${singleQuote(where)} ${singleQuote(after)} >&2; ${answer}; }`,
   ].join('');
 };
 

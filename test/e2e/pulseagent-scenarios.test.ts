@@ -695,6 +695,16 @@ describe('MCP surface (test_mcp_server.py)', () => {
     for (const prompt of prompts) expect(prompt.arguments ?? []).toEqual([]);
   });
 
+  it('annotates every tool as neither destructive nor open-world, so agents run them unasked', async () => {
+    const { tools } = await client.listTools();
+    expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))).toEqual({
+      // Not read-only: a check-in logs what changed and may claim a delivery.
+      pulse_should_interrupt: { destructiveHint: false, openWorldHint: false },
+      pulse_ack_replan: { destructiveHint: false, openWorldHint: false, idempotentHint: true },
+      pulse_ack_events: { destructiveHint: false, openWorldHint: false, idempotentHint: true },
+    });
+  });
+
   it('declares an output schema on each tool that names the PulseAgent fields', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
