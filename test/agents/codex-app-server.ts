@@ -26,7 +26,12 @@ export const openAppServer = async (home: CodexHome): Promise<AppServer> => {
   });
   const waiting = new Map<number, (answer: AppServerAnswer) => void>();
   createInterface({ input: child.stdout }).on('line', (line) => {
-    const message = JSON.parse(line) as Partial<AppServerAnswer>;
+    let message: Partial<AppServerAnswer>;
+    try {
+      message = JSON.parse(line) as Partial<AppServerAnswer>;
+    } catch {
+      return; // not a JSON-RPC message
+    }
     if (typeof message.id === 'number') waiting.get(message.id)?.(message as AppServerAnswer);
   });
   let nextId = 0;

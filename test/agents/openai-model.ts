@@ -82,7 +82,7 @@ export interface ScriptedModel {
   baseUrl: string;
   /** Every request received, in order, side requests included. */
   requests: RecordedRequest[];
-  /** The bodies of the requests that consumed a step, in order. */
+  /** The bodies of the turn requests, in order (those past the end of the script too). */
   turns(): ResponsesBody[];
   /** Turn requests that came after the script ended (answered with a plain "done"). */
   overruns: number;
@@ -100,7 +100,7 @@ const outputText = (output: unknown): string =>
     ? output
     : Array.isArray(output)
       ? output.map((part: { text?: string }) => part.text ?? '').join('')
-      : JSON.stringify(output);
+      : JSON.stringify(output ?? null);
 
 const modelRequest = (body: ResponsesBody, headers: IncomingHttpHeaders): ModelRequest => ({
   body,
