@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The real agent CLIs: npm run test:agents (test/agents/vitest.config.ts).
+    exclude: [...configDefaults.exclude, 'test/agents/**'],
     // The second prints the model suites' coverage table at the end of a run (npm run test:model).
     globalSetup: ['test/helpers/build.ts', 'test/helpers/model-coverage-summary.ts'],
     testTimeout: 30_000,

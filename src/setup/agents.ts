@@ -116,8 +116,7 @@ export const agentSetup = (agent: SetupAgent, target: SetupTarget): AgentSetup =
           instructionsPart('AGENTS.md', '.codex/hooks.json'),
         ],
         notes: [
-          'Codex reads .codex/config.toml and .codex/hooks.json only in a project you trust.',
-          'Hooks need `[features] codex_hooks = true` in config.toml on Codex releases from before hooks were on by default (newer releases run them unless `[features] hooks = false`); pulse does not write that flag.',
+          'Codex uses .codex/ only in a project you trust, and runs its hooks only once you reviewed them ("Hooks need review" when codex starts, or /hooks); pulse never does either for you. `pulse doctor` says where both stand.',
           `For every project of yours instead: codex mcp add pulse --url ${url}`,
         ],
       };

@@ -55,6 +55,14 @@ export const formatSetup = (result: SetupResult): string => {
   const heading = `pulse setup for ${result.title}, MCP endpoint ${result.url}, project ${result.project}`;
   const files = fileLines(result);
   const notes = ['Notes:', ...result.notes.map((note) => `- ${note}`)];
+  const gates =
+    result.gates.length === 0
+      ? []
+      : [
+          `${result.title} will not use all of this yet:`,
+          ...result.gates.flatMap((gate) => [`- ${gate.message}.`, `  Do: ${gate.fix}`]),
+          '',
+        ];
   const parts = result.mode === 'preview' ? preview(result) : [];
-  return [heading, '', ...parts, ending(result), ...files, '', ...notes].join('\n');
+  return [heading, '', ...parts, ending(result), ...files, '', ...gates, ...notes].join('\n');
 };

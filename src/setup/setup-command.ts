@@ -5,6 +5,7 @@ import { ProjectFolderError } from '../store/pulse-folder.js';
 import type { SetupAgent } from './agent-names.js';
 import { agentSetup, type PartName } from './agents.js';
 import { writePlanned } from './apply.js';
+import { type GateVerdict, gateVerdicts, readCodexGates } from './codex-gates.js';
 import { findProgram } from './find-program.js';
 import { currentRuntime, type HookRuntime, type HookTransport } from './hook-handlers.js';
 import { type PlannedFile, planSetup } from './plan.js';
@@ -20,6 +21,8 @@ export interface SetupOptions {
   /** How the hooks reach the daemon; by default `http` for Claude Code, else `curl` where there is one. */
   hooks?: HookTransport;
   runtime?: HookRuntime;
+  /** Where Codex's user config is found (`CODEX_HOME`). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export type FileStatus = 'created' | 'changed' | 'unchanged' | 'conflict' | 'invalid';
@@ -47,6 +50,8 @@ export interface SetupResult {
   parts: Array<{ part: PartName; file: string; why?: string; snippet: string }>;
   files: SetupFileReport[];
   notes: string[];
+  /** What the agent itself still holds back (Codex: trust, hook review), with the user's step for each. */
+  gates: GateVerdict[];
   /** `write` with --write, else `preview`: nothing is written. */
   mode: 'preview' | 'write';
   /** Whether files were written: --write, and no refusal. */
@@ -152,6 +157,10 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
       done.push(planned.file);
     }
   }
+  const gates =
+    options.agent === 'codex'
+      ? gateVerdicts(await readCodexGates(project, options.env ?? process.env)).filter((gate) => !gate.ok)
+      : [];
   return {
     agent: setup.agent,
     title: setup.title,
@@ -161,6 +170,7 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
     parts,
     files,
     notes: setup.notes,
+    gates,
     mode: options.write === true ? 'write' : 'preview',
     written,
     refused,

@@ -80,11 +80,21 @@ const byHand = (problem: string, url: string) =>
     fix: `Add the server there by hand (url = "${url}"), or turn it into a [mcp_servers.pulse] table.`,
   }) as const;
 
-/** Codex's `.codex/config.toml`: a `[mcp_servers.pulse]` table with our url, appended to the user's file. */
+/**
+ * Codex asks before each tool of a server unless told otherwise (or the tool's annotations say it
+ * is harmless): pulse's server runs its three tools unasked, and no other server gets anything.
+ */
+const APPROVAL_KEY = 'default_tools_approval_mode';
+const APPROVAL_LINE = `${APPROVAL_KEY} = "approve"`;
+
+/**
+ * Codex's `.codex/config.toml`: a `[mcp_servers.pulse]` table with our url and its tools approved,
+ * appended to the user's file; an existing table of ours gets the approval line it lacks.
+ */
 export const tomlMcpEdit =
   (url: string): FileEdit =>
   (current, options) => {
-    const table = `[mcp_servers.pulse]\nurl = ${JSON.stringify(url)}\n`;
+    const table = `[mcp_servers.pulse]\nurl = ${JSON.stringify(url)}\n${APPROVAL_LINE}\n`;
     if (current === null || current.trim() === '') return { kind: 'write', text: table };
     const eol = current.includes('\r\n') ? '\r\n' : '\n';
     const lines = current.split(/\r?\n/);
@@ -94,7 +104,9 @@ export const tomlMcpEdit =
     const inline = found.find((line) => sameKey(line.table, ['mcp_servers']) && line.key?.[0] === 'pulse');
     if (inline) {
       const inlineUrl = /\burl\s*=\s*("[^"]*"|'[^']*')/.exec(inline.value ?? '')?.[1];
-      if (stringValue(inlineUrl) === url && inline.key?.length === 1) return { kind: 'unchanged' };
+      const approved = new RegExp(`\\b${APPROVAL_KEY}\\s*=\\s*["']approve["']`).test(inline.value ?? '');
+      if (stringValue(inlineUrl) === url && inline.key?.length === 1 && approved)
+        return { kind: 'unchanged' };
       return byHand('defines the "pulse" server inline under [mcp_servers]', url);
     }
     const headers = found.filter((line) => line.header !== undefined);
@@ -112,6 +124,27 @@ export const tomlMcpEdit =
       while (end - 1 > start.index && /^\s*(?:#.*)?$/.test(lines[end - 1]!)) end -= 1;
       return { start: start.index, end };
     });
+    if (stringValue(urlLine?.value) === url) {
+      const approval = found.find((line) => sameKey(line.table, PULSE) && sameKey(line.key, [APPROVAL_KEY]));
+      if (approval === undefined) {
+        const text = [
+          ...lines.slice(0, urlLine!.index + 1),
+          APPROVAL_LINE,
+          ...lines.slice(urlLine!.index + 1),
+        ];
+        return { kind: 'write', text: text.join(eol) };
+      }
+      if (stringValue(approval.value) === 'approve') return { kind: 'unchanged' };
+      if (!options.force) {
+        return {
+          kind: 'conflict',
+          problem: `sets ${APPROVAL_KEY} = ${approval.value?.trim()} for the "pulse" server: Codex would ask before each of pulse's tools, and an agent held by a replan could not acknowledge it unattended`,
+          fix: `\`${options.forceCommand}\` sets it to "approve" (after a backup), or set it yourself.`,
+        };
+      }
+      const text = lines.map((line, index) => (index === approval.index ? APPROVAL_LINE : line));
+      return { kind: 'write', text: text.join(eol), replaced: `${APPROVAL_KEY} = ${approval.value?.trim()}` };
+    }
     let text = '';
     const result = existingEntry(stringValue(urlLine?.value), url, options, () => {
       // Our table goes where the first of the old ones was; the old ones (and their sub-tables) go.

@@ -3,10 +3,11 @@ import { existsSync } from 'node:fs';
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { DoctorReport } from '../../src/doctor/doctor-command.js';
 import { readEvents, runCli, startDaemon, tempProject } from '../helpers/daemon.js';
 import { trackStarted } from '../helpers/started.js';
 import { type CodexHome, codexConfig, makeCodexHome, runCodexExec } from './codex.js';
-import { reviewHooks, trustProject } from './codex-trust.js';
+import { listHooks, reviewHooks, trustProject } from './codex-trust.js';
 import { type FunctionCall, type ModelRequest, startScriptedModel, type Turn } from './openai-model.js';
 
 /*
@@ -124,5 +125,72 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('pulse with the real Codex CLI (
     expect.soft(existsSync(join(project, 'src-file')), 'src-file exists').toBe(true);
     expect.soft(model.overruns, 'no turn past the script (a stop held again)').toBe(0);
     expect(run.code, context).toBe(0);
+  });
+  it('pulse doctor and pulse setup say what Codex itself says of trust and hook review, at each step', async () => {
+    const project = await realpath(await tempProject('pulse-codex-gates-'));
+    started.projects.push(project);
+    execFileSync('git', ['init', '-q', project]);
+    const daemon = await startDaemon(project);
+    started.daemons.push(daemon);
+    const home = await makeCodexHome(codexConfig('http://127.0.0.1:9/v1'));
+    homes.push(home);
+    const env = { CODEX_HOME: home.codexHome };
+    const setup = (...args: string[]) =>
+      runCli(['setup', 'codex', '--write', '-p', project, '--port', String(daemon.port), ...args], { env });
+    /** What pulse doctor says of Codex, and what Codex's own app server says of pulse's hooks. */
+    const both = async () => {
+      const { stdout } = await runCli(['doctor', '-p', project, '--json'], { env });
+      const codex = (JSON.parse(stdout) as DoctorReport).findings.filter(
+        (f) => f.subject === 'codex' && !f.message.startsWith('set up for port'),
+      );
+      const listed = await listHooks(home, project);
+      return { codex, listed: Object.fromEntries(listed.map((hook) => [hook.eventName, hook.trustStatus])) };
+    };
+
+    const first = await setup();
+    expect(first.code, first.stdout).toBe(0);
+    expect(first.stdout).toContain(`Codex does not trust ${project} yet`);
+    let now = await both();
+    // Untrusted: Codex lists none of the project's hooks at all.
+    expect(now.listed).toEqual({});
+    expect(now.codex).toEqual([
+      expect.objectContaining({ ok: false, message: expect.stringContaining('does not trust') }),
+    ]);
+
+    await trustProject(home, project);
+    now = await both();
+    const EVENTS = ['sessionStart', 'userPromptSubmit', 'preToolUse', 'postToolUse', 'stop'];
+    expect(now.listed).toEqual(Object.fromEntries(EVENTS.map((event) => [event, 'untrusted'])));
+    expect(now.codex).toEqual([
+      expect.objectContaining({
+        ok: false,
+        message: expect.stringMatching(
+          /^Codex will not run 5 of pulse's hooks until you review them: SessionStart \(new\), .*skips them without a word/,
+        ),
+        fix: expect.stringContaining('"Trust all and continue"'),
+      }),
+    ]);
+
+    await reviewHooks(home, project);
+    now = await both();
+    expect(now.listed).toEqual(Object.fromEntries(EVENTS.map((event) => [event, 'trusted'])));
+    expect(now.codex).toEqual([
+      {
+        subject: 'codex',
+        ok: true,
+        message: `Codex trusts ${project} and will run pulse's 5 reviewed hooks`,
+      },
+    ]);
+    const rerun = await setup();
+    expect(rerun.stdout).toContain('Already set up');
+    expect(rerun.stdout).not.toContain('will not use all of this yet');
+
+    // Hooks for another transport are other commands: Codex wants them reviewed again, and both say so.
+    const moved = await setup('--hooks', 'node');
+    expect(moved.code, moved.stdout).toBe(0);
+    expect(moved.stdout).toContain('Codex will not run 5 of pulse');
+    now = await both();
+    expect(now.listed).toEqual(Object.fromEntries(EVENTS.map((event) => [event, 'modified'])));
+    expect(now.codex[0]!.message).toContain('PreToolUse (changed since review)');
   });
 });

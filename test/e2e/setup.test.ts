@@ -251,7 +251,7 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
     const merged = await read(dir, files.mcp);
     if (agent === 'codex') {
       expect(merged).toBe(
-        `[mcp_servers.pulse]\nurl = "${URL_8765}"\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
+        `[mcp_servers.pulse]\nurl = "${URL_8765}"\ndefault_tools_approval_mode = "approve"\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
       );
     } else {
       const servers = JSON.parse(merged)[agent === 'vscode' ? 'servers' : 'mcpServers'];
@@ -371,14 +371,21 @@ describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (ag
       for (const event of HOOK_EVENTS[agent]) {
         const { code, stdout, stderr } = await sh(handlers[event]![0]!.command!, dir, '{}');
         expect(code, `${event}: ${stderr}`).toBe(0);
-        expect(JSON.parse(stdout), event).toBeTypeOf('object');
-        expect(stderr.trim().split('\n'), event).toEqual([
+        const answer = JSON.parse(stdout);
+        const line = stderr.trim().split('\n');
+        expect(line, event).toEqual([
           expect.stringMatching(
             transport === 'curl'
-              ? /^pulse: no answer from the daemon \(curl: \(7\) /
+              ? new RegExp(
+                  `^pulse: the daemon is not running at 127\\.0\\.0\\.1:8765 for ${dir}; not enforcing replans\\. Start it with: pulse start -p ${dir} --port 8765$`,
+                )
               : /^pulse: daemon not reachable for /,
           ),
         ]);
+        // Codex shows no hook's stderr: Claude Code and Codex are told in a systemMessage too.
+        if (transport === 'curl' && agent !== 'cursor')
+          expect(answer, event).toEqual({ systemMessage: line[0] });
+        else expect(answer, event).toBeTypeOf('object');
       }
     },
   );

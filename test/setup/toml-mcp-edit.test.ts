@@ -3,7 +3,7 @@ import type { EditOptions } from '../../src/setup/file-edit.js';
 import { tomlMcpEdit } from '../../src/setup/toml-mcp-edit.js';
 
 const URL = 'http://127.0.0.1:8765/mcp';
-const TABLE = `[mcp_servers.pulse]\nurl = "${URL}"\n`;
+const TABLE = `[mcp_servers.pulse]\nurl = "${URL}"\ndefault_tools_approval_mode = "approve"\n`;
 const options: EditOptions = { force: false, forceCommand: 'pulse setup codex --write --force' };
 const edit = (text: string | null, force = false) => tomlMcpEdit(URL)(text, { ...options, force });
 
@@ -18,19 +18,45 @@ describe('the Codex config.toml edit', () => {
   it('keeps Windows line endings', () => {
     expect(edit('model = "o3"\r\n')).toEqual({
       kind: 'write',
-      text: `model = "o3"\r\n\r\n[mcp_servers.pulse]\r\nurl = "${URL}"\r\n`,
+      text: `model = "o3"\r\n\r\n[mcp_servers.pulse]\r\nurl = "${URL}"\r\ndefault_tools_approval_mode = "approve"\r\n`,
     });
   });
 
-  it('finds our table however its key is quoted, and leaves it when the url is ours', () => {
+  it('finds our table however its key is quoted, and leaves it when the url is ours and its tools approved', () => {
     for (const header of [
       '[mcp_servers.pulse]',
       '[ mcp_servers . "pulse" ]',
       "['mcp_servers'.pulse] # pulse",
     ]) {
-      expect(edit(`${header}\nurl = '${URL}'\n`)).toEqual({ kind: 'unchanged' });
+      expect(edit(`${header}\nurl = '${URL}'\ndefault_tools_approval_mode = 'approve'\n`)).toEqual({
+        kind: 'unchanged',
+      });
     }
-    expect(edit(`[mcp_servers]\npulse = { url = "${URL}" }\n`)).toEqual({ kind: 'unchanged' });
+    expect(
+      edit(`[mcp_servers]\npulse = { url = "${URL}", default_tools_approval_mode = "approve" }\n`),
+    ).toEqual({ kind: 'unchanged' });
+  });
+
+  it("adds the approval line under our url when an older setup's table lacks it, and nothing else", () => {
+    const older = `# mine\n[mcp_servers.pulse]\nurl = "${URL}"\nstartup_timeout_sec = 5\n\n[mcp_servers.docs]\ncommand = "docs"\n`;
+    expect(edit(older)).toEqual({
+      kind: 'write',
+      text: `# mine\n[mcp_servers.pulse]\nurl = "${URL}"\ndefault_tools_approval_mode = "approve"\nstartup_timeout_sec = 5\n\n[mcp_servers.docs]\ncommand = "docs"\n`,
+    });
+    expect(edit(`[mcp_servers]\npulse = { url = "${URL}" }\n`)).toMatchObject({ kind: 'invalid' });
+  });
+
+  it("reports the user's own approval mode for pulse as a conflict, since Codex would then ask for each tool", () => {
+    const prompting = `[mcp_servers.pulse]\nurl = "${URL}"\ndefault_tools_approval_mode = "prompt"\n`;
+    expect(edit(prompting)).toMatchObject({
+      kind: 'conflict',
+      problem: expect.stringContaining('default_tools_approval_mode = "prompt"'),
+    });
+    expect(edit(prompting, true)).toEqual({
+      kind: 'write',
+      text: `[mcp_servers.pulse]\nurl = "${URL}"\ndefault_tools_approval_mode = "approve"\n`,
+      replaced: 'default_tools_approval_mode = "prompt"',
+    });
   });
 
   it('reports a pulse table with another url, or with a command, as a conflict', () => {
