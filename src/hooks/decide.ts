@@ -23,12 +23,12 @@ const joined = (...parts: Array<string | null>): string | undefined => {
  * to replan, and holds a stop once: a stop hook that already sent the agent back (Claude's
  * `stop_hook_active`, Cursor's `loop_count`) lets it stop, so it can never loop, and tells the user.
  */
-export const decide = (call: HookCall, answer: HookAnswer): Verdict => {
+export const decide = async (call: HookCall, answer: HookAnswer): Promise<Verdict> => {
   const { pending } = answer;
   const attention = answer.attention === null ? null : attentionNotice(answer.attention);
   switch (call.phase) {
     case 'pre-tool':
-      return pending !== null && !allowedWhilePending(call.tool!, answer.project, call.cwd)
+      return pending !== null && !(await allowedWhilePending(call.tool!, answer.project, call.cwd))
         ? { hold: heldReason(pending, call.tool!) }
         : {};
     case 'stop':

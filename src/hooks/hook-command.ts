@@ -48,7 +48,7 @@ export const runHook = async (options: HookOptions, stdin: string): Promise<Hook
   } catch (error) {
     return unreachable((error as Error).message);
   }
-  return { stdout: formatVerdict(call, decide(call, answer)), warning: null };
+  return { stdout: formatVerdict(call, await decide(call, answer)), warning: null };
 };
 
 /**

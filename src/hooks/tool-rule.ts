@@ -42,7 +42,11 @@ const samePath = (a: string, b: string): boolean => a === b || realDir(a) === re
  * acknowledge (pulse's tools, reading, editing `.pulse/plan.md` and nothing else, shell commands
  * that only read). Relative paths resolve against the agent's working folder.
  */
-export const allowedWhilePending = (tool: ToolCall, projectRoot: string, cwd: string | null): boolean => {
+export const allowedWhilePending = async (
+  tool: ToolCall,
+  projectRoot: string,
+  cwd: string | null,
+): Promise<boolean> => {
   if (isPulseTool(tool.name)) return true;
   if (tool.paths !== undefined) {
     const plan = resolve(projectRoot, '.pulse', 'plan.md');

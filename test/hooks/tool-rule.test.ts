@@ -8,21 +8,21 @@ import { allowedWhilePending } from '../../src/hooks/tool-rule.js';
 const ROOT = '/work/project';
 
 describe('which tool calls run while a replan is pending', () => {
-  it('runs an edit of the plan, whatever way its path is written', () => {
+  it('runs an edit of the plan, whatever way its path is written', async () => {
     for (const path of [
       '/work/project/.pulse/plan.md',
       '.pulse/plan.md',
       './.pulse/plan.md',
       'x/../.pulse/plan.md',
     ]) {
-      expect(allowedWhilePending({ name: 'Write', paths: [path] }, ROOT, ROOT), path).toBe(true);
+      expect(await allowedWhilePending({ name: 'Write', paths: [path] }, ROOT, ROOT), path).toBe(true);
     }
-    expect(allowedWhilePending({ name: 'Edit', paths: ['../.pulse/plan.md'] }, ROOT, `${ROOT}/src`)).toBe(
-      true,
-    );
+    expect(
+      await allowedWhilePending({ name: 'Edit', paths: ['../.pulse/plan.md'] }, ROOT, `${ROOT}/src`),
+    ).toBe(true);
   });
 
-  it('holds an edit of any other file, of the plan somewhere else, or of the plan and another file', () => {
+  it('holds an edit of any other file, of the plan somewhere else, or of the plan and another file', async () => {
     for (const paths of [
       ['.pulse/guidance.md'],
       ['src/.pulse/plan.md'],
@@ -30,14 +30,16 @@ describe('which tool calls run while a replan is pending', () => {
       ['.pulse/plan.md', 'src/index.ts'],
       [],
     ]) {
-      expect(allowedWhilePending({ name: 'apply_patch', paths }, ROOT, ROOT), paths.join(',')).toBe(false);
+      expect(await allowedWhilePending({ name: 'apply_patch', paths }, ROOT, ROOT), paths.join(',')).toBe(
+        false,
+      );
     }
-    expect(allowedWhilePending({ name: 'Write', paths: ['.pulse/plan.md'] }, ROOT, `${ROOT}/src`)).toBe(
+    expect(await allowedWhilePending({ name: 'Write', paths: ['.pulse/plan.md'] }, ROOT, `${ROOT}/src`)).toBe(
       false,
     );
   });
 
-  it("runs pulse's own tools under any agent's prefix, and nobody else's", () => {
+  it("runs pulse's own tools under any agent's prefix, and nobody else's", async () => {
     const names: Array<[string, boolean]> = [
       ['mcp__pulse__pulse_ack_replan', true],
       ['mcp__my-pulse__pulse_should_interrupt', true],
@@ -48,15 +50,18 @@ describe('which tool calls run while a replan is pending', () => {
       ['mcp__pulse__pulse_ack_replan_now', false],
       ['Task', false],
     ];
-    for (const [name, runs] of names) expect(allowedWhilePending({ name }, ROOT, ROOT), name).toBe(runs);
+    for (const [name, runs] of names)
+      expect(await allowedWhilePending({ name }, ROOT, ROOT), name).toBe(runs);
   });
 
-  it('runs read-only tools and read-only shell, holds other shell', () => {
-    expect(allowedWhilePending({ name: 'Read' }, ROOT, ROOT)).toBe(true);
-    expect(allowedWhilePending({ name: 'ReadMcpResourceTool' }, ROOT, ROOT)).toBe(true);
-    expect(allowedWhilePending({ name: 'Bash', command: 'cat .pulse/guidance.md' }, ROOT, ROOT)).toBe(true);
-    expect(allowedWhilePending({ name: 'Bash', command: 'npm publish' }, ROOT, ROOT)).toBe(false);
-    expect(allowedWhilePending({ name: 'Bash' }, ROOT, ROOT)).toBe(false);
+  it('runs read-only tools and read-only shell, holds other shell', async () => {
+    expect(await allowedWhilePending({ name: 'Read' }, ROOT, ROOT)).toBe(true);
+    expect(await allowedWhilePending({ name: 'ReadMcpResourceTool' }, ROOT, ROOT)).toBe(true);
+    expect(await allowedWhilePending({ name: 'Bash', command: 'cat .pulse/guidance.md' }, ROOT, ROOT)).toBe(
+      true,
+    );
+    expect(await allowedWhilePending({ name: 'Bash', command: 'npm publish' }, ROOT, ROOT)).toBe(false);
+    expect(await allowedWhilePending({ name: 'Bash' }, ROOT, ROOT)).toBe(false);
   });
 
   describe('through a symlinked folder', () => {
@@ -69,9 +74,13 @@ describe('which tool calls run while a replan is pending', () => {
       await mkdir(join(real, '.pulse'), { recursive: true });
       await symlink(real, join(base, 'link'));
       const viaLink = join(base, 'link', '.pulse', 'plan.md');
-      expect(allowedWhilePending({ name: 'Write', paths: [viaLink] }, real, real)).toBe(true);
+      expect(await allowedWhilePending({ name: 'Write', paths: [viaLink] }, real, real)).toBe(true);
       expect(
-        allowedWhilePending({ name: 'Write', paths: [join(base, 'link', '.pulse', 'task.md')] }, real, real),
+        await allowedWhilePending(
+          { name: 'Write', paths: [join(base, 'link', '.pulse', 'task.md')] },
+          real,
+          real,
+        ),
       ).toBe(false);
     });
   });
