@@ -180,7 +180,17 @@ const READERS: Readonly<Record<string, Reader>> = {
   tr: {},
   less: { check: pager('less') },
   more: { check: pager('more') },
-  file: { options: { '-C': WRITES, '--compile': WRITES } },
+  // file -z may run the system's decompressors, as rg -z does.
+  file: {
+    options: {
+      '-C': WRITES,
+      '--compile': WRITES,
+      '-z': RUNS,
+      '-Z': RUNS,
+      '--uncompress': RUNS,
+      '--uncompress-noreport': RUNS,
+    },
+  },
   printf: { options: { '-v': 'sets a variable' } },
   rg: {
     options: { '--pre': RUNS, '--pre-glob': RUNS, '--search-zip': RUNS, '-z': RUNS, '--hostname-bin': RUNS },

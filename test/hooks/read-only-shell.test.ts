@@ -183,6 +183,7 @@ describe('which shell commands run while a replan is pending', () => {
     ['tree -R', 'tree -R writes a file'],
     ['uniq a b', 'uniq writes its second operand (b)'],
     ['uniq - out', 'uniq writes its second operand (out)'],
+    ['file -z x.gz', 'file -z runs a program'],
     ['printf -v X y', 'printf -v sets a variable'],
     ['less -o log f', 'less -o: its options can run a program or write a file'],
   ])('holds %s: a reader given an option that runs or writes (%s)', held);
