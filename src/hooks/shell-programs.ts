@@ -123,10 +123,11 @@ const GIT_SUBCOMMANDS: Readonly<Record<string, (args: readonly string[]) => stri
   // `git branch NAME` creates a branch: only listing forms, and patterns after --list.
   branch: (args) => {
     const listing = args.includes('--list') || args.includes('-l');
-    const other = args.find((arg) => arg !== '--list' && arg !== '-l' && !BRANCH_LISTING.has(arg));
-    return other === undefined || (listing && !other.startsWith('-'))
-      ? null
-      : `git branch ${other} is not a listing`;
+    const other = args.find(
+      (arg) =>
+        arg !== '--list' && arg !== '-l' && !BRANCH_LISTING.has(arg) && !(listing && !arg.startsWith('-')),
+    );
+    return other === undefined ? null : `git branch ${other} is not a listing`;
   },
   remote: (args) => {
     const other = args.find((arg) => arg !== '-v' && arg !== '--verbose');
@@ -146,7 +147,10 @@ const git = (args: readonly string[]): string | null => {
     }
   }
   const [subcommand, ...rest] = args.slice(i);
-  const rule = subcommand === undefined ? undefined : GIT_SUBCOMMANDS[subcommand];
+  const rule =
+    subcommand !== undefined && Object.hasOwn(GIT_SUBCOMMANDS, subcommand)
+      ? GIT_SUBCOMMANDS[subcommand]
+      : undefined;
   if (rule === undefined) return `git ${subcommand ?? 'without a subcommand'} is not a reading subcommand`;
   return heldOption(`git ${subcommand}`, rest, GIT_OPTIONS) ?? rule(rest);
 };

@@ -161,6 +161,8 @@ describe('which shell commands run while a replan is pending', () => {
     ['git grep -nO x', 'git grep -O runs a program'],
     ['git commit -m x', 'git commit is not a reading subcommand'],
     ['git branch new', 'git branch new is not a listing'],
+    ['git branch --list feat -D main', 'git branch -D is not a listing'],
+    ['git constructor', 'git constructor is not a reading subcommand'],
     ['git remote add x y', 'git remote add is not a listing'],
     ['rg --pre sh x', 'rg --pre runs a program'],
     ['rg --pre=sh x', 'rg --pre runs a program'],
