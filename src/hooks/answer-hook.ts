@@ -89,13 +89,14 @@ export const answerHook = async (
   const tool =
     call.tool === null
       ? { pulseTool: false, allowed: true }
-      : judgeTool(agent, call.tool, { projectRoot, cwd: call.cwd, server });
+      : await judgeTool(agent, call.tool, { projectRoot, cwd: call.cwd, server });
   const { verdict, remember } = decide(call, {
     pending,
     delivery: out === null ? null : { delivery_id: out.deliveryId, headlines: out.events.map(headline) },
     memory: memoryOf(hooks.getSnapshot().context, session),
     pulseTool: tool.pulseTool,
     toolAllowed: tool.allowed,
+    toolWhy: tool.why,
   });
   if (Object.keys(remember).length > 0) hooks.send({ type: 'hook.remember', session, memory: remember });
   return { status: 200, body: formatVerdict(call, verdict) };

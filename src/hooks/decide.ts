@@ -30,6 +30,8 @@ export interface HookFacts {
   pulseTool: boolean;
   /** The call is what the agent needs to replan (reading, the plan, pulse's tools): it runs while a replan is pending. */
   toolAllowed: boolean;
+  /** For a shell command that is more than reading: what. */
+  toolWhy?: string | undefined;
 }
 
 /** A verdict, and what the session has been told by it. */
@@ -68,7 +70,10 @@ export const decide = (call: HookCall, facts: HookFacts): Decision => {
   switch (call.phase) {
     case 'pre-tool':
       return {
-        verdict: pending !== null && !facts.toolAllowed ? { hold: heldReason(pending, call.tool!) } : {},
+        verdict:
+          pending !== null && !facts.toolAllowed
+            ? { hold: heldReason(pending, call.tool!, facts.toolWhy) }
+            : {},
         remember: {},
       };
     case 'stop':

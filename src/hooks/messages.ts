@@ -23,12 +23,14 @@ const steps = ({ event_id, files }: Pending) =>
   `Read pulse://context/latest (or the files ${[...new Set([...files, '.pulse/task.md'])].join(', ')}), ` +
   `update .pulse/plan.md to follow it, then call pulse_ack_replan with event_id "${event_id}".`;
 
-const what = (tool: ToolCall) =>
-  tool.command !== undefined ? 'this shell command' : `the tool ${tool.name}`;
+const what = (tool: ToolCall, shellWhy: string | undefined) =>
+  tool.command === undefined
+    ? `the tool ${tool.name}`
+    : `this shell command${shellWhy === undefined ? '' : ` (${shellWhy})`}`;
 
-/** Why a tool call is held, and exactly how to release it. */
-export const heldReason = (pending: Pending, tool: ToolCall): string =>
-  `${situation(pending)} pulse held ${what(tool)} until you replan: ${steps(pending)} ` +
+/** Why a tool call is held (for a shell command, what in it is more than reading), and exactly how to release it. */
+export const heldReason = (pending: Pending, tool: ToolCall, shellWhy?: string): string =>
+  `${situation(pending)} pulse held ${what(tool, shellWhy)} until you replan: ${steps(pending)} ` +
   'Until then only reading, editing .pulse/plan.md, shell commands that only read, and the pulse_* tools run.';
 
 /** Why the agent may not stop yet. */

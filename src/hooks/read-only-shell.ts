@@ -1,134 +1,161 @@
-import { basename } from 'node:path';
+import type { Node } from 'web-tree-sitter';
+import { readBash } from './bash-syntax.js';
+import { type Argument, programWhy } from './shell-programs.js';
+import { expansionWhy, literalWord } from './shell-word.js';
 
-// While a replan is pending, a shell command runs only when it clearly just reads. "Clearly" is
-// deliberately narrow: every command of a list or pipeline must be a known reader, with no output
-// redirection and no command substitution. Anything else is held, and the agent can read with
-// its own read tools instead.
+// While a replan is pending, a shell command runs only when it only reads, and this fails closed:
+// bash's grammar parses the line, and it reads only when every command is a simple command of a
+// listed program (shell-programs.ts) whose words are literals, with no assignment, no expansion, and
+// no redirection but from a file, to /dev/null or between descriptors. Anything else is held, and
+// the agent can read with its own read tools.
 
-/** Commands that read and print, and write nothing whatever their arguments. */
-const READERS = new Set([
-  'cat',
-  'head',
-  'tail',
-  'less',
-  'more',
-  'ls',
-  'pwd',
-  'cd',
-  'grep',
-  'egrep',
-  'fgrep',
-  'wc',
-  'stat',
-  'file',
-  'diff',
-  'cmp',
-  'which',
-  'echo',
-  'printf',
-  'basename',
-  'dirname',
-  'realpath',
-  'readlink',
-  'du',
-  'df',
-  'jq',
-  'nl',
-  'cut',
-  'tr',
-  'true',
-]);
+/** Whether a command line only reads, and when it does not, why it is held (a short reason for the agent). */
+export type ShellVerdict = { readOnly: true } | { readOnly: false; why: string };
 
-/** Git subcommands that only read the repository. */
-const GIT_READERS = new Set([
-  'status',
-  'diff',
-  'log',
-  'show',
-  'blame',
-  'rev-parse',
-  'ls-files',
-  'grep',
-  'describe',
-]);
-
-/** `find` actions that write or run something. */
-const FIND_WRITERS = new Set([
-  '-exec',
-  '-execdir',
-  '-ok',
-  '-okdir',
-  '-delete',
-  '-fprint',
-  '-fprint0',
-  '-fprintf',
-  '-fls',
-]);
-
-/** Redirections that write nothing the agent could care about: to /dev/null, or one stream into another. */
-const HARMLESS_REDIRECTION = /\d*>&\d+|&?\d*>{1,2}\s*\/dev\/null(?=\s|$|[;&|])/g;
-
-/**
- * Splits a command line into simple commands (their words), honouring quotes; null when it holds
- * something that could write or run more than it shows: `>` redirection, `` ` ``, `$(`, `<(`, `>(`.
- */
-const simpleCommands = (line: string): string[][] | null => {
-  const commands: string[][] = [];
-  let words: string[] = [];
-  let word = '';
-  let quote: '"' | "'" | null = null;
-  const endWord = () => {
-    if (word !== '') words.push(word);
-    word = '';
-  };
-  const endCommand = () => {
-    endWord();
-    if (words.length > 0) commands.push(words);
-    words = [];
-  };
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    if (quote === "'") {
-      if (c === "'") quote = null;
-      else word += c;
-      continue;
-    }
-    if (c === '`' || (c === '$' && line[i + 1] === '(')) return null;
-    if (quote === '"') {
-      if (c === '"') quote = null;
-      else if (c === '\\' && i + 1 < line.length) word += line[++i];
-      else word += c;
-      continue;
-    }
-    if (c === '"' || c === "'") quote = c;
-    else if (c === '\\' && i + 1 < line.length) word += line[++i];
-    else if (c === '>' || ((c === '<' || c === '>') && line[i + 1] === '(')) return null;
-    else if (c === ';' || c === '|' || c === '&' || c === '\n') endCommand();
-    else if (c === ' ' || c === '\t') endWord();
-    else word += c;
-  }
-  if (quote !== null) return null;
-  endCommand();
-  return commands;
+/** Why a statement that is not a simple command is held, by node kind. */
+const STATEMENTS: Readonly<Record<string, string>> = {
+  subshell: 'runs a subshell',
+  compound_statement: 'runs a compound command',
+  if_statement: 'runs an if statement',
+  while_statement: 'runs a loop',
+  for_statement: 'runs a loop',
+  c_style_for_statement: 'runs a loop',
+  case_statement: 'runs a case statement',
+  function_definition: 'defines a function',
+  variable_assignment: 'assigns a variable',
+  variable_assignments: 'assigns a variable',
+  declaration_command: 'declares a variable',
+  unset_command: 'unsets a variable',
+  test_command: 'runs a test command',
+  comment: 'has a comment',
 };
 
-const readsOnly = ([program, ...args]: string[]): boolean => {
-  const name = basename(program!);
-  if (READERS.has(name)) return true;
-  if (name === 'rg') return !args.some((a) => a.startsWith('--pre'));
-  if (name === 'git') {
+/** Tokens between commands that only sequence, pipe or negate them. */
+const SEPARATORS = new Set([';', '&&', '||', '|', '|&', '!']);
+
+const OUTPUT = new Set(['>', '>>', '>|', '&>', '&>>', '>&']);
+
+const firstWhy = (nodes: readonly Node[], why: (node: Node) => string | null): string | null => {
+  for (const node of nodes) {
+    const found = why(node);
+    if (found !== null) return found;
+  }
+  return null;
+};
+
+const redirectWhy = (node: Node): string | null => {
+  if (node.type === 'heredoc_redirect') return 'feeds a here-document';
+  if (node.type === 'herestring_redirect') return 'feeds a here-string';
+  if (node.type !== 'file_redirect') return expansionWhy(node);
+  // `{name}>…` opens a descriptor and assigns its number to `name`; the grammar reads `{name}` as a word.
+  const before = node.previousSibling;
+  if (before !== null && before.endIndex === node.startIndex && /(?:^|\s)\{[^\s{}]*\}$/.test(before.text)) {
+    return 'redirects a named descriptor';
+  }
+  let operator = '';
+  const targets: Node[] = [];
+  for (const child of node.children) {
+    if (child.type === 'file_descriptor') {
+      if (!/^\d+$/.test(child.text)) return 'redirects a named descriptor';
+    } else if (child.isNamed) targets.push(child);
+    else operator += child.text;
+  }
+  // The grammar files words after a redirection under it; bash gives them to the command.
+  if (targets.length > 1) return 'has words after a redirection';
+  if (targets.length === 0) return `redirects with ${operator}`;
+  const target = literalWord(targets[0]!);
+  if ('why' in target) return target.why;
+  if (operator === '<') return null;
+  if (OUTPUT.has(operator) && target.value === '/dev/null' && !target.glob) return null;
+  if ((operator === '>&' || operator === '<&') && /^\d+$/.test(target.value)) return null;
+  return OUTPUT.has(operator)
+    ? `writes a file (${operator}${target.value})`
+    : `redirects with ${operator}${target.value}`;
+};
+
+const commandWhy = (node: Node): string | null => {
+  const words: Argument[] = [];
+  let previous: Node | undefined;
+  for (const child of node.children) {
+    if (child.type.endsWith('_redirect')) {
+      const why = redirectWhy(child);
+      if (why !== null) return why;
+      continue;
+    }
+    if (child.type === 'variable_assignment') return 'assigns a variable';
+    // Two words with nothing between them are one word to bash.
+    if (previous !== undefined && previous.endIndex === child.startIndex)
+      return 'splits a word where bash would not';
+    previous = child;
+    const word = child.type === 'command_name' && child.childCount === 1 ? child.firstChild! : child;
+    const literal = literalWord(word);
+    if ('why' in literal) return literal.why;
+    words.push(literal);
+  }
+  return programWhy(words);
+};
+
+const statementWhy = (node: Node): string | null => {
+  switch (node.type) {
+    case 'program':
+    case 'list':
+    case 'pipeline':
+    case 'negated_command':
+    case 'redirected_statement':
+      return firstWhy(node.children, (child) => {
+        if (child.type.endsWith('_redirect')) return redirectWhy(child);
+        if (child.isNamed) return statementWhy(child);
+        if (SEPARATORS.has(child.type)) return null;
+        return child.type === '&' ? 'runs a command in the background' : `uses "${child.text}"`;
+      });
+    case 'command':
+      return commandWhy(node);
+    default:
+      return STATEMENTS[node.type] ?? `uses ${node.type.replaceAll('_', ' ')}`;
+  }
+};
+
+/** Nodes whose text is read whole, whitespace included. */
+const ATOMS = new Set(['string', 'raw_string', 'ansi_c_string', 'translated_string']);
+
+// The grammar skips some text bash reads, a backslash-newline inside a word above all (`-de\⏎lete`
+// is `-delete` to bash, `-de` and `lete` to the tree): between tokens only blanks may be left out.
+const skippedWhy = (root: Node, line: string): string | null => {
+  let end = 0;
+  const skipped = (until: number): string | null => {
+    const gap = line.slice(end, until);
+    if (/^[ \t\n]*$/.test(gap)) return null;
+    return gap.includes('\\')
+      ? 'continues a line with a backslash'
+      : `has text the parser skipped (${gap.trim()})`;
+  };
+  const visit = (node: Node): string | null => {
+    if (node.childCount > 0 && !ATOMS.has(node.type)) return firstWhy(node.children, visit);
+    const why = skipped(node.startIndex);
+    end = node.endIndex;
+    return why;
+  };
+  return visit(root) ?? skipped(line.length);
+};
+
+const verdict = (root: Node, line: string): ShellVerdict => {
+  const why = root.hasError
+    ? 'does not parse'
+    : root.namedChildCount === 0
+      ? 'runs nothing'
+      : (statementWhy(root) ?? skippedWhy(root, line));
+  return why === null ? { readOnly: true } : { readOnly: false, why };
+};
+
+/** Classifies a shell command line: read-only only when bash's grammar shows nothing that could write or run more. */
+export const classifyShell = async (line: string): Promise<ShellVerdict> => {
+  // bash reads a carriage return or a NUL where the grammar may see a blank.
+  if (/[^\P{Cc}\t\n]/u.test(line)) return { readOnly: false, why: 'has a control character' };
+  try {
     return (
-      GIT_READERS.has(args.find((a) => !a.startsWith('-')) ?? '') &&
-      !args.some((a) => a.startsWith('--output'))
+      (await readBash(line, (root) => verdict(root, line))) ?? { readOnly: false, why: 'does not parse' }
     );
+  } catch (error) {
+    return { readOnly: false, why: `could not be classified (${(error as Error).message})` };
   }
-  if (name === 'find') return !args.some((a) => FIND_WRITERS.has(a));
-  if (name === 'pulse') return args[0] === 'status';
-  return false;
-};
-
-/** True when every command in the line is a known reader and nothing is redirected into a file. */
-export const isReadOnlyShell = (line: string): boolean => {
-  const commands = simpleCommands(line.replace(HARMLESS_REDIRECTION, ' '));
-  return commands !== null && commands.length > 0 && commands.every(readsOnly);
 };

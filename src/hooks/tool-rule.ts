@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { HookAgent } from './events.js';
 import type { ToolCall } from './hook-input.js';
-import { isReadOnlyShell } from './read-only-shell.js';
+import { classifyShell } from './read-only-shell.js';
 
 /** pulse's own tools, which always run: the agent needs them to check in and acknowledge. */
 export const PULSE_TOOLS = ['pulse_should_interrupt', 'pulse_ack_replan', 'pulse_ack_events'] as const;
@@ -80,6 +80,8 @@ export interface ToolContext {
 export interface ToolJudgement {
   pulseTool: boolean;
   allowed: boolean;
+  /** For a held shell command: what in it is more than reading. */
+  why?: string;
 }
 
 /**
@@ -87,7 +89,11 @@ export interface ToolJudgement {
  * their exact names under pulse's server), reading and planning, editing `.pulse/plan.md` and
  * nothing else, shell commands that only read.
  */
-export const judgeTool = (agent: HookAgent, tool: ToolCall, context: ToolContext): ToolJudgement => {
+export const judgeTool = async (
+  agent: HookAgent,
+  tool: ToolCall,
+  context: ToolContext,
+): Promise<ToolJudgement> => {
   if (pulseToolNames(agent, context.server).has(tool.name)) return { pulseTool: true, allowed: true };
   if (tool.paths !== undefined) {
     const plan = resolve(context.projectRoot, '.pulse', 'plan.md');
@@ -95,6 +101,11 @@ export const judgeTool = (agent: HookAgent, tool: ToolCall, context: ToolContext
     const allowed = tool.paths.length > 0 && tool.paths.every((path) => samePath(resolve(base, path), plan));
     return { pulseTool: false, allowed };
   }
-  if (tool.command !== undefined) return { pulseTool: false, allowed: isReadOnlyShell(tool.command) };
+  if (tool.command !== undefined) {
+    const verdict = await classifyShell(tool.command);
+    return verdict.readOnly
+      ? { pulseTool: false, allowed: true }
+      : { pulseTool: false, allowed: false, why: verdict.why };
+  }
   return { pulseTool: false, allowed: READ_OR_PLAN_TOOLS[agent].has(tool.name) };
 };

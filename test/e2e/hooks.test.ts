@@ -477,6 +477,10 @@ describe('pulse hook, finding and asking the daemon', () => {
     ] as const) {
       expect(await held(tool, input), `${tool} ${JSON.stringify(input)}`).toContain(eventId);
     }
+    // A held shell command says what in it is more than reading, so the agent can read another way.
+    expect(await held('Bash', { command: 'cat .pulse/plan.md > notes.md' })).toContain(
+      'pulse held this shell command (writes a file (>notes.md)) until you replan',
+    );
     for (const [tool, input] of [
       ['mcp__pulse__pulse_should_interrupt', {}],
       ['mcp__pulse__pulse_ack_events', { delivery_id: 'dlv_1' }],

@@ -9,25 +9,29 @@ import { judgeTool } from '../../src/hooks/tool-rule.js';
 
 const ROOT = '/work/project';
 
-const allowedWhilePending = (tool: ToolCall, projectRoot: string, cwd: string, agent: HookAgent = 'claude') =>
-  judgeTool(agent, tool, { projectRoot, cwd, server: 'pulse' }).allowed;
+const allowedWhilePending = async (
+  tool: ToolCall,
+  projectRoot: string,
+  cwd: string,
+  agent: HookAgent = 'claude',
+) => (await judgeTool(agent, tool, { projectRoot, cwd, server: 'pulse' })).allowed;
 
 describe('which tool calls run while a replan is pending', () => {
-  it('runs an edit of the plan, whatever way its path is written', () => {
+  it('runs an edit of the plan, whatever way its path is written', async () => {
     for (const path of [
       '/work/project/.pulse/plan.md',
       '.pulse/plan.md',
       './.pulse/plan.md',
       'x/../.pulse/plan.md',
     ]) {
-      expect(allowedWhilePending({ name: 'Write', paths: [path] }, ROOT, ROOT), path).toBe(true);
+      expect(await allowedWhilePending({ name: 'Write', paths: [path] }, ROOT, ROOT), path).toBe(true);
     }
-    expect(allowedWhilePending({ name: 'Edit', paths: ['../.pulse/plan.md'] }, ROOT, `${ROOT}/src`)).toBe(
-      true,
-    );
+    expect(
+      await allowedWhilePending({ name: 'Edit', paths: ['../.pulse/plan.md'] }, ROOT, `${ROOT}/src`),
+    ).toBe(true);
   });
 
-  it('holds an edit of any other file, of the plan somewhere else, or of the plan and another file', () => {
+  it('holds an edit of any other file, of the plan somewhere else, or of the plan and another file', async () => {
     for (const paths of [
       ['.pulse/guidance.md'],
       ['src/.pulse/plan.md'],
@@ -35,14 +39,16 @@ describe('which tool calls run while a replan is pending', () => {
       ['.pulse/plan.md', 'src/index.ts'],
       [],
     ]) {
-      expect(allowedWhilePending({ name: 'apply_patch', paths }, ROOT, ROOT), paths.join(',')).toBe(false);
+      expect(await allowedWhilePending({ name: 'apply_patch', paths }, ROOT, ROOT), paths.join(',')).toBe(
+        false,
+      );
     }
-    expect(allowedWhilePending({ name: 'Write', paths: ['.pulse/plan.md'] }, ROOT, `${ROOT}/src`)).toBe(
+    expect(await allowedWhilePending({ name: 'Write', paths: ['.pulse/plan.md'] }, ROOT, `${ROOT}/src`)).toBe(
       false,
     );
   });
 
-  it("runs pulse's own tools by their exact names under pulse's server, and no look-alike", () => {
+  it("runs pulse's own tools by their exact names under pulse's server, and no look-alike", async () => {
     const names: Array<[HookAgent, string, boolean]> = [
       ['claude', 'mcp__pulse__pulse_ack_replan', true],
       ['claude', 'mcp__pulse__pulse_should_interrupt', true],
@@ -59,16 +65,18 @@ describe('which tool calls run while a replan is pending', () => {
       ['claude', 'Task', false],
     ];
     for (const [agent, name, runs] of names) {
-      expect(allowedWhilePending({ name }, ROOT, ROOT, agent), `${agent} ${name}`).toBe(runs);
+      expect(await allowedWhilePending({ name }, ROOT, ROOT, agent), `${agent} ${name}`).toBe(runs);
     }
   });
 
-  it('runs read-only tools and read-only shell, holds other shell', () => {
-    expect(allowedWhilePending({ name: 'Read' }, ROOT, ROOT)).toBe(true);
-    expect(allowedWhilePending({ name: 'ReadMcpResourceTool' }, ROOT, ROOT)).toBe(true);
-    expect(allowedWhilePending({ name: 'Bash', command: 'cat .pulse/guidance.md' }, ROOT, ROOT)).toBe(true);
-    expect(allowedWhilePending({ name: 'Bash', command: 'npm publish' }, ROOT, ROOT)).toBe(false);
-    expect(allowedWhilePending({ name: 'Bash' }, ROOT, ROOT)).toBe(false);
+  it('runs read-only tools and read-only shell, holds other shell', async () => {
+    expect(await allowedWhilePending({ name: 'Read' }, ROOT, ROOT)).toBe(true);
+    expect(await allowedWhilePending({ name: 'ReadMcpResourceTool' }, ROOT, ROOT)).toBe(true);
+    expect(await allowedWhilePending({ name: 'Bash', command: 'cat .pulse/guidance.md' }, ROOT, ROOT)).toBe(
+      true,
+    );
+    expect(await allowedWhilePending({ name: 'Bash', command: 'npm publish' }, ROOT, ROOT)).toBe(false);
+    expect(await allowedWhilePending({ name: 'Bash' }, ROOT, ROOT)).toBe(false);
   });
 
   describe('through a symlinked folder', () => {
@@ -81,9 +89,13 @@ describe('which tool calls run while a replan is pending', () => {
       await mkdir(join(real, '.pulse'), { recursive: true });
       await symlink(real, join(base, 'link'));
       const viaLink = join(base, 'link', '.pulse', 'plan.md');
-      expect(allowedWhilePending({ name: 'Write', paths: [viaLink] }, real, real)).toBe(true);
+      expect(await allowedWhilePending({ name: 'Write', paths: [viaLink] }, real, real)).toBe(true);
       expect(
-        allowedWhilePending({ name: 'Write', paths: [join(base, 'link', '.pulse', 'task.md')] }, real, real),
+        await allowedWhilePending(
+          { name: 'Write', paths: [join(base, 'link', '.pulse', 'task.md')] },
+          real,
+          real,
+        ),
       ).toBe(false);
     });
   });
