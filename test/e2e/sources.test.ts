@@ -595,11 +595,16 @@ describe('external sources, against real MCP servers', () => {
     const cal = await fixtureFiles(project, 'cal', { items: items('cal', 2) });
     await writeSources(project, { mcpServers: { cal: stdioServer(cal) }, sources: [source('cal', 'cal')] });
     let daemon = await start(project);
+    const seenPath = join(project, '.pulse', 'external_seen.jsonl');
     await eventually('two items in the inbox', async () => (await readInbox(project)).live.length === 2);
+    // Marked seen just after the inbox write: the snapshot below must include both.
+    await eventually(
+      'two items marked seen',
+      async () => (await readJsonLines(seenPath).catch(() => [])).length === 2,
+    );
     expect(await daemon.stop()).toBe(0);
 
     await cal.setControl({ items: items('cal', 4) });
-    const seenPath = join(project, '.pulse', 'external_seen.jsonl');
     const seenBefore = await readFile(seenPath, 'utf8');
     const inboxBefore = await readFile(join(project, '.pulse', 'inbox.jsonl'), 'utf8');
     const calls = (await cal.calls()).length;

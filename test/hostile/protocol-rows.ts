@@ -293,32 +293,35 @@ export const protocolRows: HostileCase[] = [
     run: refused(rpc('prompts/get', { name: 'pulse_pwn' }), 200, -32602, /Prompt pulse_pwn not found/),
   },
   {
-    name: 'POST /hook with garbage gets 400 saying the body must be JSON',
+    name: 'a hook posting garbage lets the agent go on, telling the user its input is not JSON',
     run: async (d) => {
-      const answer = await post(new URL('/hook', d.url).href, '{{{');
-      expect(answer.status).toBe(400);
-      expect(json(answer).error).toMatch(/must be JSON/);
+      const answer = await post(new URL('/hook/claude/PreToolUse', d.url).href, '{{{');
+      expect(answer.status).toBe(200);
+      expect(json<{ systemMessage: string }>(answer).systemMessage).toMatch(
+        /^pulse: the claude hook input is not JSON .*; not enforcing replans\.$/,
+      );
     },
   },
   {
-    name: 'POST /hook naming an agent it does not know gets 400 naming the agents',
+    name: 'a hook route naming an agent or event pulse does not answer gets 404 naming what it answers',
     run: async (d) => {
-      const body = JSON.stringify({ agent: 'evil', event: 'x', session: 's', announce: false });
-      const answer = await post(new URL('/hook', d.url).href, body);
-      expect(answer.status).toBe(400);
-      expect(json(answer).error).toMatch(/agent: .*claude/);
+      const agent = await post(new URL('/hook/evil/PreToolUse', d.url).href, '{}');
+      expect(agent.status).toBe(404);
+      expect(agent.text).toBe('No hooks for "evil": pulse answers claude, codex, cursor.');
+      const event = await post(new URL('/hook/claude/rm-rf', d.url).href, '{}');
+      expect(event.status).toBe(404);
+      expect(event.text).toMatch(/"rm-rf" is not a claude hook event pulse answers \(SessionStart, /);
     },
   },
   {
-    name: 'POST /hook with a 20 KB session gets 413',
+    name: 'a hook input over 1 MiB gets 413',
     run: async (d) => {
       const body = JSON.stringify({
-        agent: 'claude',
-        event: 'PreToolUse',
-        session: 's'.repeat(20_000),
-        announce: false,
+        session_id: 's',
+        hook_event_name: 'PreToolUse',
+        prompt: 'x'.repeat(1_100_000),
       });
-      const answer = await post(new URL('/hook', d.url).href, body);
+      const answer = await post(new URL('/hook/claude/PreToolUse', d.url).href, body);
       expect(answer.status).toBe(413);
     },
   },

@@ -49,11 +49,16 @@ const ROUTES = [
   { name: 'GET /status/stream', path: '/status/stream' },
   { name: 'GET /healthz', path: '/healthz' },
   {
-    name: 'POST /hook',
-    path: '/hook',
+    name: 'POST /hook/claude/PreToolUse',
+    path: '/hook/claude/PreToolUse',
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ agent: 'claude', event: 'PreToolUse', session: 's', announce: false }),
+    body: JSON.stringify({
+      session_id: 's',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Read',
+      tool_input: {},
+    }),
   },
   { name: 'GET /nowhere', path: '/nowhere' },
 ];
@@ -164,7 +169,9 @@ describe('pulse start beyond loopback', () => {
     expect(stream.status).toBe(200);
     expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
     // The cookie opens the page only: not MCP, the hook route or /status.
-    for (const route of ROUTES.filter((r) => ['/mcp', '/hook', '/status'].includes(r.path))) {
+    for (const route of ROUTES.filter((r) =>
+      ['/mcp', '/hook/claude/PreToolUse', '/status'].includes(r.path),
+    )) {
       expect((await call(local, route, { cookie })).status, route.name).toBe(401);
     }
 
