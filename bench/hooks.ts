@@ -1,111 +1,181 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { currentRuntime } from '../src/setup/hook-handlers.js';
-import { runNode } from '../test/helpers/processes.js';
+import { findPulseHook } from '../src/setup/hook-handlers.js';
+import type { JsonObject } from '../src/setup/json-edit.js';
 import { type ProfileSummary, summarizeProfile } from './cpu-profile-summary.js';
-import { CLI, startDaemon } from './daemon.js';
+import { startDaemon } from './daemon.js';
+import { expectHeld, hookInputs } from './hook-answers.js';
+import { postHook, setUpHook } from './hook-setup.js';
 import { connectSession, shouldInterrupt } from './session.js';
 import { type Summary, summarize } from './stats.js';
+import { timeCommandOk } from './timed-command.js';
 
 export interface HooksPlan {
   warmup: number;
   runs: number;
 }
 
+/**
+ * What is timed, one of each per round: the floors (Node's start, each shell's, curl's own start
+ * without a request), then each agent's hook as `pulse setup` writes it.
+ */
+export const HOOK_ROWS = [
+  'node',
+  'bash',
+  'sh',
+  'curl',
+  'claude-http',
+  'codex-curl',
+  'cursor-curl',
+  'codex-node',
+] as const;
+export type HookRow = (typeof HOOK_ROWS)[number];
+
+/** Codex runs a command hook as `/bin/bash -c '<command>'`; Cursor through a shell, taken to be `sh -c`. */
+const BASH = '/bin/bash';
+const SH = '/bin/sh';
+
 export interface HooksResult {
-  /** Through `dist/src/bin.cjs`, as `pulse setup` writes the command. */
-  hook: Summary;
-  /** Through `dist/src/cli.js`, as an older `pulse setup` wrote it: the ES entry. */
-  hookViaCli: Summary;
-  nodeStart: Summary;
-  /** One hook run under `node --cpu-prof`: where its time went. */
+  times: Record<HookRow, Summary>;
+  /** The programs behind the rows: bash's and curl's versions, what `/bin/sh` is. */
+  programs: { bash: string; sh: string; curl: string };
+  /** The Codex PreToolUse command as set up, for a project at /home/me/app on the default port. */
+  codexCommand: string;
+  /** One node-fallback run under `node --cpu-prof`: where its time went. */
   profile: ProfileSummary;
   /** Distinct project and package files that ran code in that profile. */
   profiledFiles: number;
 }
 
-/** Runs `node args…` with `stdin`, resolves with its wall time (spawn → exit) and stdout; non-zero exit throws. */
-const timeNode = async ([first, ...rest]: string[], stdin: string) => {
-  const started = performance.now();
-  const { code, stdout, stderr } = await runNode(first!, rest, { input: stdin });
-  const ms = performance.now() - started;
-  if (code !== 0) throw new Error(`node ${first} ${rest.join(' ')} exited ${code}: ${stderr}`);
-  return { ms, stdout };
+/** Edits guidance.md and waits until the daemon has a replan pending; resolves with its event id. */
+const pendReplan = async (project: string, url: string): Promise<string> => {
+  const client = await connectSession(url);
+  try {
+    await writeFile(join(project, '.pulse', 'guidance.md'), '# Guidance\n\nStop and use the new API.\n');
+    for (;;) {
+      const answer = await shouldInterrupt(client, null);
+      if (answer.needs_replan && answer.pending_replan_event_id) return answer.pending_replan_event_id;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await client.close();
+  }
+};
+
+const firstLine = async (file: string, args: string[]) =>
+  (await timeCommandOk(file, args)).stdout.split('\n')[0]!.trim();
+
+/** The node-fallback hook once under the V8 profiler, with the same input. */
+const profileNodeHook = async (node: JsonObject, input: string, project: string, dir: string) => {
+  const found = findPulseHook('codex', 'PreToolUse', node);
+  if (found?.transport !== 'node') throw new Error(`not a node hook: ${JSON.stringify(node)}`);
+  const { nodePath, cliPath } = found.runtime;
+  const profileDir = join(dir, 'profile');
+  const args = ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-interval', '100'];
+  await timeCommandOk(nodePath, [...args, cliPath, 'hook', 'codex', '--event', 'PreToolUse'], {
+    input,
+    cwd: project,
+  });
+  const [file] = await readdir(profileDir);
+  const profile = JSON.parse(await readFile(join(profileDir, file!), 'utf8'));
+  const urls = new Set<string>(
+    (profile.nodes as Array<{ callFrame: { url: string } }>)
+      .map((frame) => frame.callFrame.url)
+      .filter((url) => url.startsWith('file:')),
+  );
+  return { profile: summarizeProfile(profile), profiledFiles: urls.size };
 };
 
 /**
- * Times `pulse hook claude --event PreToolUse` as Claude Code runs it (a new process, the tool
- * call as JSON on stdin) against a running daemon with a pending replan, so every run answers
- * deny: through the bin `pulse setup` names and through `cli.js`, interleaved run by run with
- * `node -e 0`, the floor of any Node process. Then profiles one hook run through the bin.
+ * Times each agent's PreToolUse-style hook against one running daemon with a replan pending, so
+ * every answer must hold the call: Claude Code's HTTP hook as one POST from this process, the
+ * Codex and Cursor curl commands and the node fallback through the shell each agent uses, read
+ * back from the files the built `pulse setup --write` wrote; beside `node -e 0`, `bash -c true`
+ * and `sh -c true`, one of each per round, the order rotating. Then profiles one node-fallback run.
  */
 export const measureHooks = async (
-  project: string,
+  dir: string,
   plan: HooksPlan,
   progress: (line: string) => void,
 ): Promise<HooksResult> => {
+  const project = join(dir, 'project');
+  const elsewhere = join(dir, 'node-setup');
+  await mkdir(project);
+  await mkdir(elsewhere);
   const daemon = await startDaemon(project, { startArgs: ['--log-level', 'warn'] });
   try {
-    const client = await connectSession(daemon.url);
-    try {
-      await writeFile(join(project, '.pulse', 'guidance.md'), '# Guidance\n\nStop and use the new API.\n');
-      while (!(await shouldInterrupt(client, null)).needs_replan)
-        await new Promise((resolve) => setTimeout(resolve, 20));
-    } finally {
-      await client.close();
-    }
-    const input = JSON.stringify({
-      session_id: 'bench-session',
-      transcript_path: join(project, 'transcript.jsonl'),
-      cwd: project,
-      permission_mode: 'default',
-      hook_event_name: 'PreToolUse',
-      tool_name: 'Edit',
-      tool_input: { file_path: join(project, 'src', 'app.ts'), old_string: 'a', new_string: 'b' },
-      tool_use_id: 'toolu_bench',
+    const port = Number(new URL(daemon.url).port);
+    const at = { project, port };
+    const claude = await setUpHook('claude', 'PreToolUse', 'http', at);
+    const codex = await setUpHook('codex', 'PreToolUse', 'curl', at);
+    const cursor = await setUpHook('cursor', 'beforeShellExecution', 'curl', at);
+    // Set up elsewhere, so it does not replace the curl hooks; it finds the daemon from the input's cwd.
+    const node = await setUpHook('codex', 'PreToolUse', 'node', {
+      ...at,
+      project: elsewhere,
+      args: ['--hooks', 'node'],
     });
-    const hookArgs = [currentRuntime().cliPath, 'hook', 'claude', '--event', 'PreToolUse'];
-    const hookTimer = (args: string[]) => async () => {
-      const { ms, stdout } = await timeNode(args, input);
-      if (!stdout.includes('"permissionDecision":"deny"'))
-        throw new Error(`pulse hook did not deny the edit while a replan is pending: ${stdout}`);
-      return ms;
+    const eventId = await pendReplan(project, daemon.url);
+    const inputs = await hookInputs(project);
+
+    const floor = (file: string, args: string[]) => async () => (await timeCommandOk(file, args)).ms;
+    const shellHook =
+      (name: string, shell: string, handler: JsonObject, agent: 'codex' | 'cursor') => async () => {
+        const run = await timeCommandOk(shell, ['-c', handler.command as string], {
+          input: inputs[agent],
+          cwd: project,
+        });
+        expectHeld(name, agent, run.stdout, eventId);
+        return run.ms;
+      };
+    const timers: Record<HookRow, () => Promise<number>> = {
+      node: floor(process.execPath, ['-e', '0']),
+      bash: floor(BASH, ['-c', 'true']),
+      sh: floor(SH, ['-c', 'true']),
+      curl: floor('curl', ['--version']),
+      'claude-http': async () => {
+        const { ms, answer } = await postHook(claude, inputs.claude);
+        expectHeld("Claude Code's HTTP hook", 'claude', answer, eventId);
+        return ms;
+      },
+      'codex-curl': shellHook("Codex's curl hook", BASH, codex, 'codex'),
+      'cursor-curl': shellHook("Cursor's curl hook", SH, cursor, 'cursor'),
+      'codex-node': shellHook('The node-fallback hook', BASH, node, 'codex'),
     };
-    const timers = [
-      hookTimer(hookArgs),
-      hookTimer([CLI, ...hookArgs.slice(1)]),
-      async () => (await timeNode(['-e', '0'], '')).ms,
-    ];
-    for (let n = 0; n < plan.warmup; n++) for (const timer of timers) await timer();
-    const times: number[][] = timers.map(() => []);
+
+    for (let n = 0; n < plan.warmup; n++) for (const row of HOOK_ROWS) await timers[row]();
+    const samples = Object.fromEntries(HOOK_ROWS.map((row) => [row, [] as number[]])) as Record<
+      HookRow,
+      number[]
+    >;
     for (let n = 0; n < plan.runs; n++) {
       // Which goes first rotates, so none always runs right after another's exit.
-      for (let k = 0; k < timers.length; k++) {
-        const i = (n + k) % timers.length;
-        times[i]!.push(await timers[i]!());
+      for (let k = 0; k < HOOK_ROWS.length; k++) {
+        const row = HOOK_ROWS[(n + k) % HOOK_ROWS.length]!;
+        samples[row].push(await timers[row]());
       }
-      if ((n + 1) % 25 === 0) progress(`${n + 1}/${plan.runs} runs`);
+      if ((n + 1) % 25 === 0) progress(`${n + 1}/${plan.runs} rounds`);
     }
-    const [hooks, viaCli, starts] = times as [number[], number[], number[]];
 
-    const profileDir = join(project, 'profile');
-    await timeNode(
-      ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-interval', '100', ...hookArgs],
-      input,
-    );
-    const [file] = await readdir(profileDir);
-    const profile = JSON.parse(await readFile(join(profileDir, file!), 'utf8'));
-    const urls = new Set<string>(
-      (profile.nodes as Array<{ callFrame: { url: string } }>)
-        .map((node) => node.callFrame.url)
-        .filter((url) => url.startsWith('file:')),
-    );
+    const programs = {
+      bash: (await firstLine(BASH, ['--version'])).replace(/^.*version (\S+).*$/, 'bash $1'),
+      sh: await realpath(SH),
+      curl: (await firstLine('curl', ['--version'])).split(' ').slice(0, 2).join(' '),
+    };
+    const encoded = encodeURIComponent(project);
+    const codexCommand = (codex.command as string)
+      .replaceAll(encoded, encodeURIComponent('/home/me/app'))
+      .replaceAll(project, '/home/me/app')
+      .replaceAll(`127.0.0.1:${port}`, '127.0.0.1:8765')
+      .replaceAll(`--port ${port}`, '--port 8765');
     return {
-      hook: summarize(hooks),
-      hookViaCli: summarize(viaCli),
-      nodeStart: summarize(starts),
-      profile: summarizeProfile(profile),
-      profiledFiles: urls.size,
+      times: Object.fromEntries(HOOK_ROWS.map((row) => [row, summarize(samples[row])])) as Record<
+        HookRow,
+        Summary
+      >,
+      programs,
+      codexCommand,
+      ...(await profileNodeHook(node, inputs.codex, project, dir)),
     };
   } finally {
     await daemon.stop();

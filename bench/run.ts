@@ -73,7 +73,7 @@ const IDLE_PLANS = plans<IdlePlan>(
   },
   { windowMs: 15_000 },
 );
-const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 50 }, { warmup: 3, runs: 20 });
+const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 100 }, { warmup: 3, runs: 30 });
 
 /** The sections a run can measure, in the order it measures them. */
 const SECTIONS = ['call-cost', 'edit-to-agent', 'history', 'idle', 'sources', 'hooks', 'delivery'] as const;

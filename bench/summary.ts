@@ -61,7 +61,7 @@ export const targetRows = (document: string): string[][] => {
 /** Whether other work competed for the cores, said so the absolute figures are read for what they are. */
 const loadNote = ({ loadAverage, cores }: RunInfo['machine']): string =>
   loadAverage >= cores
-    ? ": above the core count, other processes competed for them, and absolute times (startup, drift, the hook's wall time) suffer far more than the ratios measured side by side in one run."
+    ? ": above the core count, other processes competed for them, and absolute times (startup, drift, the push's latency) suffer far more than the ratios measured side by side in one run."
     : ': below the core count, so little else competed for them.';
 
 const body = (document: string, { date, machine }: RunInfo): string => {

@@ -1,0 +1,78 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { HookAgent } from '../src/hooks/events.js';
+
+/** The shell command every agent's hook input asks to run: it writes, so a pending replan holds it. */
+const COMMAND = 'touch src-file';
+
+/** Codex 0.171's own PreToolUse input for a Bash call, captured from the real CLI. */
+const CODEX_FIXTURE = new URL(
+  '../../test/fixtures/hooks/codex-0.171.0/PreToolUse-Bash.json',
+  import.meta.url,
+);
+
+/**
+ * Each agent's hook input for one shell call in `project`, as the agent writes it: Claude Code's
+ * PreToolUse, Codex's captured one with its `/PROJECT` replaced, Cursor's beforeShellExecution.
+ * All three ask for the same command, so the daemon does the same work for each.
+ */
+export const hookInputs = async (project: string): Promise<Record<HookAgent, string>> => {
+  const codex = (await readFile(CODEX_FIXTURE, 'utf8')).replaceAll('/PROJECT', project);
+  if (!codex.includes(`"command": "${COMMAND}"`))
+    throw new Error(`The Codex fixture no longer runs "${COMMAND}": ${codex}`);
+  return {
+    claude: JSON.stringify({
+      session_id: 'bench-session',
+      transcript_path: join(project, 'transcript.jsonl'),
+      cwd: project,
+      permission_mode: 'default',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: COMMAND, description: 'Create a file' },
+      tool_use_id: 'toolu_bench',
+    }),
+    codex: JSON.stringify(JSON.parse(codex)),
+    cursor: JSON.stringify({
+      conversation_id: 'bench-conversation',
+      generation_id: 'bench-generation',
+      model: 'claude-sonnet',
+      hook_event_name: 'beforeShellExecution',
+      cursor_version: '1.7.0',
+      workspace_roots: [project],
+      command: COMMAND,
+      cwd: project,
+    }),
+  };
+};
+
+const parse = (text: string): Record<string, unknown> | null => {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Whether an answer, in `agent`'s format, holds the call and names the pending event `eventId`:
+ * Claude Code and Codex `permissionDecision: "deny"`, Cursor `permission: "deny"`. A fail-open
+ * "change nothing" (the daemon not reached, another project's daemon) does not.
+ */
+export const holdsCall = (agent: HookAgent, answer: string, eventId: string): boolean => {
+  const json = parse(answer);
+  if (json === null) return false;
+  if (agent === 'cursor') return json.permission === 'deny' && String(json.agent_message).includes(eventId);
+  const specific = json.hookSpecificOutput as Record<string, unknown> | undefined;
+  return (
+    specific?.permissionDecision === 'deny' && String(specific.permissionDecisionReason).includes(eventId)
+  );
+};
+
+/** Throws, naming the hook and what it answered, unless the answer holds the call (a fast wrong answer is no result). */
+export const expectHeld = (name: string, agent: HookAgent, answer: string, eventId: string): void => {
+  if (!holdsCall(agent, answer, eventId))
+    throw new Error(
+      `${name} did not hold the call while replan ${eventId} is pending; it answered: ${answer}`,
+    );
+};

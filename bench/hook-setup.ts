@@ -1,0 +1,99 @@
+import { readFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import type { HookAgent } from '../src/hooks/events.js';
+import { flatLayout, groupedLayout } from '../src/setup/hook-entries.js';
+import { findPulseHook, type HookTransport } from '../src/setup/hook-handlers.js';
+import { hooksFileOf } from '../src/setup/installed-hooks.js';
+import type { JsonObject } from '../src/setup/json-edit.js';
+import { CLI } from './daemon.js';
+import { timeCommandOk } from './timed-command.js';
+
+/**
+ * Runs the built `pulse setup <agent> --write -p <project> --port <port> [args…]` and reads back
+ * the handler it wrote for `event`, so the bench measures what users get. Throws unless it is a
+ * pulse hook by `transport` (a machine without curl gets `node` hooks, which this bench does not
+ * time as curl).
+ */
+export const setUpHook = async (
+  agent: HookAgent,
+  event: string,
+  transport: HookTransport,
+  { project, port, args = [] }: { project: string; port: number; args?: string[] },
+): Promise<JsonObject> => {
+  await timeCommandOk(process.execPath, [
+    CLI,
+    'setup',
+    agent,
+    '--write',
+    '-p',
+    project,
+    '--port',
+    String(port),
+    ...args,
+  ]);
+  const file = join(project, hooksFileOf(agent)!);
+  const doc = JSON.parse(await readFile(file, 'utf8')) as { hooks?: Record<string, unknown[]> };
+  const layout = agent === 'cursor' ? flatLayout : groupedLayout;
+  const handler = layout
+    .handlers(doc.hooks?.[event] ?? [])
+    .find((candidate) => findPulseHook(agent, event, candidate) !== null);
+  if (handler === undefined)
+    throw new Error(`pulse setup ${agent} wrote no pulse hook for ${event} in ${file}`);
+  const found = findPulseHook(agent, event, handler)!.transport;
+  if (found !== transport)
+    throw new Error(
+      `pulse setup ${agent} ${args.join(' ')} wrote a ${found} hook for ${event}, not ${transport}`,
+    );
+  return handler;
+};
+
+/** A header value with `$VAR` / `${VAR}` of `allowed` taken from the environment (empty when unset), as Claude Code fills it. */
+const interpolate = (value: string, allowed: readonly string[]) =>
+  value.replace(/\$\{?(\w+)\}?/g, (_, name: string) =>
+    allowed.includes(name) ? (process.env[name] ?? '') : '',
+  );
+
+/**
+ * Posts `body` to an HTTP hook handler (`{ type: "http", url, headers, allowedEnvVars }`) the way
+ * Claude Code does, over a fresh connection; resolves with the wall time to the end of the answer.
+ */
+export const postHook = (handler: JsonObject, body: string): Promise<{ ms: number; answer: string }> =>
+  new Promise((resolve, reject) => {
+    const allowed = (handler.allowedEnvVars as string[] | undefined) ?? [];
+    const headers = Object.fromEntries(
+      Object.entries((handler.headers as Record<string, string> | undefined) ?? {}).map(([name, value]) => [
+        name,
+        interpolate(value, allowed),
+      ]),
+    );
+    const started = performance.now();
+    const post = request(
+      handler.url as string,
+      {
+        method: 'POST',
+        // A new connection per call, closed after it: a hook is one request, not a kept-alive client.
+        agent: false,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (response) => {
+        let answer = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          answer += chunk;
+        });
+        response.once('end', () => {
+          const ms = performance.now() - started;
+          if (response.statusCode !== 200)
+            reject(new Error(`POST ${handler.url} answered ${response.statusCode}: ${answer}`));
+          else resolve({ ms, answer });
+        });
+      },
+    );
+    post.once('error', reject);
+    post.end(body);
+  });
