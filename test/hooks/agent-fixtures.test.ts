@@ -1,0 +1,145 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { type HookAgent, isHookAgent } from '../../src/hooks/events.js';
+import { type HookCall, parseHookInput } from '../../src/hooks/hook-input.js';
+import { judgeTool } from '../../src/hooks/tool-rule.js';
+
+/*
+ * The hook inputs the real agents sent, captured by a probe hook (test/agents/FINDINGS-codex.md,
+ * "Hook inputs"): one folder per agent release, `<agent>-<version>`, with the project path
+ * replaced by /PROJECT and the session id by SESSION_ID. Each must read as pulse expects.
+ */
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/hooks/', import.meta.url));
+
+/** Each fixture folder, with the agent its name starts with. */
+const folders = readdirSync(FIXTURES, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map(({ name }) => ({ name, agent: name.slice(0, name.indexOf('-')) }));
+
+type Input = Record<string, unknown> & { hook_event_name: string; tool_input?: Record<string, unknown> };
+
+const fixtures = (folder: string) =>
+  readdirSync(join(FIXTURES, folder))
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => {
+      const text = readFileSync(join(FIXTURES, folder, file), 'utf8');
+      return { file, text, input: JSON.parse(text) as Input };
+    });
+
+/** Claude Code's hook events, which Codex reuses, by where in the loop each runs. */
+const CLAUDE_CODE_PHASES: Record<string, HookCall['phase']> = {
+  SessionStart: 'session-start',
+  UserPromptSubmit: 'prompt',
+  PreToolUse: 'pre-tool',
+  PostToolUse: 'post-tool',
+  Stop: 'stop',
+};
+
+/** The events pulse answers, as the agents' documentation names them; any other one it leaves alone. */
+const PHASES: Record<HookAgent, Record<string, HookCall['phase']>> = {
+  claude: CLAUDE_CODE_PHASES,
+  codex: CLAUDE_CODE_PHASES,
+  cursor: {
+    beforeSubmitPrompt: 'prompt',
+    beforeShellExecution: 'pre-tool',
+    beforeMCPExecution: 'pre-tool',
+    stop: 'stop',
+  },
+};
+
+/** The files an `apply_patch` envelope names in its headers. */
+const patchedFiles = (patch: string) =>
+  patch
+    .split('\n')
+    .filter((line) => /^\*\*\* (Add|Update|Delete) File: /.test(line))
+    .map((line) => line.slice(line.indexOf(': ') + 2));
+
+/** The tool call pulse should judge for a tool event: a shell line, the files a patch writes, or just a name. */
+const expectedTool = (agent: string, input: Input) => {
+  // Cursor names the event, not the tool: a shell command, or an MCP tool by name.
+  if (agent === 'cursor' && input.hook_event_name === 'beforeShellExecution') {
+    return { name: 'shell', command: input.command };
+  }
+  const name = input.tool_name as string;
+  const args = input.tool_input ?? {};
+  if (name === 'Bash') return { name, command: args.command };
+  if (name === 'apply_patch') return { name, paths: patchedFiles(args.command as string) };
+  return { name };
+};
+
+const parse = (agent: HookAgent, text: string) => parseHookInput(agent, undefined, text);
+
+const callOf = (agent: HookAgent, text: string): HookCall => {
+  const parsed = parse(agent, text);
+  if ('problem' in parsed) throw new Error(parsed.problem);
+  return parsed.call;
+};
+
+describe('hook inputs captured from the real agents', () => {
+  it('has a folder of captures for Codex 0.171.0, each named for an agent pulse knows', () => {
+    expect(folders.map((folder) => folder.name)).toContain('codex-0.171.0');
+    for (const { name, agent } of folders) expect(isHookAgent(agent), name).toBe(true);
+  });
+
+  describe.each(folders)('$name', ({ name, agent }) => {
+    const known = PHASES[agent as HookAgent];
+
+    it.each(fixtures(name).filter(({ input }) => input.hook_event_name in known))(
+      'reads $file as its phase, session, project and tool call',
+      ({ text, input }) => {
+        const phase = known[input.hook_event_name]!;
+        const tool = phase === 'pre-tool' || phase === 'post-tool' ? expectedTool(agent, input) : null;
+        expect(callOf(agent as HookAgent, text)).toEqual({
+          agent,
+          event: input.hook_event_name,
+          phase,
+          session: 'SESSION_ID',
+          cwd: '/PROJECT',
+          tool,
+        });
+      },
+    );
+
+    const unanswered = fixtures(name).filter(({ input }) => !(input.hook_event_name in known));
+    it.skipIf(unanswered.length === 0).each(unanswered)(
+      'reports $file as an event pulse does not answer',
+      ({ text, input }) => {
+        expect(parse(agent as HookAgent, text)).toEqual({
+          problem: expect.stringContaining(`"${input.hook_event_name}" is not a ${agent} hook event`),
+        });
+      },
+    );
+  });
+});
+
+describe("Codex 0.171.0's tool calls, judged while a replan is pending", () => {
+  const judge = async (file: string) => {
+    const text = readFileSync(join(FIXTURES, 'codex-0.171.0', file), 'utf8');
+    const call = callOf('codex', text);
+    return judgeTool('codex', call.tool!, { projectRoot: '/PROJECT', cwd: call.cwd, server: 'pulse' });
+  };
+
+  it('holds the shell command `touch src-file`, saying what in it is more than reading', async () => {
+    expect(await judge('PreToolUse-Bash.json')).toEqual({
+      pulseTool: false,
+      allowed: false,
+      why: expect.any(String),
+    });
+  });
+
+  it("runs pulse's own tools, by the names Codex gives them", async () => {
+    for (const file of [
+      'PreToolUse-mcp__pulse__pulse_ack_replan.json',
+      'PreToolUse-mcp__pulse__pulse_should_interrupt.json',
+    ]) {
+      expect(await judge(file), file).toEqual({ pulseTool: true, allowed: true });
+    }
+  });
+
+  it('runs an apply_patch of .pulse/plan.md', async () => {
+    expect(await judge('PreToolUse-apply_patch.json')).toEqual({ pulseTool: false, allowed: true });
+  });
+});
