@@ -1,0 +1,17 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// The agent suite: the real Claude Code and Codex CLIs (test/agents/cli), each against a scripted
+// model on 127.0.0.1. Slower than the unit suites (a CLI start per run), so it has its own config.
+export default defineConfig({
+  root: fileURLToPath(new URL('../..', import.meta.url)),
+  test: {
+    include: ['test/agents/**/*.test.ts'],
+    globalSetup: ['test/helpers/build.ts'],
+    env: { PULSE_AGENT_SUITE: '1' },
+    testTimeout: 120_000,
+    hookTimeout: 60_000,
+    maxWorkers: 2,
+    passWithNoTests: false,
+  },
+});
