@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -25,6 +26,18 @@ export const writeJson = async (project: string, file: string, value: unknown) =
 export const readJson = async (project: string, file: string): Promise<Record<string, unknown>> =>
   JSON.parse(await readFile(join(project, file), 'utf8'));
 
+/**
+ * A temp project that is a git repository of its own, as most are. Claude Code takes the nearest
+ * `.git` above the working folder as the project: without one here, a stray `/tmp/.git` (another
+ * tool made one on our machines) makes `/tmp` the project, and trust and settings go by that.
+ */
+export const tempGitProject = async (started: ReturnType<typeof trackStarted>): Promise<string> => {
+  const project = await tempProject('pulse-claude-');
+  started.projects.push(project);
+  execFileSync('git', ['init', '-q'], { cwd: project });
+  return project;
+};
+
 /** A project as a user leaves it after `pulse start` and `pulse setup claude --write`. */
 export interface PulseProject {
   project: string;
@@ -41,8 +54,7 @@ export interface PulseProject {
 export const pulseProjectForClaude = async (
   started: ReturnType<typeof trackStarted>,
 ): Promise<PulseProject> => {
-  const project = await tempProject('pulse-claude-');
-  started.projects.push(project);
+  const project = await tempGitProject(started);
   const port = await freePort();
   // startDaemon passes `--port 0`; a second `--port` wins.
   const daemon = await startDaemon(project, { args: ['--port', String(port)] });
