@@ -7,6 +7,9 @@ import type { HookTransport } from '../setup/hook-handlers.js';
 import { type InstalledHook, installedHooks } from '../setup/installed-hooks.js';
 import { runSetup, type SetupFileReport } from '../setup/setup-command.js';
 import { type Finding, holds, problem } from './finding.js';
+import { isTrackedByGit } from './git-checks.js';
+
+const CLAUDE_LOCAL_SETTINGS = '.claude/settings.local.json';
 
 /** What an agent's checks need: the project, the port its entries should name, how to print a pulse command. */
 export interface AgentCheckContext {
@@ -110,6 +113,15 @@ export const checkAgent = async (
     }
   }
   findings.push(...hookTargetFindings(agent, hooks, context));
+  if (agent === 'claude' && (await isTrackedByGit(context.project, CLAUDE_LOCAL_SETTINGS))) {
+    findings.push(
+      problem(
+        agent,
+        `git tracks ${CLAUDE_LOCAL_SETTINGS}, so Claude Code ignores its permission rules: it will ask before each of pulse's tools, and an unattended agent held by a replan cannot acknowledge it`,
+        `git rm --cached ${CLAUDE_LOCAL_SETTINGS} (it holds this machine's paths), then commit`,
+      ),
+    );
+  }
   if (findings.length === 0) {
     const files = preview.files.map((file) => file.file).join(', ');
     findings.push(

@@ -35,3 +35,13 @@ export const checkGitIgnore = async (project: string, initCommand: string): Prom
     ),
   ];
 };
+
+/** Whether git tracks `file` (relative to the project): false outside a work tree or without git. */
+export const isTrackedByGit = async (project: string, file: string): Promise<boolean> => {
+  try {
+    await git('git', ['-C', project, 'ls-files', '--error-unmatch', '--', file]);
+    return true;
+  } catch {
+    return false;
+  }
+};

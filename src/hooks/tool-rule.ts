@@ -13,24 +13,31 @@ export const PULSE_TOOLS = ['pulse_should_interrupt', 'pulse_ack_replan', 'pulse
  * what they touch; every other tool is held while a replan is pending.
  */
 const READ_OR_PLAN_TOOLS: Record<HookAgent, ReadonlySet<string>> = {
+  // Claude Code 2.1.332 (read and plan; ToolSearch loads the deferred schemas of MCP tools, pulse's
+  // among them), and the names older releases used.
   claude: new Set([
     'Read',
-    'Grep',
-    'Glob',
-    'LS',
-    'NotebookRead',
+    'ToolSearch',
+    'ListMcpResourcesTool',
+    'ReadMcpResourceTool',
+    'ReadMcpResourceDirTool',
+    'ListAgents',
+    'CronList',
     'WebFetch',
     'WebSearch',
-    'BashOutput',
-    'TodoWrite',
     'TaskCreate',
     'TaskUpdate',
     'TaskList',
     'TaskGet',
-    'TaskOutput',
-    'ListMcpResourcesTool',
-    'ReadMcpResourceTool',
-    'ReadMcpResourceDirTool',
+    'AskUserQuestion',
+    'EnterPlanMode',
+    'ExitPlanMode',
+    'Grep',
+    'Glob',
+    'LS',
+    'NotebookRead',
+    'BashOutput',
+    'TodoWrite',
   ]),
   // Codex 0.171 fires PreToolUse for these besides Bash, apply_patch and MCP tools (update_plan: older releases).
   codex: new Set([

@@ -1,9 +1,9 @@
-import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
+import type { HookAgent } from '../hooks/events.js';
 import { AGENT_RULE_LINES } from '../mcp/agent-rule.js';
 import type { SetupAgent } from './agent-names.js';
 import type { FileEdit } from './file-edit.js';
 import { flatLayout, groupedLayout, hooksChange } from './hook-entries.js';
-import { type HookTarget, type HookTransport, hookHandler } from './hook-handlers.js';
+import { type HookTarget, type HookTransport, hookHandler, registeredEvents } from './hook-handlers.js';
 import { type JsonChange, jsonEdit } from './json-edit.js';
 import { markdownBlockEdit } from './markdown-block.js';
 import { mcpServerChange } from './mcp-entry.js';
@@ -37,7 +37,7 @@ export interface SetupTarget extends HookTarget {
   transport: HookTransport;
 }
 
-/** The hooks part: every event of `HOOK_EVENTS[agent]`, in the agent's layout, with `more` changes to the same file. */
+/** The hooks part: every event registered for the agent and transport, in its layout, with `more` changes to the same file. */
 const hooksPart = (
   agent: HookAgent,
   file: string,
@@ -45,7 +45,7 @@ const hooksPart = (
   target: SetupTarget,
   ...more: JsonChange[]
 ): SetupPart => {
-  const specs = HOOK_EVENTS[agent].map((event) => ({
+  const specs = registeredEvents(agent, target.transport).map((event) => ({
     event,
     handler: hookHandler(agent, event, target.transport, target),
   }));

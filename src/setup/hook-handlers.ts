@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HookAgent } from '../hooks/events.js';
+import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
 import { phaseOf } from '../hooks/hook-input.js';
 import { letBe } from '../hooks/hook-output.js';
 import type { JsonObject } from './json-edit.js';
@@ -26,6 +26,16 @@ export interface HookTarget {
   project: string;
   runtime: HookRuntime;
 }
+
+/**
+ * The events pulse registers for an agent and transport: all it answers, but Claude Code calls no
+ * HTTP hook at SessionStart (2.1.332 skips it); its UserPromptSubmit tells the same before the
+ * model's first turn.
+ */
+export const registeredEvents = (agent: HookAgent, transport: HookTransport): readonly string[] =>
+  agent === 'claude' && transport === 'http'
+    ? HOOK_EVENTS.claude.filter((event) => event !== 'SessionStart')
+    : HOOK_EVENTS[agent];
 
 /** Seconds Claude Code and Codex give a hook before they cancel it; a pulse hook answers in milliseconds. */
 export const HOOK_TIMEOUT_SECONDS = 10;

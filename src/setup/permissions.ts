@@ -2,9 +2,15 @@ import { PULSE_TOOLS } from '../hooks/tool-rule.js';
 import type { ChangeResult } from './file-edit.js';
 import { isJsonObject, type JsonChange } from './json-edit.js';
 
-/** Claude Code's permission rule for each of pulse's tools, and nothing else of any server's. */
-export const claudeToolRules = (server = 'pulse'): string[] =>
-  PULSE_TOOLS.map((tool) => `mcp__${server}__${tool}`);
+/**
+ * Claude Code's permission rules for what the replan loop needs and Claude asks for in `-p` and
+ * default modes: each of pulse's tools (nothing else of any server's), and editing `.pulse/plan.md`
+ * (nothing else of the project's; `Edit(…)` grants Write and Edit of that one file).
+ */
+export const claudeToolRules = (server = 'pulse'): string[] => [
+  ...PULSE_TOOLS.map((tool) => `mcp__${server}__${tool}`),
+  'Edit(/.pulse/plan.md)',
+];
 
 /** Adds each string to the list at `path` (creating the objects on the way), keeping the user's entries. */
 export const listIncludes =

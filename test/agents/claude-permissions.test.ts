@@ -76,6 +76,9 @@ const PULSE_ONLY = [
   'mcp__other__pulse_should_interrupt: denied',
 ];
 
+const LOCAL = '.claude/settings.local.json';
+const SHARED = '.claude/settings.json';
+
 /** A project set up by pulse, with a second server name for the same daemon and `settings` merged into a settings file. */
 const projectWith = async (file: string | null, settings: object) => {
   const { project, port } = await pulseProjectForClaude(started);
@@ -83,6 +86,9 @@ const projectWith = async (file: string | null, settings: object) => {
   await writeJson(project, '.mcp.json', {
     mcpServers: { pulse: { type: 'http', url }, other: { type: 'http', url } },
   });
+  // What Claude Code does with each rule, from none: without the rules pulse setup writes.
+  const { permissions: _written, ...local } = JSON.parse(await readFile(join(project, LOCAL), 'utf8'));
+  await writeJson(project, LOCAL, local);
   if (file !== null) {
     const current = existsSync(join(project, file))
       ? JSON.parse(await readFile(join(project, file), 'utf8'))
@@ -91,9 +97,6 @@ const projectWith = async (file: string | null, settings: object) => {
   }
   return project;
 };
-
-const LOCAL = '.claude/settings.local.json';
-const SHARED = '.claude/settings.json';
 
 describe.skipIf(!inAgentSuite)('Claude Code 2.1.332 permissions for MCP tools in -p mode', () => {
   it('connects a project .mcp.json server with no approval, and asks for every tool of it', async () => {

@@ -139,6 +139,25 @@ describe('pulse doctor', () => {
     ]);
   });
 
+  it("says when git tracks Claude Code's local settings, whose permission rules Claude then ignores", async () => {
+    const dir = await project();
+    execFileSync('git', ['init', '-q', dir]);
+    const daemon = await daemonOn(dir);
+    await runCli(['setup', 'claude', '--write', '-p', dir, '--port', String(daemon.port)]);
+    execFileSync('git', ['-C', dir, 'add', '-f', '.claude/settings.local.json']);
+    const { code, report } = await doctor(dir);
+    expect(code).toBe(1);
+    expect(problems(report)).toEqual([
+      {
+        subject: 'claude',
+        message: expect.stringContaining(
+          'git tracks .claude/settings.local.json, so Claude Code ignores its permission rules',
+        ),
+        fix: "git rm --cached .claude/settings.local.json (it holds this machine's paths), then commit",
+      },
+    ]);
+  });
+
   it('says when no agent is set up at all', async () => {
     const dir = await project();
     await daemonOn(dir);

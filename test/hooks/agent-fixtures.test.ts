@@ -9,7 +9,7 @@ import { judgeTool } from '../../src/hooks/tool-rule.js';
 /*
  * The hook inputs the real agents sent, captured by a probe hook (test/agents/FINDINGS-codex.md,
  * "Hook inputs"): one folder per agent release, `<agent>-<version>`, with the project path
- * replaced by /PROJECT and the session id by SESSION_ID. Each must read as pulse expects.
+ * replaced by /PROJECT and the session id by a fixed word. Each must read as pulse expects.
  */
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/hooks/', import.meta.url));
@@ -66,6 +66,7 @@ const expectedTool = (agent: string, input: Input) => {
   const name = input.tool_name as string;
   const args = input.tool_input ?? {};
   if (name === 'Bash') return { name, command: args.command };
+  if (['Write', 'Edit', 'MultiEdit'].includes(name)) return { name, paths: [args.file_path] };
   if (name === 'apply_patch') return { name, paths: patchedFiles(args.command as string) };
   return { name };
 };
@@ -79,8 +80,10 @@ const callOf = (agent: HookAgent, text: string): HookCall => {
 };
 
 describe('hook inputs captured from the real agents', () => {
-  it('has a folder of captures for Codex 0.171.0, each named for an agent pulse knows', () => {
-    expect(folders.map((folder) => folder.name)).toContain('codex-0.171.0');
+  it('has folders of captures for Claude Code 2.1.332 and Codex 0.171.0, each named for an agent pulse knows', () => {
+    expect(folders.map((folder) => folder.name)).toEqual(
+      expect.arrayContaining(['claude-2.1.332', 'codex-0.171.0']),
+    );
     for (const { name, agent } of folders) expect(isHookAgent(agent), name).toBe(true);
   });
 
@@ -96,7 +99,8 @@ describe('hook inputs captured from the real agents', () => {
           agent,
           event: input.hook_event_name,
           phase,
-          session: 'SESSION_ID',
+          // Each capture replaced its session id with a fixed word of its own.
+          session: input.session_id ?? input.conversation_id,
           cwd: '/PROJECT',
           tool,
         });
@@ -141,5 +145,36 @@ describe("Codex 0.171.0's tool calls, judged while a replan is pending", () => {
 
   it('runs an apply_patch of .pulse/plan.md', async () => {
     expect(await judge('PreToolUse-apply_patch.json')).toEqual({ pulseTool: false, allowed: true });
+  });
+});
+
+describe("Claude Code 2.1.332's tool calls, judged while a replan is pending", () => {
+  const judge = async (file: string) => {
+    const text = readFileSync(join(FIXTURES, 'claude-2.1.332', file), 'utf8');
+    const call = callOf('claude', text);
+    return judgeTool('claude', call.tool!, { projectRoot: '/PROJECT', cwd: call.cwd, server: 'pulse' });
+  };
+
+  it('holds its Bash call, saying what in it is more than reading', async () => {
+    expect(await judge('PreToolUse-Bash.json')).toEqual({
+      pulseTool: false,
+      allowed: false,
+      why: expect.any(String),
+    });
+  });
+
+  it('runs what the replan needs: reading, loading tool schemas, its task list, MCP resources, pulse itself', async () => {
+    for (const file of [
+      'PreToolUse-Read.json',
+      'PreToolUse-ToolSearch.json',
+      'PreToolUse-TaskCreate.json',
+      'PreToolUse-ReadMcpResourceTool.json',
+    ]) {
+      expect(await judge(file), file).toEqual({ pulseTool: false, allowed: true });
+    }
+    expect(await judge('PreToolUse-mcp__pulse__pulse_should_interrupt.json')).toEqual({
+      pulseTool: true,
+      allowed: true,
+    });
   });
 });
