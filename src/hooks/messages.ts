@@ -31,7 +31,7 @@ const what = (tool: ToolCall, shellWhy: string | undefined) =>
 /** Why a tool call is held (for a shell command, what in it is more than reading), and exactly how to release it. */
 export const heldReason = (pending: Pending, tool: ToolCall, shellWhy?: string): string =>
   `${situation(pending)} pulse held ${what(tool, shellWhy)} until you replan: ${steps(pending)} ` +
-  'Until then only reading, editing .pulse/plan.md, shell commands that only read, and the pulse_* tools run.';
+  'Until then only reading, planning, editing .pulse/plan.md, shell commands that only read, and the pulse_* tools run.';
 
 /** Why the agent may not stop yet. */
 export const stopReason = (pending: Pending): string =>
