@@ -8,7 +8,7 @@ import { decide } from './decide.js';
 import { HOOK_EVENTS, isHookAgent } from './events.js';
 import { parseHookInput, phaseOf } from './hook-input.js';
 import { formatVerdict, warnAndLetBe } from './hook-output.js';
-import { judgeTool } from './tool-rule.js';
+import { isPulseTool, judgeTool } from './tool-rule.js';
 
 /** A hook answers within its agent's tool call: it waits this long, at most, for the files to be scanned. */
 const RECONCILE_BUDGET_MS = 150;
@@ -86,10 +86,13 @@ export const answerHook = async (
   const session = `${agent}:${call.session}`;
   const pending =
     replan.pendingEventId === null ? null : { event_id: replan.pendingEventId, files: replan.pendingFiles };
+  // Only a pending replan needs the whole judgement (a shell line parsed, paths resolved).
   const tool =
     call.tool === null
       ? { pulseTool: false, allowed: true }
-      : await judgeTool(agent, call.tool, { projectRoot, cwd: call.cwd, server });
+      : pending === null
+        ? { pulseTool: isPulseTool(agent, call.tool.name, server), allowed: true }
+        : await judgeTool(agent, call.tool, { projectRoot, cwd: call.cwd, server });
   const { verdict, remember } = decide(call, {
     pending,
     delivery: out === null ? null : { delivery_id: out.deliveryId, headlines: out.events.map(headline) },

@@ -91,6 +91,10 @@ export interface ToolJudgement {
   why?: string;
 }
 
+/** Whether the call is one of pulse's own tools, by the exact name the agent gives it under pulse's server. */
+export const isPulseTool = (agent: HookAgent, name: string, server: string): boolean =>
+  pulseToolNames(agent, server).has(name);
+
 /**
  * Judges a tool call against what the agent needs to replan and acknowledge: pulse's tools (by
  * their exact names under pulse's server), reading and planning, editing `.pulse/plan.md` and
@@ -101,7 +105,7 @@ export const judgeTool = async (
   tool: ToolCall,
   context: ToolContext,
 ): Promise<ToolJudgement> => {
-  if (pulseToolNames(agent, context.server).has(tool.name)) return { pulseTool: true, allowed: true };
+  if (isPulseTool(agent, tool.name, context.server)) return { pulseTool: true, allowed: true };
   if (tool.paths !== undefined) {
     const plan = resolve(context.projectRoot, '.pulse', 'plan.md');
     const base = context.cwd ?? context.projectRoot;
