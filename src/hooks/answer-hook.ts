@@ -7,7 +7,7 @@ import type { PulseActor } from '../wiring.js';
 import { decide } from './decide.js';
 import { HOOK_EVENTS, isHookAgent } from './events.js';
 import { parseHookInput, phaseOf } from './hook-input.js';
-import { formatVerdict, warnAndLetBe } from './hook-output.js';
+import { formatVerdict, letBeSaying, notEnforcing } from './hook-output.js';
 import { isPulseTool, judgeTool } from './tool-rule.js';
 
 /** A hook answers within its agent's tool call: it waits this long, at most, for the files to be scanned. */
@@ -71,7 +71,10 @@ export const answerHook = async (
       error: `"${event}" is not a ${agent} hook event pulse answers (${HOOK_EVENTS[agent].join(', ')}).`,
     };
   }
-  const warn = (why: string) => ({ status: 200 as const, body: warnAndLetBe(agent, event, phase, why) });
+  const warn = (why: string) => ({
+    status: 200 as const,
+    body: letBeSaying(agent, event, phase, notEnforcing(why)),
+  });
   if (project !== undefined && !sameFolder(project, projectRoot)) {
     return warn(`the daemon on this port serves ${projectRoot}, not ${project}`);
   }

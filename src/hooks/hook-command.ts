@@ -3,7 +3,7 @@ import { askDaemon } from './ask-daemon.js';
 import { type HookAgent, isHookAgent } from './events.js';
 import { findDaemon } from './find-daemon.js';
 import { parseHookInput, phaseOf } from './hook-input.js';
-import { letBe, notEnforcing } from './hook-output.js';
+import { letBeSaying, notEnforcing } from './hook-output.js';
 
 /** `pulse hook <agent> [--event NAME] [-p DIR]`. */
 export interface HookOptions {
@@ -18,9 +18,9 @@ export interface HookResult {
   warning: string | null;
 }
 
-/** "Change nothing" for the event the command line names, when the input cannot tell. */
-const letBeAsAsked = ({ agent, event }: HookOptions): string =>
-  letBe(agent, event, event === undefined ? undefined : phaseOf(agent, event));
+/** "Change nothing" for the event the command line names (the input cannot tell), saying why. */
+const letBeAsAsked = ({ agent, event }: HookOptions, warning: string): string =>
+  letBeSaying(agent, event, event === undefined ? undefined : phaseOf(agent, event), warning);
 
 /**
  * Answers one agent hook where no HTTP client is at hand (Windows, or a setup without curl): finds
@@ -31,13 +31,16 @@ const letBeAsAsked = ({ agent, event }: HookOptions): string =>
 export const runHook = async (options: HookOptions, stdin: string): Promise<HookResult> => {
   const { agent } = options;
   const parsed = parseHookInput(agent, options.event, stdin);
-  if ('problem' in parsed) return { stdout: letBeAsAsked(options), warning: notEnforcing(parsed.problem) };
+  if ('problem' in parsed) {
+    const warning = notEnforcing(parsed.problem);
+    return { stdout: letBeAsAsked(options, warning), warning };
+  }
   const { call } = parsed;
   const lookup = findDaemon(call.cwd ?? process.cwd(), options.project);
-  const unreachable = (why: string): HookResult => ({
-    stdout: letBe(agent, call.event, call.phase),
-    warning: `${notEnforcing(`daemon not reachable for ${lookup.project} (${why})`)} Start it with: pulse start -p ${lookup.project}`,
-  });
+  const unreachable = (why: string): HookResult => {
+    const warning = `${notEnforcing(`daemon not reachable for ${lookup.project} (${why})`)} Start it with: pulse start -p ${lookup.project}`;
+    return { stdout: letBeSaying(agent, call.event, call.phase, warning), warning };
+  };
   if ('problem' in lookup) return unreachable(lookup.problem);
   try {
     const answer = await askDaemon(lookup.url, {
@@ -73,12 +76,10 @@ const readStdin = async (): Promise<string> => {
 export const runHookProcess = async (options: HookOptions): Promise<never> => {
   const { stdout, warning } = await readStdin()
     .then((stdin) => runHook(options, stdin))
-    .catch(
-      (error: Error): HookResult => ({
-        stdout: letBeAsAsked(options),
-        warning: notEnforcing(`the hook failed (${error.message})`),
-      }),
-    );
+    .catch((error: Error): HookResult => {
+      const warning = notEnforcing(`the hook failed (${error.message})`);
+      return { stdout: letBeAsAsked(options, warning), warning };
+    });
   try {
     // One line, whatever a parser or the daemon put in the message. Written synchronously, like
     // stdin, so no stream is set up and all of it is out before the exit.

@@ -66,10 +66,16 @@ export const notEnforcing = (why: string): string =>
   `pulse: ${why.replace(/\s*\n\s*/g, ' ')}; not enforcing replans.`;
 
 /**
- * "Change nothing", with one line for the user saying why pulse is not enforcing: Claude Code and
- * Codex show a `systemMessage`; Cursor's hook answers have no place for it.
+ * "Change nothing", with the one line saying why pulse is not enforcing where the agent shows it:
+ * Claude Code and Codex show a `systemMessage` (Codex shows no hook's stderr); Cursor's answers
+ * have no place for it.
  */
-export const warnAndLetBe = (agent: HookAgent, event: string, phase: HookPhase, why: string): string =>
+export const letBeSaying = (
+  agent: HookAgent,
+  event: string | undefined,
+  phase: HookPhase | undefined,
+  line: string,
+): string =>
   agent === 'cursor'
     ? letBe(agent, event, phase)
-    : JSON.stringify({ ...JSON.parse(letBe(agent, event, phase)), systemMessage: notEnforcing(why) });
+    : JSON.stringify({ ...JSON.parse(letBe(agent, event, phase)), systemMessage: line });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { holdsCall } from '../../bench/hook-answers.js';
 import type { HookAgent } from '../../src/hooks/events.js';
-import { formatVerdict, letBe, warnAndLetBe } from '../../src/hooks/hook-output.js';
+import { formatVerdict, letBe, letBeSaying } from '../../src/hooks/hook-output.js';
 
 const EVENT_ID = 'evt_0000000000000000000000000042';
 const EVENTS: Record<HookAgent, string> = {
@@ -26,9 +26,9 @@ describe.each(Object.keys(EVENTS) as HookAgent[])("the bench's check of a %s hoo
 
   it('does not take the fail-open answers, a refusal of another event, or no JSON, as holding it', () => {
     expect(holdsCall(agent, letBe(agent, event, 'pre-tool'), EVENT_ID)).toBe(false);
-    expect(holdsCall(agent, warnAndLetBe(agent, event, 'pre-tool', 'daemon not reachable'), EVENT_ID)).toBe(
-      false,
-    );
+    expect(
+      holdsCall(agent, letBeSaying(agent, event, 'pre-tool', 'pulse: daemon not reachable'), EVENT_ID),
+    ).toBe(false);
     expect(holdsCall(agent, held(agent, 'evt_other'), EVENT_ID)).toBe(false);
     expect(holdsCall(agent, '', EVENT_ID)).toBe(false);
     expect(holdsCall(agent, 'pulse: the daemon is not running', EVENT_ID)).toBe(false);
