@@ -141,6 +141,26 @@ export const allText = (request: MessagesRequest): string => {
   return [system, ...messages].join('\n');
 };
 
+/**
+ * The text of a request's messages, tool results left out: what Claude Code and its hooks told the
+ * model (prompt, hook context, hook feedback), not what the tools answered.
+ */
+export const contextText = (request: MessagesRequest): string =>
+  request.messages.map((message) => textOf(message.content)).join('\n');
+
+/**
+ * The reasons Stop hooks sent the model back with, in order: Claude Code passes each as a user
+ * message `<system-reminder>… Stop hook feedback:\n<reason>\n</system-reminder>`.
+ */
+export const stopFeedback = (request: MessagesRequest): string[] =>
+  request.messages
+    .filter((message) => message.role === 'user')
+    .flatMap((message) =>
+      [...textOf(message.content).matchAll(/Stop hook feedback:\n([\s\S]*?)\n<\/system-reminder>/g)].map(
+        (match) => match[1]!,
+      ),
+    );
+
 let idCounter = 0;
 
 const withIds = (turn: Turn): ContentBlock[] =>

@@ -11,7 +11,7 @@ import {
   type Turn,
   toolCalls,
 } from './anthropic-model.js';
-import { type ClaudeRun, inAgentSuite, runClaude } from './claude.js';
+import { inAgentSuite, NO_VERDICT, notices, runClaude } from './claude.js';
 import { type HookReply, type HookServer, json, startHookServer } from './hook-server.js';
 import { freePort, tempGitProject, writeJson } from './pulse-project.js';
 
@@ -66,11 +66,6 @@ const runScript = async (project: string, script: Step[], env: Record<string, st
   return { run, model, calls: toolCalls(model.turns().at(-1)!) };
 };
 
-/** The one-line notices Claude Code adds to stream-json (what a -p user could see at all). */
-const notices = (run: ClaudeRun) =>
-  run.events.filter((event) => event.subtype === 'informational').map((event) => event.content);
-
-const NO_VERDICT = "A hook gave no usable answer, so it didn't check this action.";
 const TIMED_OUT = "A hook didn't answer in time, so it didn't check this action.";
 
 describe.skipIf(!inAgentSuite)('Claude Code 2.1.332 HTTP hooks', () => {

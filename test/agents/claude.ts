@@ -68,6 +68,13 @@ export const claudeEnv = (home: string, modelUrl: string): Record<string, string
   DISABLE_ERROR_REPORTING: '1',
 });
 
+/** The one-line notices Claude Code adds to stream-json (`system/informational`): what a -p user could see of hooks at all. */
+export const notices = (run: ClaudeRun) =>
+  run.events.filter((event) => event.subtype === 'informational').map((event) => event.content);
+
+/** Claude Code's notice for a hook that failed (refused, a 500, not JSON): the call ran unchecked. */
+export const NO_VERDICT = "A hook gave no usable answer, so it didn't check this action.";
+
 const parseLines = (text: string): StreamEvent[] =>
   text.split('\n').flatMap((line) => {
     try {

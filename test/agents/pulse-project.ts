@@ -49,12 +49,15 @@ export interface PulseProject {
 
 /**
  * A temp project with a running daemon on a fixed port, set up for Claude Code by the built CLI,
- * exactly as the README says; everything is handed to `started` for teardown.
+ * exactly as the README says; everything is handed to `started` for teardown. `prepare` runs on the
+ * folder before the daemon starts (a `.pulse/sources.json`, a README).
  */
 export const pulseProjectForClaude = async (
   started: ReturnType<typeof trackStarted>,
+  prepare: (project: string) => Promise<void> = async () => {},
 ): Promise<PulseProject> => {
   const project = await tempGitProject(started);
+  await prepare(project);
   const port = await freePort();
   // startDaemon passes `--port 0`; a second `--port` wins.
   const daemon = await startDaemon(project, { args: ['--port', String(port)] });
@@ -62,4 +65,18 @@ export const pulseProjectForClaude = async (
   const setup = await runCli(['setup', 'claude', '--write', '-p', project, '--port', String(port)]);
   if (setup.code !== 0) throw new Error(`pulse setup claude failed:\n${setup.stdout}\n${setup.stderr}`);
   return { project, port, daemon, setupOutput: setup.stdout };
+};
+
+const LOCAL_SETTINGS = '.claude/settings.local.json';
+
+/**
+ * Adds a hook of the user's own after pulse's for `event` in `.claude/settings.local.json` (pulse's
+ * stays first): an HTTP hook to `url` that a test's hook server records and answers with nothing,
+ * to see what Claude Code gives hooks beside pulse's (`stop_hook_active`, `prompt_id`).
+ */
+export const addUserHook = async (project: string, event: string, url: string) => {
+  const settings = await readJson(project, LOCAL_SETTINGS);
+  const hooks = settings.hooks as Record<string, Array<{ hooks: unknown[] }>>;
+  hooks[event]!.push({ hooks: [{ type: 'http', url, timeout: 3 }] });
+  await writeJson(project, LOCAL_SETTINGS, settings);
 };

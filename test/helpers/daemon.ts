@@ -168,6 +168,21 @@ export const waitUntil = async <T>(
   }
 };
 
+/**
+ * Resolves once the daemon's reflection gate has a delivery of external events set aside for the
+ * agents (`GET /status`, `gate.delivery`): from then on a hook can tell its titles.
+ */
+export const waitForDelivery = (daemon: RunningDaemon) =>
+  waitUntil(
+    async () => {
+      const status = (await (await fetch(new URL('/status', daemon.url))).json()) as {
+        gate: { delivery: unknown };
+      };
+      return status.gate.delivery !== null;
+    },
+    { timeoutMs: 15_000, describe: () => 'a delivery set aside for the agents' },
+  );
+
 /** One line of `events.jsonl`, as read back by a test. */
 export interface LoggedEvent {
   id: string;

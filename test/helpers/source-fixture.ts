@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readJsonLines, save } from './files.js';
@@ -46,6 +47,25 @@ export const fixtureFiles = async (dir: string, name: string, control: Control =
     calls: async (filter: (line: RecordLine) => boolean = () => true) =>
       (await readJsonLines<RecordLine>(files.record)).filter((line) => line.kind === 'call' && filter(line)),
   };
+};
+
+/**
+ * A project whose `.pulse/sources.json` polls one fixture calendar, `cal` (tool `list_events`, every
+ * 300 s), listing an event of each title (ids `cal-0`, `cal-1`, …); write it before the daemon starts.
+ */
+export const calendarSource = async (project: string, titles: readonly string[]) => {
+  const cal = await fixtureFiles(project, 'cal', {
+    items: titles.map((title, i) => ({ id: `cal-${i}`, title })),
+  });
+  await mkdir(join(project, '.pulse'), { recursive: true });
+  await save(
+    join(project, '.pulse', 'sources.json'),
+    JSON.stringify({
+      mcpServers: { cal: fixtureCommand(cal.args) },
+      sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 300 }],
+    }),
+  );
+  return cal;
 };
 
 /** A fixture's files, as `fixtureFiles` returns them. */
