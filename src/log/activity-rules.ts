@@ -30,7 +30,7 @@ export const replanRule: Rule<SnapshotFrom<typeof replanMachine>> = (previous, n
   if (now.pendingEventId !== null && now.pendingEventId !== was.pendingEventId) {
     log.info(
       { event_id: now.pendingEventId, files: now.pendingFiles, ...(restored ? { restored: true } : {}) },
-      'replan pending: the agent must re-read the guidance and acknowledge',
+      `replan pending: the agent must re-read ${now.pendingFiles.join(', ') || 'the guidance'} and acknowledge`,
     );
   }
   if (!restored && now.lastAck !== null && now.lastAck.eventId !== was.lastAck?.eventId) {
