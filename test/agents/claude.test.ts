@@ -20,8 +20,7 @@ import {
   toolResults,
 } from './anthropic-model.js';
 import { inAgentSuite, NO_VERDICT, notices, runClaude } from './claude.js';
-// Agent-neutral (a `.pulse/` edit, awaited in events.jsonl); it lives beside the Codex scene.
-import { userEdits } from './codex-project.js';
+import { userEdits } from './cli-process.js';
 import { type HookServer, startHookServer } from './hook-server.js';
 import { addUserHook, pulseProjectForClaude } from './pulse-project.js';
 

@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { jsonLines, killGroup } from './cli-process.js';
 
 /** The real Claude Code binary, pinned by `test/agents/cli/package.json`. */
 export const CLAUDE = fileURLToPath(new URL('./cli/node_modules/.bin/claude', import.meta.url));
@@ -75,24 +76,6 @@ export const notices = (run: ClaudeRun) =>
 /** Claude Code's notice for a hook that failed (refused, a 500, not JSON): the call ran unchecked. */
 export const NO_VERDICT = "A hook gave no usable answer, so it didn't check this action.";
 
-const parseLines = (text: string): StreamEvent[] =>
-  text.split('\n').flatMap((line) => {
-    try {
-      const value: unknown = JSON.parse(line);
-      return typeof value === 'object' && value !== null ? [value as StreamEvent] : [];
-    } catch {
-      return [];
-    }
-  });
-
-/** Kills the run's whole process group (hooks, MCP children), ignoring a group that is already gone. */
-const killGroup = (pid: number | undefined) => {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {}
-};
-
 /**
  * Runs `claude -p --output-format stream-json --verbose <prompt>` in `project`, in its own process
  * group: on timeout, and after any exit, the group is killed, so no hook or server it started outlives it.
@@ -149,7 +132,7 @@ export const runClaude = async ({
       clearTimeout(timer);
       killGroup(child.pid);
     });
-    return { code, signal, timedOut, stdout, stderr, events: parseLines(stdout) };
+    return { code, signal, timedOut, stdout, stderr, events: jsonLines<StreamEvent>(stdout) };
   } finally {
     if (home === undefined) await rm(ownHome, { recursive: true, force: true });
   }

@@ -1,14 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  type RunningDaemon,
-  readEvents,
-  runCli,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../helpers/daemon.js';
+import { type RunningDaemon, runCli, startDaemon, tempProject } from '../helpers/daemon.js';
 import { readJsonLines } from '../helpers/files.js';
 import type { trackStarted } from '../helpers/started.js';
 import { type CodexRun, codexConfig, makeCodexHome, runCodexExec } from './codex.js';
@@ -79,18 +72,6 @@ export const recordHookInputs = async (
   file.hooks[event]!.push({ hooks: [{ type: 'command', command }] });
   await writeFile(hooksPath, JSON.stringify(file, null, 2));
   return () => readJsonLines(record);
-};
-
-/** The user saves one of the `.pulse/` files; resolves, once pulse has logged the change, with its event id. */
-export const userEdits = async (project: string, file: string, text: string): Promise<string> => {
-  const before = new Set((await readEvents(project)).map((event) => event.id));
-  await writeFile(join(project, '.pulse', file), text);
-  return waitUntil(
-    async () =>
-      (await readEvents(project)).find((event) => !before.has(event.id) && event.path === `.pulse/${file}`)
-        ?.id,
-    { describe: () => `pulse to log the edit of .pulse/${file}` },
-  );
 };
 
 /** One `codex exec` run on a script, what the model saw, and the hooks the user reviewed before it. */

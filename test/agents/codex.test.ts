@@ -12,6 +12,7 @@ import { oneShot, readEvents, runCli, startDaemon, tempProject, waitUntil } from
 import { save } from '../helpers/files.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 import { trackStarted } from '../helpers/started.js';
+import { userEdits } from './cli-process.js';
 import { codexConfig, makeCodexHome } from './codex.js';
 import {
   execScripted,
@@ -19,7 +20,6 @@ import {
   recordHookInputs,
   runHookCommand,
   setUpProject,
-  userEdits,
 } from './codex-project.js';
 import { listHooks, reviewHooks, trustProject } from './codex-trust.js';
 import type { FunctionCall, InputItem, ModelRequest, ResponsesBody, Step } from './openai-model.js';

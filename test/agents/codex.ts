@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { jsonLines, killGroup } from './cli-process.js';
 
 /** The real Codex CLI the agent suite pins (`test/agents/cli/package.json`). */
 export const CODEX_BIN = fileURLToPath(new URL('./cli/node_modules/.bin/codex', import.meta.url));
@@ -83,24 +84,6 @@ export interface CodexExecOptions {
   env?: Record<string, string>;
 }
 
-const parseEvents = (stdout: string): CodexEvent[] =>
-  stdout.split('\n').flatMap((line) => {
-    try {
-      const value = JSON.parse(line) as unknown;
-      return typeof value === 'object' && value !== null ? [value as CodexEvent] : [];
-    } catch {
-      return [];
-    }
-  });
-
-/** SIGKILLs a whole process group (Codex, its shells, hooks and MCP children); gone already is fine. */
-const killGroup = (pid: number | undefined) => {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {}
-};
-
 /**
  * Runs `codex exec --json <prompt>` in `cwd` as a user would, with only a minimal environment
  * (PATH, the temp HOME and CODEX_HOME, the scripted key), stdin closed. Codex runs in a process
@@ -149,6 +132,6 @@ export const runCodexExec = ({
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       killGroup(child.pid);
-      resolve({ code, signal, timedOut, stdout, stderr, events: parseEvents(stdout) });
+      resolve({ code, signal, timedOut, stdout, stderr, events: jsonLines<CodexEvent>(stdout) });
     });
   });
