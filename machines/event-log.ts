@@ -1,6 +1,16 @@
-import { assign, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
+import { and, assign, enqueueActions, fromPromise, not, sendTo, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
 import { EventIndex } from './event-index.js';
+import {
+  blindSpots,
+  type FileFault,
+  type LogFaults,
+  NO_FAULTS,
+  needsRecheck,
+  sameFaults,
+  unloggedReason,
+  unsavedStateReason,
+} from './log-faults.js';
 import {
   type AckRecord,
   type PulseEvent,
@@ -23,6 +33,8 @@ export interface ReconcileInput {
   files: TrackedFiles;
   /** Asked for by a caller (read-your-writes): log what is there, however fresh. */
   requested: boolean;
+  /** A write of the hashes failed before: write them again, even with nothing new to log. */
+  saveHashes: boolean;
 }
 
 /** The files as they are now, and the events appended to `events.jsonl` for what changed. */
@@ -31,6 +43,16 @@ export interface ReconcileOutput {
   events: PulseEvent[];
   /** A change was too fresh to log on a watcher hint; scan again after the settle delay. */
   deferred: boolean;
+  /** `.pulse/` was not a real folder, and why: nothing was read or written. */
+  folder: string | null;
+  /** The files that could not be read, and why; `files` keeps what was known of them. */
+  unreadable: Partial<Record<PulseFileName, string>>;
+  /** Why the append failed; it was cut back, `events` is empty and `files` as given, so a retry logs each change once. */
+  appendError: string | null;
+  /** Whether state.json got the hashes: null when nothing was written. */
+  hashesSaved: boolean | null;
+  /** Why state.json could not be written, when `hashesSaved` is false. */
+  stateError: string | null;
 }
 
 export interface SaveAckInput {
@@ -58,6 +80,12 @@ export interface EventLogContext {
   ackError: { requestId: number; message: string } | null;
   lastError: string | null;
   warnings: string[];
+  /** What pulse cannot see or record now (an unreadable file, `.pulse/` swapped, a full disk). */
+  faults: LogFaults;
+  /** The last hashes written to state.json did not reach the disk. */
+  hashesUnsaved: boolean;
+  /** The faults hiding guidance/constraints changes, as last told to the replan lifecycle. */
+  announcedBlind: FileFault[];
 }
 
 export type EventLogEvent =
@@ -69,6 +97,12 @@ export type EventLogEvent =
 export interface LogAppended {
   type: 'log.appended';
   events: PulseEvent[];
+}
+
+/** Told to the replan lifecycle when what may hide a guidance/constraints change differs from the last time. */
+export interface LogFaultsChanged {
+  type: 'log.faults';
+  blind: FileFault[];
 }
 
 /**
@@ -98,6 +132,10 @@ export const eventLogMachine = setup({
      * old enough to log at the first scan after its notice.
      */
     settle: 20,
+    /** While something cannot be read or written, how often the log looks again unasked, so it recovers by itself. */
+    recheck: 1000,
+    /** How soon an ack that could not be written to state.json is written again. */
+    retryWrite: 1000,
   },
   guards: {
     /**
@@ -109,6 +147,8 @@ export const eventLogMachine = setup({
     rescanNeeded: ({ context }) => context.rescan,
     deferred: ({ context }) => context.deferred,
     ackQueued: ({ context }) => context.queuedAck !== null,
+    /** Something could not be read or written at the last scan: look again, and never skip a caller's scan. */
+    troubled: ({ context }) => needsRecheck(context.faults, context.hashesUnsaved),
   },
   actions: {
     countRequest: assign(({ context }) => ({ scansRequested: context.scansRequested + 1 })),
@@ -132,6 +172,58 @@ export const eventLogMachine = setup({
       ack: context.queuedAck?.ack ?? context.ack,
       savingAckRequestId: context.queuedAck?.requestId ?? context.savingAckRequestId,
       queuedAck: null,
+    })),
+    recordScan: assign(({ context }, output: ReconcileOutput) => ({
+      index: context.index.appended(output.events),
+      files: output.files,
+      deferred: output.deferred,
+      scansCompleted: context.scanStartedAt,
+      lastError: null,
+      hashesUnsaved: output.hashesSaved === null ? context.hashesUnsaved : !output.hashesSaved,
+      faults: {
+        folder: output.folder,
+        unreadable: output.unreadable,
+        append: output.appendError === null ? null : unloggedReason(output.appendError),
+        // Every write of state.json writes all of it: one that got through made the last ack durable too.
+        state:
+          output.hashesSaved === null
+            ? context.faults.state
+            : output.hashesSaved
+              ? null
+              : unsavedStateReason(output.stateError ?? 'unknown error'),
+      },
+    })),
+    recordScanError: assign(({ context }, { error }: { error: unknown }) => ({
+      lastError: `Could not reconcile .pulse/: ${errorMessage(error)}`,
+      deferred: false,
+      scansCompleted: context.scanStartedAt,
+    })),
+    /** Tells the replan lifecycle of the events a scan appended, if any. */
+    announceAppended: enqueueActions(({ enqueue }, { events }: { events: PulseEvent[] }) => {
+      if (events.length === 0) return;
+      const appended: LogAppended = { type: 'log.appended', events };
+      enqueue.sendTo(({ system }) => system.get('replan'), appended);
+    }),
+    /** Tells the replan lifecycle when the faults that may hide a guidance/constraints change differ from the last told. */
+    announceFaults: enqueueActions(({ context, enqueue }) => {
+      const blind = blindSpots(context.faults);
+      if (sameFaults(blind, context.announcedBlind)) return;
+      enqueue.assign({ announcedBlind: blind });
+      const changed: LogFaultsChanged = { type: 'log.faults', blind };
+      enqueue.sendTo(({ system }) => system.get('replan'), changed);
+    }),
+    recordAckSaved: assign(({ context }) => ({
+      ackSavedRequestId: context.savingAckRequestId,
+      ackError: null,
+      hashesUnsaved: false,
+      faults: { ...context.faults, state: null },
+    })),
+    recordAckError: assign(({ context }, { error }: { error: unknown }) => ({
+      ackError: { requestId: context.savingAckRequestId, message: errorMessage(error) },
+      faults: {
+        ...context.faults,
+        state: unsavedStateReason(errorMessage(error)),
+      },
     })),
     announceRestored: sendTo(
       ({ system }) => system.get('replan'),
@@ -161,6 +253,9 @@ export const eventLogMachine = setup({
     ackError: null,
     lastError: null,
     warnings: [],
+    faults: NO_FAULTS,
+    hashesUnsaved: false,
+    announcedBlind: [],
   },
   initial: 'loading',
   states: {
@@ -201,11 +296,12 @@ export const eventLogMachine = setup({
           states: {
             idle: {
               description:
-                'The log matches the files as of the last scan; a watcher hint or a caller starts the next.',
+                'The log matches the files as of the last scan; a watcher hint or a caller starts the next. While something cannot be read or written, it looks again every second by itself.',
+              after: { recheck: { guard: 'troubled', target: 'scanning', actions: 'countRequest' } },
               on: {
                 'file.changed': { target: 'settling', actions: 'countRequest' },
                 'log.reconcile': [
-                  { guard: 'filesUnchanged', actions: 'countRequestAnswered' },
+                  { guard: and([not('troubled'), 'filesUnchanged']), actions: 'countRequestAnswered' },
                   { target: 'scanning', actions: ['countRequest', 'markCallerAsked'] },
                 ],
               },
@@ -229,31 +325,22 @@ export const eventLogMachine = setup({
               },
               invoke: {
                 src: 'reconcileFiles',
-                input: ({ context }) => ({ files: context.files, requested: context.scanForCaller }),
+                input: ({ context }) => ({
+                  files: context.files,
+                  requested: context.scanForCaller,
+                  saveHashes: context.hashesUnsaved,
+                }),
                 onDone: {
                   target: 'scanned',
                   actions: [
-                    assign(({ context, event }) => ({
-                      index: context.index.appended(event.output.events),
-                      files: event.output.files,
-                      deferred: event.output.deferred,
-                      scansCompleted: context.scanStartedAt,
-                      lastError: null,
-                    })),
-                    enqueueActions(({ enqueue, event }) => {
-                      if (event.output.events.length === 0) return;
-                      const appended: LogAppended = { type: 'log.appended', events: event.output.events };
-                      enqueue.sendTo(({ system }) => system.get('replan'), appended);
-                    }),
+                    { type: 'recordScan', params: ({ event }) => event.output },
+                    { type: 'announceAppended', params: ({ event }) => ({ events: event.output.events }) },
+                    'announceFaults',
                   ],
                 },
                 onError: {
                   target: 'scanned',
-                  actions: assign(({ context, event }) => ({
-                    lastError: `Could not reconcile .pulse/: ${errorMessage(event.error)}`,
-                    deferred: false,
-                    scansCompleted: context.scanStartedAt,
-                  })),
+                  actions: { type: 'recordScanError', params: ({ event }) => ({ error: event.error }) },
                 },
               },
             },
@@ -284,18 +371,18 @@ export const eventLogMachine = setup({
               invoke: {
                 src: 'saveAck',
                 input: ({ context }) => ({ ack: context.ack! }),
-                onDone: {
-                  target: 'saved',
-                  actions: assign(({ context }) => ({ ackSavedRequestId: context.savingAckRequestId })),
-                },
+                onDone: { target: 'saved', actions: 'recordAckSaved' },
                 onError: {
-                  target: 'saved',
-                  actions: assign(({ context, event }) => ({
-                    ackError: { requestId: context.savingAckRequestId, message: errorMessage(event.error) },
-                    lastError: `Could not write state.json: ${errorMessage(event.error)}`,
-                  })),
+                  target: 'retrying',
+                  actions: { type: 'recordAckError', params: ({ event }) => ({ error: event.error }) },
                 },
               },
+            },
+            retrying: {
+              description:
+                'state.json could not be written (a full disk): the accepted ack stands in memory and is written again after a pause, or at once when another ack comes.',
+              after: { retryWrite: 'saving' },
+              on: { 'ack.record': { target: 'saving', actions: 'queueAck' } },
             },
             saved: {
               description: 'Transient: writes the queued ack next, if there is one, else idle.',

@@ -1,5 +1,6 @@
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import type { PendingReplan } from './event-index.js';
+import type { FileFault } from './log-faults.js';
 import { type AckRecord, isInvalidating, type PulseEvent } from './pulse-files.js';
 
 /** Why an ack was refused: a stable code beside PulseAgent's sentence. */
@@ -23,11 +24,14 @@ export interface AckReply {
 export interface ReplanContext extends PendingReplan {
   lastAck: AckRecord | null;
   lastReply: AckReply | null;
+  /** What may hide a guidance or constraints change from the log now (the log owner says): the plan is on hold while any. */
+  blind: FileFault[];
 }
 
 export type ReplanEvent =
   | { type: 'replan.restored'; pending: PendingReplan; lastAck: AckRecord | null }
   | { type: 'log.appended'; events: PulseEvent[] }
+  | { type: 'log.faults'; blind: FileFault[] }
   | {
       type: 'replan.ack';
       requestId: number;
@@ -56,6 +60,13 @@ const rejectionReason = (code: AckRejection, eventId: string, pendingEventId: st
       return `Event ${eventId} is stale. Acknowledge the latest pending replan event ${pendingEventId} instead.`;
   }
 };
+
+/**
+ * Whether the agent must stop and replan: a guidance or constraints change is pending, or pulse
+ * cannot see or record such changes now (fail closed).
+ */
+export const needsReplan = (context: Pick<ReplanContext, 'pendingEventId' | 'blind'>): boolean =>
+  context.pendingEventId !== null || context.blind.length > 0;
 
 /** The first check of PulseAgent's order that refuses this ack, or null when it is accepted. */
 export const ackRejection = (context: PendingReplan, event: AckEvent): AckRejection | null => {
@@ -103,6 +114,7 @@ export const replanMachine = setup({
     recordInvalidation: assign(({ context, event }) =>
       event.type === 'log.appended' ? withInvalidating(context, event.events) : {},
     ),
+    recordBlind: assign(({ event }) => (event.type === 'log.faults' ? { blind: event.blind } : {})),
     rejectAck: assign(({ context, event }) => {
       if (event.type !== 'replan.ack') return {};
       const code = ackRejection(context, event) ?? 'stale_event';
@@ -136,7 +148,7 @@ export const replanMachine = setup({
     notifyGate: enqueueActions(({ context, enqueue, system }) => {
       const gate = system.get('gate');
       if (gate !== undefined) {
-        const status = { type: 'replan.status', pending: context.pendingEventId !== null } as const;
+        const status = { type: 'replan.status', pending: needsReplan(context) } as const;
         enqueue.sendTo(gate, status);
       }
     }),
@@ -151,7 +163,11 @@ export const replanMachine = setup({
   },
 }).createMachine({
   id: 'replan',
-  context: { pendingEventId: null, pendingFiles: [], lastAck: null, lastReply: null },
+  context: { pendingEventId: null, pendingFiles: [], lastAck: null, lastReply: null, blind: [] },
+  on: {
+    // Orthogonal to the lifecycle: acks are judged as ever, and the answers say the plan is on hold.
+    'log.faults': { actions: ['recordBlind', 'notifyGate'] },
+  },
   initial: 'loading',
   states: {
     loading: {

@@ -12,7 +12,9 @@ import { observeActivity } from './log/activity.js';
 import { sourceCounts } from './log/activity-rules.js';
 import type { LogLevel } from './log/levels.js';
 import { createLogger, type Terminal } from './log/logger.js';
+import { portInUseMessage } from './port-holder.js';
 import { logOf } from './requests.js';
+import { acquireDaemonLock } from './store/daemon-lock.js';
 import { removeDiscovery, writeDiscovery } from './store/discovery-file.js';
 import { type PulsePaths, pulsePaths } from './store/paths.js';
 import { ensurePulseFolder } from './store/pulse-folder.js';
@@ -130,6 +132,8 @@ export const startDaemon = async ({
   checkTokenPolicy(host, token);
   const paths = pulsePaths(project);
   const created = await ensurePulseFolder(paths);
+  // One daemon per project: a second one would log each change twice and answer acks apart.
+  const lock = await acquireDaemonLock(paths.dir);
   // The sources' secrets, redacted from what the inspector sends and from every log line, come
   // from the system once it exists.
   let secrets: () => readonly string[] = () => [];
@@ -145,8 +149,9 @@ export const startDaemon = async ({
   const inspecting = inspect
     ? await import('./inspect/inspector.js')
         .then(({ startInspecting }) => startInspecting({ port: inspectPort, secrets: () => secrets() }))
-        .catch((error) => {
+        .catch(async (error) => {
           logging.close();
+          await lock.release();
           throw error;
         })
     : null;
@@ -156,6 +161,7 @@ export const startDaemon = async ({
   }).catch(async (error) => {
     await inspecting?.close();
     logging.close();
+    await lock.release();
     throw error;
   });
   secrets = system.secrets;
@@ -165,6 +171,7 @@ export const startDaemon = async ({
     unobserve();
     await inspecting?.close();
     logging.close();
+    await lock.release();
   };
   system.actor.start();
   const loaded = await waitFor(logOf(system.actor), (s) => !s.matches('loading'));
@@ -184,6 +191,8 @@ export const startDaemon = async ({
     server = await listen(app.fetch, host, port);
   } catch (error) {
     await abandon();
+    // Who holds the port decides the advice: never a second daemon for this project.
+    if (error instanceof PortInUseError) throw new PortInUseError(portInUseMessage(host, port, paths.dir));
     throw error;
   }
   const boundPort = (server.address() as AddressInfo).port;
@@ -222,6 +231,7 @@ export const startDaemon = async ({
         if ('closeAllConnections' in server) server.closeAllConnections();
         await Promise.allSettled([stopped, closeSessions()]);
         await Promise.allSettled([system.stop(), removeDiscovery(paths.dir)]);
+        await lock.release();
         unobserve();
         await inspecting?.close().catch(() => undefined);
         log.info('pulse stopped');

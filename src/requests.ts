@@ -91,8 +91,20 @@ export const reconcile = async (actor: PulseActor): Promise<void> => {
   await waitFor(log, (s) => s.context.scansCompleted >= ticket, { timeout: REQUEST_TIMEOUT_MS });
 };
 
-/** Asks the replan lifecycle to accept an ack; an accepted one is answered only once it is durable. */
-export const ackReplan = async (actor: PulseActor, eventId: string): Promise<AckReply> => {
+/** An ack's answer: the replan lifecycle's reply and, once accepted, whether state.json holds it yet. */
+export type AckAnswer = AckReply & {
+  /** True once the accepted ack is in state.json; false while it lives in memory only (a full disk). */
+  durable?: boolean;
+  /** Why it is not durable yet, and what pulse does about it. */
+  warning?: string;
+};
+
+/**
+ * Asks the replan lifecycle to accept an ack. An accepted one is answered once its write ended:
+ * durable, or (state.json could not be written) accepted in memory, written again until it lands,
+ * and said so, never asked again.
+ */
+export const ackReplan = async (actor: PulseActor, eventId: string): Promise<AckAnswer> => {
   await reconcile(actor);
   const log = logOf(actor);
   const replan = replanOf(actor);
@@ -117,12 +129,12 @@ export const ackReplan = async (actor: PulseActor, eventId: string): Promise<Ack
     (s) => s.context.ackSavedRequestId >= requestId || s.context.ackError?.requestId === requestId,
     { timeout: REQUEST_TIMEOUT_MS },
   );
-  if (saved.context.ackSavedRequestId < requestId) {
-    throw new PulseUnavailableError(
-      `The ack was accepted but could not be written to state.json: ${saved.context.ackError?.message}. Check that .pulse/ is writable, then ack again.`,
-    );
-  }
-  return reply;
+  if (saved.context.ackSavedRequestId >= requestId) return { ...reply, durable: true };
+  return {
+    ...reply,
+    durable: false,
+    warning: `Accepted, but not yet written to .pulse/state.json (${saved.context.ackError?.message}): pulse keeps the ack in memory and writes it as soon as it can; do not ack again. Until then a restart of pulse would ask for this replan once more.`,
+  };
 };
 
 /**

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { EventIndex } from '../machines/event-index.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from './daemon-token.js';
+import { unusableFolder } from './status-folder.js';
 import { type Discovery, readDiscovery } from './store/discovery-file.js';
 import { readEventLog } from './store/event-log-file.js';
 import { formatFocusEnd, readFocus } from './store/focus-file.js';
@@ -27,6 +28,8 @@ export interface StatusReport {
   last_acknowledged_plan_sha256: string | null;
   last_acknowledged_at: string | null;
   warnings: string[];
+  /** Only from a running daemon: what it cannot see or record now (needs_replan is true while any hides guidance). */
+  unobservable?: SystemStatus['log']['unobservable'];
   /** Only from a running daemon. */
   inbox?: SystemStatus['inbox'];
   sources?: SystemStatus['sources'];
@@ -69,6 +72,8 @@ const str = (value: unknown) => (typeof value === 'string' ? value : null);
 
 /** Reads status without writing anything, so it is safe beside a running daemon. */
 export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
+  const unusable = unusableFolder(paths);
+  if (unusable !== null) return unusable;
   const discovery = readDiscovery(paths.dir);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   const state = await readState(paths.state);
@@ -82,7 +87,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
     return {
       project: paths.projectRoot,
       daemon,
-      needs_replan: live.replan.pending_replan_event_id !== null,
+      needs_replan: live.replan.needs_replan ?? live.replan.pending_replan_event_id !== null,
       pending_replan_event_id: live.replan.pending_replan_event_id,
       pending_replan_files: live.replan.pending_replan_files,
       latest_event_id: live.log.latest_event_id,
@@ -91,6 +96,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
       last_acknowledged_at: str(state.last_acknowledged_at),
       warnings: live.log.warnings,
+      unobservable: live.log.unobservable ?? [],
       inbox: live.inbox,
       sources: live.sources,
       focus: live.focus,
@@ -130,7 +136,8 @@ export const formatStatus = (report: StatusReport): string => {
   const lines = [
     `project:   ${report.project}`,
     `daemon:    ${report.daemon.running ? `running (pid ${report.daemon.pid}) at ${report.daemon.url}` : 'not running (start it with `pulse start`)'}`,
-    `replan:    ${report.needs_replan ? `PENDING — ${report.pending_replan_event_id} (${report.pending_replan_files.join(', ')})` : 'nothing pending'}`,
+    `replan:    ${report.pending_replan_event_id !== null ? `PENDING — ${report.pending_replan_event_id} (${report.pending_replan_files.join(', ')})` : report.needs_replan ? 'ON HOLD — pulse cannot see or record guidance changes (below)' : 'nothing pending'}`,
+    ...(report.unobservable ?? []).map(({ file, reason }) => `problem:   ${file} ${reason}`),
     `events:    ${report.events}${report.latest_event_id ? `, latest ${report.latest_event_id}` : ''}`,
     `last ack:  ${report.last_acknowledged_event_id ? `${report.last_acknowledged_event_id} at ${report.last_acknowledged_at ?? '?'} (plan ${report.last_acknowledged_plan_sha256?.slice(0, 12) ?? 'none'})` : 'none'}`,
   ];

@@ -3,8 +3,10 @@ import type { InboxEvent } from '../machines/external.js';
 import type { FocusContext } from '../machines/focus.js';
 import { GATE_DEFAULTS, type Gate, type GateContext, type GateSettings } from '../machines/gate.js';
 import type { DeadLetter, InboxContext } from '../machines/inbox.js';
+import { type FileFault, faultList } from '../machines/log-faults.js';
 import type { PollerContext } from '../machines/poller.js';
 import type { PulseEvent } from '../machines/pulse-files.js';
+import { needsReplan } from '../machines/replan.js';
 import { pollerId, type SourcesContext } from '../machines/sources.js';
 import type { WatcherContext } from '../machines/watcher.js';
 import { logOf, replanOf } from './requests.js';
@@ -31,6 +33,8 @@ export interface PollerStatus {
 export interface SystemStatus {
   replan: {
     state: string;
+    /** A change is pending, or pulse cannot see or record guidance/constraints changes (fail closed). */
+    needs_replan: boolean;
     pending_replan_event_id: string | null;
     pending_replan_files: string[];
     last_acknowledged_event_id: string | null;
@@ -41,6 +45,8 @@ export interface SystemStatus {
     latest_event_id: string | null;
     last_error: string | null;
     warnings: string[];
+    /** What pulse cannot see or record now, each file with why and the fix. */
+    unobservable: FileFault[];
   };
   inbox: {
     /** Events not consumed yet: held in the inbox, or out with the gate (being judged, or on a lease). */
@@ -224,6 +230,7 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
   return {
     replan: {
       state: stateName(replan.value),
+      needs_replan: needsReplan(replan.context),
       pending_replan_event_id: replan.context.pendingEventId,
       pending_replan_files: replan.context.pendingFiles,
       last_acknowledged_event_id: replan.context.lastAck?.eventId ?? null,
@@ -234,6 +241,7 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
       latest_event_id: log.context.index.latest?.id ?? null,
       last_error: log.context.lastError,
       warnings: log.context.warnings,
+      unobservable: faultList(log.context.faults),
     },
     inbox: {
       size: (inbox?.context.events.length ?? 0) + out,

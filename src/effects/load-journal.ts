@@ -25,8 +25,9 @@ export const createJournalLoader =
         files[name] = { ...emptyFile(), sha256: last ? last.sha256 : (state.lastHashes[name] ?? null) };
       } else {
         // No baseline at all (state.json was lost): take the file as it is, as a first start does,
-        // rather than log an unchanged file as created (and raise a replan for it).
-        files[name] = await readTrackedFile(paths.file(name), emptyFile());
+        // rather than log an unchanged file as created (and raise a replan for it). One that cannot
+        // be read starts absent: the first scan reports it, and logs it once it can be read.
+        files[name] = await readTrackedFile(paths.file(name), emptyFile()).catch(() => emptyFile());
       }
     }
     return { index, ack: state.ack, files, warnings: [...state.warnings, ...warnings] };

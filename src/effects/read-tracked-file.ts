@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { type BigIntStats, statSync } from 'node:fs';
 import { emptyFile, type TrackedFile } from '../../machines/pulse-files.js';
+import { readBounded, UnreadableFileError } from '../store/read-bounded.js';
 
 /** How much of a protocol file the context resource inlines. */
 export const INLINE_LIMIT = 64 * 1024;
-/** Files up to this size are read in one go; larger ones are hashed as a stream. */
-const WHOLE_READ_LIMIT = 4 * 1024 * 1024;
+/**
+ * The most of a protocol file pulse reads: past it the file is reported, not hashed, so one call
+ * never waits on a huge (or endless, as a /proc file) read. Hashing this much takes ~0.1 s.
+ */
+export const READ_LIMIT = 16 * 1024 * 1024;
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
 /**
@@ -16,22 +19,44 @@ const decoder = new TextDecoder('utf-8', { fatal: false });
 export const RACY_WINDOW_MS = 3_000;
 const RACY_WINDOW_NS = BigInt(RACY_WINDOW_MS) * 1_000_000n;
 
-const fingerprintOf = (s: import('node:fs').BigIntStats): string =>
-  `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+/** A protocol file pulse cannot read now; `reason` completes "<file> …" with what the user must fix. */
+export class TrackedFileError extends Error {
+  override name = 'TrackedFileError';
 
-const hashStream = (path: string): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(path)
-      .on('data', (chunk) => hash.update(chunk))
-      .on('error', reject)
-      .on('end', () => resolve(hash.digest('hex')));
-  });
+  constructor(
+    readonly reason: string,
+    /** The settled stat it was found at ('' when unknown or too recent): the same stat is the same verdict. */
+    readonly fingerprint: string,
+  ) {
+    super(reason);
+  }
+}
 
-type Stats = import('node:fs').BigIntStats;
+const fingerprintOf = (s: BigIntStats): string => `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+
+const settledFingerprint = (s: BigIntStats): string => {
+  const settled = BigInt(Date.now()) * 1_000_000n - RACY_WINDOW_NS;
+  return s.mtimeNs < settled && s.ctimeNs < settled ? fingerprintOf(s) : '';
+};
+
+const ERRNO_REASONS: Record<string, string> = {
+  ELOOP: 'is a symlink loop (ELOOP): replace it with a regular file',
+  EACCES: 'cannot be read: permission denied (EACCES): make it readable by the user who runs pulse',
+  EPERM: 'cannot be read: operation not permitted (EPERM): make it readable by the user who runs pulse',
+  ENAMETOOLONG: 'is a symlink to a path too long to follow (ENAMETOOLONG): replace it with a regular file',
+};
+
+const reasonOf = (error: unknown): string => {
+  if (error instanceof UnreadableFileError) return error.message;
+  const code = (error as NodeJS.ErrnoException).code;
+  return (
+    (code && ERRNO_REASONS[code]) ??
+    `cannot be read (${code ?? String(error)}): check the file, or replace it with a regular file`
+  );
+};
 
 /** The file's stat, or undefined when it is missing (a missing folder on the way counts too). */
-const statOf = (path: string): Stats | undefined => {
+const statOf = (path: string): BigIntStats | undefined => {
   try {
     // Synchronous on purpose: every tool call stats the four files, and a local stat takes
     // microseconds where a trip through the thread pool costs a tool call far more.
@@ -42,13 +67,10 @@ const statOf = (path: string): Stats | undefined => {
   }
 };
 
-const notAFile = (stats: Stats): string => `not-a-file:${stats.ino}`;
-
 /** Whether `stats` shows the file `previous` recorded, with nothing to read again. */
-const unchanged = (stats: Stats | undefined, previous: TrackedFile): boolean => {
+const unchanged = (stats: BigIntStats | undefined, previous: TrackedFile): boolean => {
   if (stats === undefined) return previous.sha256 === null && previous.fingerprint === '';
-  if (!stats.isFile()) return previous.fingerprint === notAFile(stats);
-  return previous.fingerprint !== '' && fingerprintOf(stats) === previous.fingerprint;
+  return stats.isFile() && previous.fingerprint !== '' && fingerprintOf(stats) === previous.fingerprint;
 };
 
 /**
@@ -65,50 +87,75 @@ export const isUnchanged = (path: string, previous: TrackedFile): boolean => {
 
 /**
  * Reads one protocol file as the sidecar tracks it. Skips hashing when the stat fingerprint
- * matches `previous`. A missing file, or anything that is not a regular file, is absent.
+ * matches `previous`; a missing file is absent. Reads at most READ_LIMIT bytes, counted as read,
+ * hashing as it goes and keeping the first INLINE_LIMIT for the context. A file it cannot read
+ * (a symlink loop, no permission, a folder, FIFO or device, over the limit) throws
+ * `TrackedFileError` with the reason, and the caller keeps what it knew.
  */
 export const readTrackedFile = async (path: string, previous: TrackedFile): Promise<TrackedFile> => {
-  const stats = statOf(path);
+  let stats: BigIntStats | undefined;
+  try {
+    stats = statOf(path);
+  } catch (error) {
+    throw new TrackedFileError(reasonOf(error), '');
+  }
   if (stats === undefined) return emptyFile();
-  if (!stats.isFile()) return { ...emptyFile(), fingerprint: notAFile(stats) };
   if (unchanged(stats, previous)) return previous;
   // git's "racy index" rule: a file changed this recently can change again with the same stat,
   // so its fingerprint is not kept and the next reconcile hashes it again.
-  const settled = BigInt(Date.now()) * 1_000_000n - RACY_WINDOW_NS;
-  const fingerprint = stats.mtimeNs < settled && stats.ctimeNs < settled ? fingerprintOf(stats) : '';
-  const size = Number(stats.size);
-  const mtimeMs = Number(stats.mtimeNs / 1_000_000n);
-  if (size <= WHOLE_READ_LIMIT) {
-    const handle = await open(path, 'r');
-    try {
-      const bytes = await handle.readFile();
-      return {
-        sha256: createHash('sha256').update(bytes).digest('hex'),
-        size: bytes.length,
-        text: decoder.decode(bytes.subarray(0, INLINE_LIMIT)),
-        truncated: bytes.length > INLINE_LIMIT,
-        fingerprint,
-        mtimeMs,
-      };
-    } finally {
-      await handle.close();
-    }
-  }
-  const handle = await open(path, 'r');
-  let head: Buffer;
+  const fingerprint = settledFingerprint(stats);
+  const hash = createHash('sha256');
+  const head: Buffer[] = [];
+  let kept = 0;
+  let size: number;
   try {
-    head = Buffer.alloc(INLINE_LIMIT);
-    const { bytesRead } = await handle.read(head, 0, INLINE_LIMIT, 0);
-    head = head.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
+    ({ bytes: size } = await readBounded(path, READ_LIMIT, (chunk) => {
+      hash.update(chunk);
+      if (kept < INLINE_LIMIT) {
+        const part = chunk.subarray(0, INLINE_LIMIT - kept);
+        head.push(Buffer.from(part));
+        kept += part.length;
+      }
+    }));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return emptyFile();
+    throw new TrackedFileError(reasonOf(error), fingerprint);
   }
   return {
-    sha256: await hashStream(path),
+    sha256: hash.digest('hex'),
     size,
-    text: decoder.decode(head),
-    truncated: true,
+    text: decoder.decode(Buffer.concat(head)),
+    truncated: size > INLINE_LIMIT,
     fingerprint,
-    mtimeMs,
+    mtimeMs: Number(stats.mtimeNs / 1_000_000n),
+  };
+};
+
+/**
+ * `readTrackedFile` that remembers the files it could not read: a file still at the settled stat
+ * it was refused at (a /proc file that never ends) is refused again without reading it.
+ */
+export const createTrackedFileReader = () => {
+  const refused = new Map<string, TrackedFileError>();
+  return async (path: string, previous: TrackedFile): Promise<TrackedFile> => {
+    const known = refused.get(path);
+    if (known !== undefined && known.fingerprint !== '') {
+      const stats = (() => {
+        try {
+          return statOf(path);
+        } catch {
+          return undefined;
+        }
+      })();
+      if (stats !== undefined && fingerprintOf(stats) === known.fingerprint) throw known;
+    }
+    try {
+      const file = await readTrackedFile(path, previous);
+      refused.delete(path);
+      return file;
+    } catch (error) {
+      if (error instanceof TrackedFileError) refused.set(path, error);
+      throw error;
+    }
   };
 };

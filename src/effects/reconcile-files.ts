@@ -1,16 +1,20 @@
+import { errorMessage } from '../../machines/error-message.js';
 import type { ReconcileInput, ReconcileOutput } from '../../machines/event-log.js';
 import {
   type EventKind,
   eventPath,
   PULSE_FILES,
   type PulseEvent,
+  type PulseFileName,
+  type TrackedFile,
   type TrackedFiles,
 } from '../../machines/pulse-files.js';
 import type { EventStamper } from '../store/event-id.js';
 import { appendEvents } from '../store/event-log-file.js';
 import type { PulsePaths } from '../store/paths.js';
+import { folderProblem } from '../store/real-folder.js';
 import type { StateFile } from '../store/state-file.js';
-import { isUnchanged, readTrackedFile } from './read-tracked-file.js';
+import { createTrackedFileReader, isUnchanged, TrackedFileError } from './read-tracked-file.js';
 
 const kindOf = (before: string | null, after: string | null): EventKind | null => {
   if (before === after) return null;
@@ -28,39 +32,63 @@ const kindOf = (before: string | null, after: string | null): EventKind | null =
 export const FRESH_CHANGE_MS = 20;
 
 /**
- * Whether a scan now would find nothing to read: each of the four files' stat still matches what
- * the log recorded. Four synchronous stats, so a tool call on still files skips the scan's round
- * trip; a file changed within the racy window never matches.
+ * Whether a scan now would find nothing to read: `.pulse/` is still a real folder and each of
+ * the four files' stat still matches what the log recorded. Five synchronous stats, so a tool
+ * call on still files skips the scan's round trip; a file changed within the racy window never
+ * matches.
  */
 export const filesUnchanged = (paths: PulsePaths, files: TrackedFiles): boolean =>
+  folderProblem(paths.dir) === null &&
   PULSE_FILES.every((name) => isUnchanged(paths.file(name), files[name]));
+
+type ReadOutcome = { file: TrackedFile } | { problem: string };
 
 /**
  * Compares the four files with what the log last recorded, appends one event per changed
  * file (fsynced) and then records the new hashes in state.json. A scan on request (a tool
  * call: read-your-writes) logs every change it sees; a scan on a watcher hint defers changes
- * too fresh to trust.
+ * too fresh to trust. Each file stands alone: one it cannot read is reported and keeps what
+ * was known of it, the others are logged. Nothing is read or written while `.pulse/` is not a
+ * real folder; a failed append logs nothing (the next scan tries again), a failed state write
+ * is reported and tried again when asked.
  */
-export const createReconciler =
-  ({
-    paths,
-    stamper,
-    stateFile,
-    now = Date.now,
-  }: {
-    paths: PulsePaths;
-    stamper: EventStamper;
-    stateFile: StateFile;
-    now?: () => number;
-  }) =>
-  async ({ files, requested }: ReconcileInput): Promise<ReconcileOutput> => {
+export const createReconciler = ({
+  paths,
+  stamper,
+  stateFile,
+  now = Date.now,
+}: {
+  paths: PulsePaths;
+  stamper: EventStamper;
+  stateFile: StateFile;
+  now?: () => number;
+}) => {
+  const read = createTrackedFileReader();
+  const readOne = (name: PulseFileName, previous: TrackedFile): Promise<ReadOutcome> =>
+    read(paths.file(name), previous).then(
+      (file) => ({ file }),
+      (error: unknown) => {
+        if (error instanceof TrackedFileError) return { problem: error.reason };
+        throw error;
+      },
+    );
+  return async ({ files, requested, saveHashes }: ReconcileInput): Promise<ReconcileOutput> => {
+    const quiet = { events: [], deferred: false, unreadable: {}, hashesSaved: null, stateError: null };
+    const folder = folderProblem(paths.dir);
+    if (folder !== null) return { ...quiet, files, folder, appendError: null };
     const next = { ...files } as TrackedFiles;
     const events: PulseEvent[] = [];
+    const unreadable: ReconcileOutput['unreadable'] = {};
     let deferred = false;
     // Read side by side; events are still stamped in the files' fixed order.
-    const read = await Promise.all(PULSE_FILES.map((name) => readTrackedFile(paths.file(name), files[name])));
+    const outcomes = await Promise.all(PULSE_FILES.map((name) => readOne(name, files[name])));
     for (const [i, name] of PULSE_FILES.entries()) {
-      const current = read[i]!;
+      const outcome = outcomes[i]!;
+      if ('problem' in outcome) {
+        unreadable[name] = outcome.problem;
+        continue;
+      }
+      const current = outcome.file;
       const kind = kindOf(files[name].sha256, current.sha256);
       if (
         kind !== null &&
@@ -82,10 +110,42 @@ export const createReconciler =
       });
     }
     if (events.length > 0) {
-      await appendEvents(paths.events, events);
-      const hashes: Record<string, string | null> = {};
-      for (const name of PULSE_FILES) hashes[name] = next[name].sha256;
-      await stateFile.setHashes(hashes);
+      try {
+        await appendEvents(paths.events, events);
+      } catch (error) {
+        // Swapped for a symlink since the scan began: say so, not that the disk is full.
+        const swapped = folderProblem(paths.dir);
+        if (swapped !== null) return { ...quiet, files, unreadable, folder: swapped, appendError: null };
+        return { ...quiet, files, unreadable, folder: null, appendError: errorMessage(error) };
+      }
     }
-    return { files: next, events, deferred };
+    if (events.length === 0 && !saveHashes) {
+      return {
+        files: next,
+        events,
+        deferred,
+        unreadable,
+        folder: null,
+        appendError: null,
+        hashesSaved: null,
+        stateError: null,
+      };
+    }
+    const hashes: Record<string, string | null> = {};
+    for (const name of PULSE_FILES) hashes[name] = next[name].sha256;
+    const stateError = await stateFile.setHashes(hashes).then(
+      () => null,
+      (error: unknown) => errorMessage(error),
+    );
+    return {
+      files: next,
+      events,
+      deferred,
+      unreadable,
+      folder: null,
+      appendError: null,
+      hashesSaved: stateError === null,
+      stateError,
+    };
   };
+};

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { memoryOf } from '../../machines/hook-sessions.js';
+import { needsReplan } from '../../machines/replan.js';
 import { headline } from '../mcp/external-section.js';
 import { gateOf, hooksOf, reconcile, replanOf } from '../requests.js';
 import type { PulseActor } from '../wiring.js';
@@ -89,15 +90,16 @@ export const answerHook = async (
   const session = `${agent}:${call.session}`;
   const pending =
     replan.pendingEventId === null ? null : { event_id: replan.pendingEventId, files: replan.pendingFiles };
-  // Only a pending replan needs the whole judgement (a shell line parsed, paths resolved).
+  // Only a hold (a pending replan, or guidance pulse cannot see) needs the whole judgement (a shell line parsed, paths resolved).
   const tool =
     call.tool === null
       ? { pulseTool: false, allowed: true }
-      : pending === null
+      : !needsReplan(replan)
         ? { pulseTool: isPulseTool(agent, call.tool.name, server), allowed: true }
         : await judgeTool(agent, call.tool, { projectRoot, cwd: call.cwd, server });
   const { verdict, remember } = decide(call, {
     pending,
+    blind: replan.blind,
     delivery: out === null ? null : { delivery_id: out.deliveryId, headlines: out.events.map(headline) },
     memory: memoryOf(hooks.getSnapshot().context, session),
     pulseTool: tool.pulseTool,

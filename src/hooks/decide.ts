@@ -1,11 +1,16 @@
 import type { HookSessionMemory } from '../../machines/hook-sessions.js';
+import type { FileFault } from '../../machines/log-faults.js';
 import type { HookCall } from './hook-input.js';
 import {
   type Attention,
   attentionNotice,
+  blindHeldReason,
+  blindNotice,
+  blindStopReason,
   heldReason,
   type Pending,
   pendingNotice,
+  stillBlindNotice,
   stillPendingNotice,
   stopReason,
 } from './messages.js';
@@ -23,6 +28,8 @@ export interface Verdict {
 /** What the daemon knows when a hook asks: the replan, the delivery, this session's memory, the tool. */
 export interface HookFacts {
   pending: Pending | null;
+  /** What hides guidance or constraints changes from pulse now: while any, the hooks hold as for a pending replan. */
+  blind: readonly FileFault[];
   /** The delivery out or set aside for the agents, if any. */
   delivery: Attention | null;
   memory: HookSessionMemory;
@@ -56,40 +63,58 @@ const canAnnounce = ({ agent, phase }: HookCall, { pulseTool }: HookFacts): bool
   return phase === 'session-start' || phase === 'prompt';
 };
 
+/** What the hooks hold for, and a key to say it once per session: a blind spot first, else the pending event. */
+const holdOf = ({ pending, blind }: HookFacts) => {
+  if (blind.length > 0) {
+    return {
+      key: `unobservable:${blind.map((fault) => fault.file).join(',')}`,
+      held: (tool: NonNullable<HookCall['tool']>, why?: string) => blindHeldReason(blind, pending, tool, why),
+      stop: () => blindStopReason(blind, pending),
+      notice: () => blindNotice(blind, pending),
+      still: () => stillBlindNotice(blind),
+    };
+  }
+  if (pending === null) return null;
+  return {
+    key: pending.event_id,
+    held: (tool: NonNullable<HookCall['tool']>, why?: string) => heldReason(pending, tool, why),
+    stop: () => stopReason(pending),
+    notice: () => pendingNotice(pending),
+    still: () => stillPendingNotice(pending),
+  };
+};
+
 /**
- * The decision for one hook call. A pending replan holds every tool call the agent does not need
- * to replan, and holds a stop once per pending event: the same event never holds two stops in a
- * row, so a stop hook cannot loop, and the user is told it is still pending. The replan and a
- * delivery are told as context once per session.
+ * The decision for one hook call. A pending replan, or a guidance file pulse cannot see (fail
+ * closed), holds every tool call the agent does not need to replan, and holds a stop once per
+ * pending event or blind spot: the same one never holds two stops in a row, so a stop hook cannot
+ * loop, and the user is told it is still there. It and a delivery are told as context once per
+ * session.
  */
 export const decide = (call: HookCall, facts: HookFacts): Decision => {
-  const { pending, delivery, memory } = facts;
+  const { delivery, memory } = facts;
+  const hold = holdOf(facts);
   const news = delivery !== null && canAnnounce(call, facts) && memory.toldDelivery !== delivery.delivery_id;
   const told = news ? { toldDelivery: delivery.delivery_id } : {};
   const attention = news ? attentionNotice(delivery) : null;
   switch (call.phase) {
     case 'pre-tool':
       return {
-        verdict:
-          pending !== null && !facts.toolAllowed
-            ? { hold: heldReason(pending, call.tool!, facts.toolWhy) }
-            : {},
+        verdict: hold !== null && !facts.toolAllowed ? { hold: hold.held(call.tool!, facts.toolWhy) } : {},
         remember: {},
       };
     case 'stop':
-      if (pending === null) return { verdict: { hold: joined(attention) }, remember: told };
-      if (memory.stopHeldFor === pending.event_id) {
-        return { verdict: { notice: stillPendingNotice(pending) }, remember: {} };
-      }
-      return { verdict: { hold: stopReason(pending) }, remember: { stopHeldFor: pending.event_id } };
+      if (hold === null) return { verdict: { hold: joined(attention) }, remember: told };
+      if (memory.stopHeldFor === hold.key) return { verdict: { notice: hold.still() }, remember: {} };
+      return { verdict: { hold: hold.stop() }, remember: { stopHeldFor: hold.key } };
     case 'post-tool':
       // The next tool call is held anyway; saying it after every read would only repeat it.
       return { verdict: { context: joined(attention) }, remember: told };
     default: {
-      const tell = pending !== null && memory.toldPending !== pending.event_id;
+      const tell = hold !== null && memory.toldPending !== hold.key;
       return {
-        verdict: { context: joined(tell ? pendingNotice(pending) : null, attention) },
-        remember: { ...told, ...(tell ? { toldPending: pending.event_id } : {}) },
+        verdict: { context: joined(tell ? hold.notice() : null, attention) },
+        remember: { ...told, ...(tell ? { toldPending: hold.key } : {}) },
       };
     }
   }

@@ -1,3 +1,5 @@
+import type { FileFault } from '../../machines/log-faults.js';
+import { faultSentence } from '../mcp/blind-reason.js';
 import { EXTERNAL_FRAMING } from '../mcp/external-section.js';
 import type { ToolCall } from './hook-input.js';
 
@@ -28,10 +30,39 @@ const what = (tool: ToolCall, shellWhy: string | undefined) =>
     ? `the tool ${tool.name}`
     : `this shell command${shellWhy === undefined ? '' : ` (${shellWhy})`}`;
 
+const ALLOWED =
+  'Until then only reading, planning, editing .pulse/plan.md, shell commands that only read, and the pulse_* tools run.';
+
 /** Why a tool call is held (for a shell command, what in it is more than reading), and exactly how to release it. */
 export const heldReason = (pending: Pending, tool: ToolCall, shellWhy?: string): string =>
-  `${situation(pending)} pulse held ${what(tool, shellWhy)} until you replan: ${steps(pending)} ` +
-  'Until then only reading, planning, editing .pulse/plan.md, shell commands that only read, and the pulse_* tools run.';
+  `${situation(pending)} pulse held ${what(tool, shellWhy)} until you replan: ${steps(pending)} ${ALLOWED}`;
+
+const blindSituation = (blind: readonly FileFault[]) =>
+  `pulse: the plan is on hold because pulse cannot see or record changes to the guidance or constraints: ${blind.map(faultSentence).join(' ')}`;
+
+const blindSteps = (pending: Pending | null) =>
+  `Tell the user exactly what to fix (above); pulse sees it fixed by itself${pending === null ? '' : `, and the replan stays to do: ${steps(pending)}`}.`;
+
+/** Why a tool call is held while pulse cannot see guidance or constraints changes (fail closed), and what the user must fix. */
+export const blindHeldReason = (
+  blind: readonly FileFault[],
+  pending: Pending | null,
+  tool: ToolCall,
+  shellWhy?: string,
+): string =>
+  `${blindSituation(blind)} pulse held ${what(tool, shellWhy)} until it is fixed. ${blindSteps(pending)} ${ALLOWED}`;
+
+/** Why the agent may not stop yet while pulse cannot see guidance or constraints changes. */
+export const blindStopReason = (blind: readonly FileFault[], pending: Pending | null): string =>
+  `${blindSituation(blind)} Do not stop yet: ${blindSteps(pending)} Then stop.`;
+
+/** The blind spot as context, where the hook cannot block (session start, a new prompt). */
+export const blindNotice = (blind: readonly FileFault[], pending: Pending | null): string =>
+  `${blindSituation(blind)} Before any other work: ${blindSteps(pending)}`;
+
+/** To the user, when the agent stops a second time with pulse still unable to see the files. */
+export const stillBlindNotice = (blind: readonly FileFault[]): string =>
+  `pulse: guidance and constraints changes are not enforced until this is fixed: ${blind.map(faultSentence).join(' ')}`;
 
 /** Why the agent may not stop yet. */
 export const stopReason = (pending: Pending): string =>

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { healthProblems } from '../health-problems.js';
 import { createMcpServer } from '../mcp/server.js';
 import { logOf, replanOf } from '../requests.js';
 import { systemStatus } from '../system-status.js';
@@ -34,7 +35,8 @@ export const createHttpApp = ({
   app.get('/healthz', function health(c) {
     const log = logOf(actor).getSnapshot();
     const replan = replanOf(actor).getSnapshot();
-    const ok = !log.matches('failed');
+    const problems = healthProblems(actor);
+    const ok = !log.matches('failed') && problems.length === 0;
     return c.json(
       {
         ok,
@@ -44,7 +46,8 @@ export const createHttpApp = ({
         events: log.context.index.size,
         replan: replan.value,
         sessions: mcp.sessionCount,
-        error: log.context.lastError,
+        error: log.context.lastError ?? problems[0] ?? null,
+        problems,
       },
       ok ? 200 : 503,
     );

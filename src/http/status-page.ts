@@ -142,6 +142,7 @@ const renderLog = (s) =>
     ['latest', s.log.latest_event_id ? h('code', {}, s.log.latest_event_id) : none('none')],
     ['watcher', [chip(s.watcher.state), ' ' + s.watcher.changes_seen + ' changes seen']],
     s.log.last_error && ['error', error(s.log.last_error)],
+    ...(s.log.unobservable || []).map((u) => ['cannot see', error(u.file + ' ' + u.reason)]),
     s.watcher.last_error && ['watcher error', error(s.watcher.last_error)],
     ...s.log.warnings.map((w) => ['warning', error(w)]),
   ]));

@@ -5,6 +5,7 @@ import type { InboxEvent } from '../../machines/external.js';
 import type { focusMachine } from '../../machines/focus.js';
 import type { gateMachine } from '../../machines/gate.js';
 import type { inboxMachine } from '../../machines/inbox.js';
+import { faultList, type LogFaults } from '../../machines/log-faults.js';
 import type { pollerMachine } from '../../machines/poller.js';
 import type { replanMachine } from '../../machines/replan.js';
 import type { sourcesMachine } from '../../machines/sources.js';
@@ -38,11 +39,27 @@ export const replanRule: Rule<SnapshotFrom<typeof replanMachine>> = (previous, n
   }
 };
 
+/** Says each fault once as it appears (what pulse cannot see or record), and once as it clears. */
+const faultChanges = (was: LogFaults, now: LogFaults, log: Logger) => {
+  if (was === now) return;
+  const before = faultList(was);
+  const after = faultList(now);
+  for (const fault of after) {
+    if (before.some((f) => f.file === fault.file && f.reason === fault.reason)) continue;
+    log.error({ file: fault.file }, `pulse cannot see or record ${fault.file}: it ${fault.reason}`);
+  }
+  for (const fault of before) {
+    if (after.some((f) => f.file === fault.file)) continue;
+    log.info({ file: fault.file }, `${fault.file} can be read and written again`);
+  }
+};
+
 export const eventLogRule: Rule<SnapshotFrom<typeof eventLogMachine>> = (previous, next, log) => {
   const now = next.context;
   if (previous !== undefined && now.lastError !== null && now.lastError !== previous.context.lastError) {
     log.error(now.lastError);
   }
+  if (previous !== undefined) faultChanges(previous.context.faults, now.faults, log);
   // The journal as loaded is the baseline; events appended after it are news.
   if (previous === undefined || previous.matches('loading')) return;
   const added = now.index.size - previous.context.index.size;

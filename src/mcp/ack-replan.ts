@@ -14,6 +14,16 @@ export const ackOutput = {
     .enum(['missing_event_id', 'unknown_event', 'not_invalidating', 'no_pending_replan', 'stale_event'])
     .optional()
     .describe('Why the ack was refused, for programs; absent when accepted.'),
+  durable: z
+    .boolean()
+    .optional()
+    .describe(
+      'With an accepted ack: true once it is in .pulse/state.json; false while pulse holds it in memory only (a full disk), see warning.',
+    ),
+  warning: z
+    .string()
+    .optional()
+    .describe('Why an accepted ack is not durable yet, and what pulse does about it.'),
 };
 
 const ackInputSchema = z.object({ event_id: z.string() });

@@ -2,9 +2,11 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { EventLogContext } from '../../machines/event-log.js';
 import type { Caller, Delivery } from '../../machines/gate.js';
-import type { ReplanContext } from '../../machines/replan.js';
+import { faultList } from '../../machines/log-faults.js';
+import { needsReplan, type ReplanContext } from '../../machines/replan.js';
 import { checkIn, logOf, reconcile, replanOf } from '../requests.js';
 import type { PulseActor } from '../wiring.js';
+import { blindReason } from './blind-reason.js';
 import { jsonResult } from './json-result.js';
 import { TOOL_ANNOTATIONS } from './tool-annotations.js';
 
@@ -69,6 +71,11 @@ export const interruptOutput = {
     .string()
     .nullable()
     .describe('Unacknowledged by then, the events go back to the inbox and come again.'),
+  unobservable: z
+    .array(z.object({ file: z.string(), reason: z.string() }))
+    .describe(
+      'What pulse cannot see or record now, each file with why and the fix. When it names .pulse/, guidance.md, constraints.md or events.jsonl, needs_replan is true (the plan is on hold) even with no pending event.',
+    ),
 };
 
 export type InterruptAnswer = { [K in keyof typeof interruptOutput]: z.infer<(typeof interruptOutput)[K]> };
@@ -106,9 +113,20 @@ export const attentionAnswer = (delivery: Delivery | null): Pick<InterruptAnswer
   lease_expires_at: delivery?.leaseExpiresAt == null ? null : new Date(delivery.leaseExpiresAt).toISOString(),
 });
 
-/** PulseAgent's decision, read from the log owner's and the replan lifecycle's snapshots. */
+const reasonOf = (replan: ReplanContext, newCount: number): string => {
+  const pending = replan.pendingEventId !== null;
+  if (replan.blind.length > 0)
+    return pending ? `${blindReason(replan.blind)} ${REASONS.pending}` : blindReason(replan.blind);
+  return pending ? REASONS.pending : newCount > 0 ? REASONS.newEvents : REASONS.quiet;
+};
+
+/**
+ * PulseAgent's decision, read from the log owner's and the replan lifecycle's snapshots. While
+ * pulse cannot see or record guidance or constraints changes it fails closed: `needs_replan` is
+ * true, with no pending event unless one is, and the reason says what to fix.
+ */
 export const interruptAnswer = (
-  log: Pick<EventLogContext, 'index'>,
+  log: Pick<EventLogContext, 'index' | 'faults'>,
   replan: ReplanContext,
   lastSeenEventId: string | null,
 ): Omit<InterruptAnswer, AttentionFields> => {
@@ -116,9 +134,8 @@ export const interruptAnswer = (
   const known = lastSeenEventId !== null && index.has(lastSeenEventId);
   const since = known ? lastSeenEventId : null;
   const newCount = index.countAfter(since);
-  const needsReplan = replan.pendingEventId !== null;
   return {
-    needs_replan: needsReplan,
+    needs_replan: needsReplan(replan),
     latest_event_id: index.latest?.id ?? null,
     has_new_events: newCount > 0,
     changed_files: index.lastAfter(since, CHANGED_FILES_LIMIT).map((event) => event.path),
@@ -126,10 +143,11 @@ export const interruptAnswer = (
     pending_replan_files: replan.pendingFiles,
     last_acknowledged_event_id: replan.lastAck?.eventId ?? null,
     last_acknowledged_plan_sha256: replan.lastAck?.planSha256 ?? null,
-    reason: needsReplan ? REASONS.pending : newCount > 0 ? REASONS.newEvents : REASONS.quiet,
+    reason: reasonOf(replan, newCount),
     last_seen_event_known: lastSeenEventId === null || known,
     new_event_count: newCount,
     changed_files_truncated: newCount > CHANGED_FILES_LIMIT,
+    unobservable: faultList(log.faults),
   };
 };
 

@@ -1,4 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { readBoundedText, UnreadableFileError } from '../store/read-bounded.js';
+import { assertRealFolder, FolderProblemError } from '../store/real-folder.js';
 import type { SourcesConfig } from './config.js';
 import { ConfigError } from './config-error.js';
 import { TOP_LEVEL } from './config-parsing.js';
@@ -14,23 +16,26 @@ export const loadSourcesConfig = async (
   path: string,
   env: Record<string, string | undefined>,
 ): Promise<SourcesConfig | null> => {
-  let text: string;
+  let text: string | null;
   try {
-    const info = await stat(path);
-    if (!info.isFile())
-      throw unreadable(path, 'is not a regular file', 'Replace it with a JSON file, or remove it.');
-    if (info.size > MAX_FILE_BYTES) {
+    // A .pulse/ swapped for a symlink would hand us another folder's servers to start.
+    assertRealFolder(dirname(path));
+    text = await readBoundedText(path, MAX_FILE_BYTES);
+  } catch (error) {
+    if (error instanceof FolderProblemError) {
+      if (error.fault === 'missing') return null;
+      throw unreadable(path, 'is not read', error.message, error);
+    }
+    if (error instanceof UnreadableFileError) {
       throw unreadable(
         path,
-        `is ${info.size} bytes, more than the limit of ${MAX_FILE_BYTES} (1 MiB)`,
-        'Keep it to servers and sources; a config this big is likely not the file you meant.',
+        error.problem,
+        error.kind === 'too-large'
+          ? 'Keep it to servers and sources; a config this big is likely not the file you meant.'
+          : 'Replace it with a JSON file, or remove it.',
       );
     }
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
     if (code === 'EACCES' || code === 'EPERM')
       throw unreadable(
         path,
@@ -45,5 +50,6 @@ export const loadSourcesConfig = async (
       error,
     );
   }
+  if (text === null) return null;
   return parseSourcesConfig(text, { file: path, env });
 };

@@ -1,7 +1,9 @@
-import { lstat, readFile, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { FOCUS_FILE } from '../../machines/watcher.js';
+import { readBoundedText, UnreadableFileError } from './read-bounded.js';
+import { assertRealFolder, FolderProblemError } from './real-folder.js';
 
 const MAX_FILE_BYTES = 64 * 1024;
 /** An ISO 8601 date and time with its zone: without one, the time would be read in the reader's zone. */
@@ -25,24 +27,19 @@ export const focusPath = (pulseDir: string) => join(pulseDir, FOCUS_FILE);
 
 const readBounded = async (path: string): Promise<string | null> => {
   try {
-    // stat before reading: a FIFO or a huge file is refused without opening it.
-    const info = await stat(path);
-    if (!info.isFile()) {
-      throw new FocusFileError(path, 'is not a regular file', {
-        fix: 'Remove it; `pulse focus 45m` writes one.',
-      });
-    }
-    if (info.size > MAX_FILE_BYTES) {
-      throw new FocusFileError(
-        path,
-        `is ${info.size} bytes, more than the limit of ${MAX_FILE_BYTES} (64 KiB)`,
-      );
-    }
-    return await readFile(path, 'utf8');
+    assertRealFolder(dirname(path));
+    return await readBoundedText(path, MAX_FILE_BYTES);
   } catch (error) {
-    if (error instanceof FocusFileError) throw error;
+    if (error instanceof FolderProblemError) {
+      if (error.fault === 'missing') return null;
+      throw new FocusFileError(path, 'is not read', { fix: error.message });
+    }
+    if (error instanceof UnreadableFileError) {
+      // Too big: written wrong, so the usual fix; anything else (a FIFO, a device) is to be removed.
+      const fix = error.kind === 'too-large' ? {} : { fix: 'Remove it; `pulse focus 45m` writes one.' };
+      throw new FocusFileError(path, error.problem, fix);
+    }
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
     throw new FocusFileError(path, `cannot be read (${code ?? String(error)})`, {
       fix: 'Make it readable by the user who runs pulse, or delete it.',
       cause: error,
@@ -82,6 +79,7 @@ export const readFocus = async (pulseDir: string, now = Date.now()): Promise<{ u
 /** Sets the focus until `untilMs` (written atomically), or ends it (`null` removes the file). */
 export const writeFocus = async (pulseDir: string, untilMs: number | null): Promise<void> => {
   const path = focusPath(pulseDir);
+  assertRealFolder(pulseDir);
   if (untilMs === null) {
     await rm(path, { force: true });
     return;

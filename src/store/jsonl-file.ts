@@ -1,5 +1,7 @@
 import { constants } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { assertRealFolder } from './real-folder.js';
 import { replaceFile } from './replace-file.js';
 
 /** Parsed lines of a JSON-lines file, skipping blank and unparsable ones (a torn tail among them). */
@@ -30,17 +32,28 @@ const APPEND_NO_FOLLOW = constants.O_RDWR | constants.O_APPEND | constants.O_CRE
 /**
  * Appends text that ends in a newline and fsyncs before resolving. A file left ending in a torn
  * or garbage line gets a newline first, so the garbage stays a line of its own (skipped on
- * reading) instead of swallowing the first line appended after it.
+ * reading) instead of swallowing the first line appended after it. An append that fails (a full
+ * disk) is cut back to where it began, so a retry cannot leave its lines in the file twice.
  */
 export const appendLines = async (path: string, text: string): Promise<void> => {
   if (text === '') return;
+  assertRealFolder(dirname(path));
   const handle = await open(path, APPEND_NO_FOLLOW, 0o644);
   try {
     const { size } = await handle.stat();
     const last = Buffer.alloc(1);
     if (size > 0) await handle.read(last, 0, 1, size - 1);
-    await handle.write(size > 0 && last[0] !== 0x0a ? `\n${text}` : text);
-    await handle.sync();
+    const bytes = Buffer.from(size > 0 && last[0] !== 0x0a ? `\n${text}` : text);
+    try {
+      // One write may land in part (a disk filling up): write the rest until it lands or fails.
+      for (let written = 0; written < bytes.length; ) {
+        written += (await handle.write(bytes, written, bytes.length - written)).bytesWritten;
+      }
+      await handle.sync();
+    } catch (error) {
+      await handle.truncate(size).catch(() => undefined);
+      throw error;
+    }
   } finally {
     await handle.close();
   }

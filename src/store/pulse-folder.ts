@@ -24,6 +24,7 @@ state.json
 state.json.bak
 events.jsonl
 daemon.json
+daemon.lock*
 pulse*.log
 inbox.jsonl
 dead-letters.jsonl
@@ -84,6 +85,15 @@ export const ensurePulseFolder = async (paths: PulsePaths): Promise<string[]> =>
     throw new ProjectFolderError(
       `Project folder ${paths.projectRoot} does not exist. Create it, or pass an existing folder with --project DIR.`,
     );
+  }
+  const existing = await lstat(paths.dir).catch(() => null);
+  if (existing?.isSymbolicLink()) {
+    throw new ProjectFolderError(
+      `${paths.dir} is a symlink; pulse never follows .pulse/ through a symlink (its state, log and lock would live elsewhere). Make it a real folder: move what it points to in its place.`,
+    );
+  }
+  if (existing !== null && !existing.isDirectory()) {
+    throw new ProjectFolderError(`${paths.dir} is not a folder. Move it away, and pulse creates .pulse/.`);
   }
   try {
     await mkdir(paths.dir, { recursive: true });

@@ -186,6 +186,7 @@ describe('replan and acknowledgement (test_policy.py)', () => {
       acknowledged_event_id: pending,
       plan_sha256: planSha,
       reason: REASONS.accepted,
+      durable: true,
     });
 
     const next = await s.shouldInterrupt(decision.latest_event_id);

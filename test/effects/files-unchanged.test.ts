@@ -1,10 +1,10 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { EventIndex } from '../../machines/event-index.js';
 import { eventLogMachine, type LoadedJournal, type ReconcileOutput } from '../../machines/event-log.js';
 import { PULSE_FILES, type TrackedFiles, untrackedFiles } from '../../machines/pulse-files.js';
-import { RACY_WINDOW_MS, readTrackedFile } from '../../src/effects/read-tracked-file.js';
+import { isUnchanged, RACY_WINDOW_MS, readTrackedFile } from '../../src/effects/read-tracked-file.js';
 import { filesUnchanged } from '../../src/effects/reconcile-files.js';
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
 import { removeProject, tempProject } from '../helpers/daemon.js';
@@ -77,6 +77,17 @@ describe('filesUnchanged: whether a tool call can skip the scan', () => {
     await rm(paths.dir, { recursive: true });
     expect(filesUnchanged(paths, files)).toBe(false);
   });
+
+  it('is false when .pulse/ is swapped for a symlink to the very same files', async () => {
+    settle();
+    const files = await scan(paths);
+    await rename(paths.dir, `${paths.dir}-moved`);
+    await symlink(`${paths.dir}-moved`, paths.dir);
+    // Same inodes, same stats: only the folder check tells.
+    expect(PULSE_FILES.every((name) => isUnchanged(paths.file(name), files[name]))).toBe(true);
+    expect(filesUnchanged(paths, files)).toBe(false);
+    await rm(`${paths.dir}-moved`, { recursive: true });
+  });
 });
 
 describe('the event log answers a caller at once when files are unchanged', () => {
@@ -94,7 +105,16 @@ describe('the event log answers a caller at once when files are unchanged', () =
           loadJournal: fromPromise(async () => loaded),
           reconcileFiles: fromPromise(async ({ input }): Promise<ReconcileOutput> => {
             scans++;
-            return { files: input.files, events: [], deferred: false };
+            return {
+              files: input.files,
+              events: [],
+              deferred: false,
+              folder: null,
+              unreadable: {},
+              appendError: null,
+              hashesSaved: null,
+              stateError: null,
+            };
           }),
         },
         guards: { filesUnchanged: unchanged },

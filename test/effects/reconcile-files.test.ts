@@ -29,7 +29,7 @@ describe('the reconciler and changes too fresh to trust', () => {
 
   it('defers a watcher scan that finds a change younger than FRESH_CHANGE_MS: it may be half a save', async () => {
     const reconcile = await reconcilerAt(FRESH_CHANGE_MS - 5);
-    const out = await reconcile({ files: untrackedFiles(), requested: false });
+    const out = await reconcile({ files: untrackedFiles(), requested: false, saveHashes: false });
     expect(out.deferred).toBe(true);
     expect(out.events).toEqual([]);
     expect(out.files['guidance.md'].sha256).toBeNull();
@@ -37,14 +37,14 @@ describe('the reconciler and changes too fresh to trust', () => {
 
   it('logs the same change once it is FRESH_CHANGE_MS old', async () => {
     const reconcile = await reconcilerAt(FRESH_CHANGE_MS);
-    const out = await reconcile({ files: untrackedFiles(), requested: false });
+    const out = await reconcile({ files: untrackedFiles(), requested: false, saveHashes: false });
     expect(out.deferred).toBe(false);
     expect(out.events.map((e) => [e.path, e.kind])).toEqual([['.pulse/guidance.md', 'created']]);
   });
 
   it('logs a fresh change at once when a caller asked (read-your-writes)', async () => {
     const reconcile = await reconcilerAt(0);
-    const out = await reconcile({ files: untrackedFiles(), requested: true });
+    const out = await reconcile({ files: untrackedFiles(), requested: true, saveHashes: false });
     expect(out.deferred).toBe(false);
     expect(out.events).toHaveLength(1);
   });

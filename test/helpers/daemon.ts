@@ -45,9 +45,19 @@ export const runCli = (
  */
 export const startDaemon = async (
   project: string,
-  { args = [], env = {} }: { args?: string[]; env?: Record<string, string> } = {},
+  {
+    args = [],
+    env = {},
+    prefix = [],
+  }: {
+    args?: string[];
+    env?: Record<string, string>;
+    /** A command that runs the daemon's own (e.g. `unshare … sh -c '…; exec "$@"' sh`), execing it in the same process. */
+    prefix?: string[];
+  } = {},
 ): Promise<RunningDaemon> => {
-  const child = spawn(process.execPath, [CLI, 'start', '--project', project, '--port', '0', ...args], {
+  const command = [...prefix, process.execPath, CLI, 'start', '--project', project, '--port', '0', ...args];
+  const child = spawn(command[0]!, command.slice(1), {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

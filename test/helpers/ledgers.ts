@@ -29,11 +29,11 @@ export class ReplanLedger {
     return pending;
   }
 
-  /** Sends an ack through `send` and records what came back. */
-  async ack(eventId: string, send: () => Promise<{ accepted: boolean }>): Promise<void> {
+  /** Sends an ack through `send` and records what came back; only a durable ack must survive a kill. */
+  async ack(eventId: string, send: () => Promise<{ accepted: boolean; durable?: boolean }>): Promise<void> {
     this.sent.add(eventId);
     const reply = await send();
-    if (reply.accepted) {
+    if (reply.accepted && reply.durable !== false) {
       this.accepted.push(eventId);
       this.acceptedCount++;
     } else {

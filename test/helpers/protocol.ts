@@ -35,6 +35,8 @@ export interface Decision {
   last_acknowledged_plan_sha256: string | null;
   reason: string;
   last_seen_event_known: boolean;
+  /** What pulse cannot see or record now; empty when all is well. */
+  unobservable: Array<{ file: string; reason: string }>;
 }
 
 /** The structured answer of `pulse_ack_replan`. */
@@ -44,6 +46,9 @@ export interface AckAnswer {
   plan_sha256: string | null;
   reason: string;
   code?: string;
+  /** With an accepted ack: whether it reached state.json. */
+  durable?: boolean;
+  warning?: string;
 }
 
 /** One external event out to the agent, as `pulse_should_interrupt` lists it. */

@@ -1,32 +1,13 @@
 import { appendFile, lstat, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { SystemStatus } from '../../src/system-status.js';
-import { type RunningDaemon, startDaemon, waitUntil } from '../helpers/daemon.js';
+import { type RunningDaemon, readEvents, startDaemon, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
-import { decision, edit, type HostileCase } from './harness.js';
+import { contextText, decision, edit, type HostileCase, status } from './harness.js';
 
 // Rows that damage `.pulse/`: each gets a fresh daemon with its own planted history.
 
 const pulse = (d: RunningDaemon, name = '') => join(d.project, '.pulse', name);
-
-const contextText = async (d: RunningDaemon) => {
-  const response = await fetch(d.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'resources/read',
-      params: { uri: 'pulse://context/latest' },
-    }),
-  });
-  const body = (await response.json()) as { result: { contents: Array<{ text: string }> } };
-  return body.result.contents[0]!.text;
-};
-
-const status = async (d: RunningDaemon) =>
-  (await (await fetch(new URL('/status', d.url))).json()) as SystemStatus;
 
 const restart = async (d: RunningDaemon) => {
   expect(await d.stop()).toBe(0);
@@ -45,6 +26,13 @@ const unchanged = async (outside: { path: string; stat: import('node:fs').Stats 
   expect((await stat(outside.path)).mtimeMs).toBe(outside.stat.mtimeMs);
   await rm(outside.path);
 };
+
+/** Waits until /status says events.jsonl cannot be appended to, and returns why. */
+const eventsFault = (d: RunningDaemon) =>
+  waitUntil(
+    async () => (await status(d)).log.unobservable.find((f) => f.file === '.pulse/events.jsonl')?.reason,
+    { describe: () => 'events.jsonl reported as not appendable' },
+  );
 
 const sourcesError = (d: RunningDaemon, describe: string) =>
   waitUntil(async () => (await status(d)).sources.error ?? undefined, { describe: () => describe });
@@ -89,16 +77,34 @@ export const fileRows: HostileCase[] = [
     },
   },
   {
-    name: 'guidance.md replaced by a folder is logged once as deleted and raises a replan',
+    name: 'guidance.md replaced by a folder fails closed until it is a file again; then the change is logged once',
     leaves: { newerPending: true },
     run: async (d) => {
+      const before = (await readEvents(d.project)).length;
       await rm(pulse(d, 'guidance.md'));
       await mkdir(pulse(d, 'guidance.md'));
+      const fault = await waitUntil(
+        async () =>
+          (await status(d)).log.unobservable.find(
+            (f) => f.file === '.pulse/guidance.md' && /folder/.test(f.reason),
+          ),
+        { describe: () => 'guidance.md reported as a folder' },
+      );
+      expect(fault.reason).toBe('is a folder, not a regular file: replace it with a regular file');
+      const held = await decision(d);
+      expect(held.needs_replan).toBe(true);
+      // A scan may catch the file gone before the folder is there: then it was logged deleted, once.
+      const between = (await readEvents(d.project)).slice(before);
+      expect(between.every((e) => e.kind === 'deleted' && e.path === '.pulse/guidance.md')).toBe(true);
+      expect(between.length).toBeLessThanOrEqual(1);
+      await rm(pulse(d, 'guidance.md'), { recursive: true });
+      await writeFile(pulse(d, 'guidance.md'), '# Guidance\n\nA file again.\n');
       const now = await decision(d);
-      expect(now.pending_replan_event_id).not.toBeNull();
-      await decision(d);
-      const text = await contextText(d);
-      expect(text.match(/deleted \.pulse\/guidance\.md/g)).toHaveLength(1);
+      const guidance = (await readEvents(d.project)).slice(before + between.length);
+      expect(guidance.map((e) => [e.path, e.kind])).toEqual([
+        ['.pulse/guidance.md', between.length ? 'created' : 'modified'],
+      ]);
+      expect(now.pending_replan_event_id).toBe(guidance[0]!.id);
     },
   },
   {
@@ -129,7 +135,7 @@ export const fileRows: HostileCase[] = [
     },
   },
   {
-    name: 'events.jsonl swapped for a symlink while running: the append is refused (ELOOP), the target untouched',
+    name: 'events.jsonl swapped for a symlink while running: the append is refused (ELOOP), the target untouched, and pulse says it cannot log',
     bug: 'appendEvents opened events.jsonl with flag "a", following a symlink and writing outside .pulse/; it now opens with O_NOFOLLOW',
     run: async (d) => {
       const text = await readFile(pulse(d, 'events.jsonl'), 'utf8');
@@ -137,12 +143,15 @@ export const fileRows: HostileCase[] = [
       await rm(pulse(d, 'events.jsonl'));
       await symlink(outside.path, pulse(d, 'events.jsonl'));
       await edit(d, 'task.md', '# Task\n\nA change that would be appended.\n');
-      await decision(d);
-      expect((await status(d)).log.last_error).toMatch(/Could not reconcile \.pulse\/: ELOOP/);
+      expect((await decision(d)).needs_replan).toBe(true);
+      // Awaited, not read once: a scan on the watcher's hint may report it a moment later.
+      expect(await eventsFault(d)).toMatch(/^cannot be appended to \(ELOOP/);
       await unchanged(outside, text);
-      // Put the log back as it was, so the check after the row reads the planted history.
+      // Put the log back as it was: the change is then logged once, and pulse is well again.
       await rm(pulse(d, 'events.jsonl'));
       await writeFile(pulse(d, 'events.jsonl'), text);
+      await decision(d);
+      expect((await readEvents(d.project)).filter((e) => e.path === '.pulse/task.md')).toHaveLength(1);
     },
   },
   {
@@ -162,17 +171,15 @@ export const fileRows: HostileCase[] = [
     },
   },
   {
-    name: '.pulse/ deleted while running: calls answer from memory, /healthz names the error; re-created, logging resumes and state.json gets the ack back',
+    name: '.pulse/ deleted while running: calls answer from memory and fail closed, /healthz 503 names it; re-created, logging resumes and state.json gets the ack back',
     leaves: { newerPending: true, historyDeleted: true },
     run: async (d) => {
       await rm(pulse(d), { recursive: true, force: true });
       expect((await decision(d)).needs_replan).toBe(true);
-      const health = (await (await fetch(new URL('/healthz', d.url))).json()) as {
-        ok: boolean;
-        error: string;
-      };
-      expect(health.ok, JSON.stringify(health)).toBe(true);
-      expect(health.error, JSON.stringify(health)).toMatch(/Could not reconcile \.pulse\/: ENOENT/);
+      const response = await fetch(new URL('/healthz', d.url));
+      const health = (await response.json()) as { ok: boolean; problems: string[] };
+      expect(response.status, JSON.stringify(health)).toBe(503);
+      expect(health.problems.join(' '), JSON.stringify(health)).toMatch(/\.pulse\/ is missing/);
       // The daemon's own log may have put .pulse/ back by now (pulse.log); either way is fine.
       await mkdir(pulse(d), { recursive: true });
       await writeFile(pulse(d, 'guidance.md'), '# Guidance\n\nWritten into the new folder.\n');
@@ -283,9 +290,10 @@ export const fileRows: HostileCase[] = [
       await mkdir(pulse(d, 'events.jsonl'));
       await edit(d, 'task.md', '# Task\n\nA change that cannot be appended.\n');
       expect((await decision(d)).needs_replan).toBe(true);
-      expect((await status(d)).log.last_error).toMatch(/Could not reconcile \.pulse\/: EISDIR/);
+      expect(await eventsFault(d)).toMatch(/^cannot be appended to \(EISDIR/);
       await rm(pulse(d, 'events.jsonl'), { recursive: true });
       await writeFile(pulse(d, 'events.jsonl'), text);
+      await decision(d);
     },
   },
 ];

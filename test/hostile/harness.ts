@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import type { SystemStatus } from '../../src/system-status.js';
 import { oneShot, type RunningDaemon, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 
@@ -41,6 +42,9 @@ export interface Planted {
 
 /** Counts what the suite did, for its closing line. */
 export const tally = { tried: 0, passed: 0, bugsFixed: 0, lost: 0 };
+
+/** What rows measured, for docs/reliability.md: printed with the closing line. */
+export const figures: { hugeFileCallMs?: number; procRssMiB?: number } = {};
 
 /** A raw HTTP request (node:http sends only the headers given, Host included). */
 export const rawRequest = (
@@ -86,6 +90,16 @@ export const decision = async (daemon: RunningDaemon) => {
 
 const pulseFile = (daemon: RunningDaemon, name: string) => join(daemon.project, '.pulse', name);
 
+/** `pulse://context/latest` as a one-shot read renders it. */
+export const contextText = async (daemon: RunningDaemon) => {
+  const answer = await oneShot(daemon.url, 'resources/read', { uri: 'pulse://context/latest' });
+  return answer.body.result!.contents![0]!.text;
+};
+
+/** The daemon's `/status`. */
+export const status = async (daemon: RunningDaemon) =>
+  (await (await fetch(new URL('/status', daemon.url))).json()) as SystemStatus;
+
 /** Saves one of the protocol files as an editor does. */
 export const edit = (daemon: RunningDaemon, name: string, text: string) =>
   save(pulseFile(daemon, name), text);
@@ -124,9 +138,15 @@ export const assertNothingLost = async (
 ): Promise<void> => {
   const leaves = { ...noLeftovers, ...allowed };
   expect(daemon.process.exitCode, daemon.output()).toBeNull();
-  const health = await fetch(new URL('/healthz', daemon.url));
-  expect(health.status).toBe(200);
-  await health.body?.cancel();
+  let health = '';
+  await waitUntil(
+    async () => {
+      const response = await fetch(new URL('/healthz', daemon.url));
+      health = await response.text();
+      return response.status === 200;
+    },
+    { describe: () => `/healthz 200 (it answers ${health})` },
+  );
   const now = await decision(daemon);
   const lost: string[] = [];
   if (!now.needs_replan) lost.push('the pending replan');

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type RunningDaemon, removeProject } from '../helpers/daemon.js';
+import { blindRows } from './blind-rows.js';
 import { fileRows } from './file-rows.js';
-import { type HostileCase, type Planted, runRow, startPlanted, tally } from './harness.js';
+import { figures, type HostileCase, type Planted, runRow, startPlanted, tally } from './harness.js';
 import { protocolRows } from './protocol-rows.js';
 import { fixtureChildren, sourceRows } from './source-rows.js';
 
@@ -18,6 +19,9 @@ afterAll(async () => {
   await Promise.all(projects.splice(0).map(removeProject));
   console.log(
     `hostile input: ${tally.tried} cases tried, ${tally.passed} passed, ${tally.bugsFixed} bugs found and fixed, ${tally.lost} things lost`,
+  );
+  console.log(
+    `issue 14 figures: a call beside a 20 GiB guidance.md ${figures.hugeFileCallMs ?? '-'} ms; RSS with /proc/self/pagemap as constraints.md ${figures.procRssMiB ?? '-'} MiB`,
   );
 });
 
@@ -65,4 +69,5 @@ const eachOnFreshDaemon = (title: string, rows: HostileCase[], timeout: number) 
   });
 
 eachOnFreshDaemon('hostile files in .pulse/', fileRows, 30_000);
+eachOnFreshDaemon('files pulse cannot read, .pulse/ swapped, a second daemon (issue 14)', blindRows, 60_000);
 eachOnFreshDaemon('hostile source servers', sourceRows, 60_000);

@@ -10,7 +10,7 @@ import {
 } from 'xstate';
 import type { PendingReplan } from '../../machines/event-index.js';
 import type { AckRecord, PulseEvent } from '../../machines/pulse-files.js';
-import { ACK_ACCEPTED_REASON, type ReplanEvent, replanMachine } from '../../machines/replan.js';
+import { ACK_ACCEPTED_REASON, needsReplan, type ReplanEvent, replanMachine } from '../../machines/replan.js';
 
 type Snapshot = SnapshotFrom<typeof replanMachine>;
 type Action = ExecutableActionsFrom<typeof replanMachine>;
@@ -103,6 +103,7 @@ describe('replanMachine: restoring from the log owner', () => {
       pendingFiles: [],
       lastAck: null,
       lastReply: null,
+      blind: [],
     });
   });
 
@@ -353,5 +354,57 @@ describe('replanMachine: an accepted ack', () => {
     expect(pending.context.lastAck?.eventId).toBe(g1.id);
     expect(transition(replanMachine, pending, ack(g1.id, g1))[0].context.lastReply?.code).toBe('stale_event');
     expect(transition(replanMachine, pending, ack(g2.id, g2))[0].value).toBe('acknowledged');
+  });
+});
+
+describe('replanMachine: what the log owner cannot see', () => {
+  const LOOP = { file: GUIDANCE, reason: 'is a symlink loop (ELOOP): replace it with a regular file' };
+  const faults = (snapshot: Snapshot, ...blind: (typeof LOOP)[]) =>
+    transition(replanMachine, snapshot, { type: 'log.faults', blind });
+
+  it('puts the plan on hold with no pending event while guidance cannot be seen, and lifts it when it can', () => {
+    const blinded = faults(restored(none), LOOP)[0];
+    expect(blinded.value).toBe('idle');
+    expect(blinded.context.pendingEventId).toBeNull();
+    expect(needsReplan(blinded.context)).toBe(true);
+    const sighted = faults(blinded)[0];
+    expect(needsReplan(sighted.context)).toBe(false);
+    expect(needsReplan(restored(none).context)).toBe(false);
+  });
+
+  it('tells the gate a replan is to be answered while blind, and that none is once sighted', () => {
+    const gate = createActor(createMachine({ id: 'gate-stub' }));
+    const statusSent = (snapshot: Snapshot, blind: (typeof LOOP)[]) => {
+      const self = createActor(replanMachine);
+      const sent: unknown[] = [];
+      const scope: AnyActorScope = {
+        self,
+        id: 'replan',
+        sessionId: self.sessionId,
+        logger: () => {},
+        defer: () => {},
+        emit: () => {},
+        stopChild: () => {},
+        system: { ...self.system, get: (id: PropertyKey) => (id === 'gate' ? gate : self.system.get(id)) },
+        actionExecutor: (action) => {
+          if (action.type === 'xstate.sendTo') sent.push((action.params as { event: unknown }).event);
+        },
+      };
+      const next = replanMachine.transition(snapshot, { type: 'log.faults', blind }, scope);
+      return { next, sent };
+    };
+    const blinded = statusSent(restored(none), [LOOP]);
+    expect(blinded.sent).toEqual([{ type: 'replan.status', pending: true }]);
+    expect(statusSent(blinded.next, []).sent).toEqual([{ type: 'replan.status', pending: false }]);
+  });
+
+  it('judges acks as ever while blind: the pending event is accepted, the hold stays until guidance is seen', () => {
+    const g1 = logged(GUIDANCE);
+    const blinded = faults(appended(restored(none), g1), LOOP)[0];
+    const [acked] = transition(replanMachine, blinded, ack(g1.id, g1));
+    expect(acked.value).toBe('acknowledged');
+    expect(acked.context.lastReply?.accepted).toBe(true);
+    expect(needsReplan(acked.context)).toBe(true);
+    expect(needsReplan(faults(acked)[0].context)).toBe(false);
   });
 });

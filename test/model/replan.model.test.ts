@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -32,6 +32,7 @@ type Snapshot = SnapshotFrom<typeof replanMachine>;
 type Restored = Extract<ReplanEvent, { type: 'replan.restored' }>;
 type Appended = Extract<ReplanEvent, { type: 'log.appended' }>;
 type Ack = Extract<ReplanEvent, { type: 'replan.ack' }>;
+type Faults = Extract<ReplanEvent, { type: 'log.faults' }>;
 
 const TASK = '.pulse/task.md';
 const GUIDANCE = '.pulse/guidance.md';
@@ -116,6 +117,14 @@ const restores: Restored[] = [
 // Constraints first, so that a path's first edit after a restored guidance change shows order.
 const edits: Appended[] = [edit(CONSTRAINTS), edit(GUIDANCE), edit(PLAN)];
 
+/**
+ * guidance.md turned into a symlink loop, and made readable again with the text it had (so the
+ * repair logs nothing). The daemon must fail closed meanwhile; what it must answer comes from the
+ * path's own bookkeeping (`PathRun.blind`), not from the machine.
+ */
+const BLIND: Faults = { type: 'log.faults', blind: [{ file: GUIDANCE, reason: 'is a symlink loop' }] };
+const SIGHTED: Faults = { type: 'log.faults', blind: [] };
+
 /** After each refusal, the next one to probe: refusals keep the state, so one path probes them all. */
 const NEXT_PROBE: Record<AckRejection, Marker | null> = {
   missing_event_id: 'UNKNOWN',
@@ -132,12 +141,20 @@ const NEXT_PROBE: Record<AckRejection, Marker | null> = {
  * machine gives the states it names (checked at every step).
  */
 const samples = (snapshot: Snapshot): ReplanEvent[] => {
-  const { lastAck, lastReply } = snapshot.context;
+  const { lastAck, lastReply, blind } = snapshot.context;
+  if (snapshot.matches('loading')) return restores;
   const acks: Ack[] = [];
   if (!snapshot.matches('idle')) acks.push(ack('LATEST'));
   const probe = lastReply?.code ? NEXT_PROBE[lastReply.code] : 'BLANK';
   if (probe !== null && (probe !== 'STALE' || lastAck !== null)) acks.push(ack(probe));
-  return [...restores, ...edits, ...acks];
+  // Saving guidance.md would also repair it: while it is a loop, only the other files are edited.
+  const blinded = blind.length > 0;
+  return [
+    ...restores,
+    ...(blinded ? edits.filter((e) => e.events[0]!.path !== GUIDANCE) : edits),
+    ...acks,
+    blinded ? SIGHTED : BLIND,
+  ];
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -162,6 +179,7 @@ const byTransition = (state: Snapshot, event?: ReplanEvent, from?: Snapshot): st
   return JSON.stringify([
     state.value,
     state.context.lastAck !== null,
+    state.context.blind.length > 0,
     taken(from, event).map((definition) => coverage.transitionId(definition)),
     outcome,
   ]);
@@ -171,8 +189,9 @@ const byPhase = (state: Snapshot): string => JSON.stringify([state.value, state.
 
 const model = createTestModel(replanMachine, {
   events: samples,
-  // The model offers a bare `{ type }` for an event type without samples; an ack needs its payload.
-  filterEvents: (_, event) => event.type !== 'replan.ack' || 'eventId' in event,
+  // The model offers a bare `{ type }` for an event type without samples; an ack and a fault report need their payload.
+  filterEvents: (_, event) =>
+    (event.type !== 'replan.ack' || 'eventId' in event) && (event.type !== 'log.faults' || 'blind' in event),
 });
 
 type Path = TestPath<Snapshot, ReplanEvent>;
@@ -211,6 +230,8 @@ const describeEvent = (event: ReplanEvent): string => {
         : 'start on a PulseAgent folder with constraints, then guidance changed after the ack';
     case 'log.appended':
       return `edit ${event.events.map((e) => e.path.slice('.pulse/'.length)).join(', ')}`;
+    case 'log.faults':
+      return event.blind.length > 0 ? 'make guidance.md a symlink loop' : 'make guidance.md readable again';
     case 'replan.ack':
       return {
         LATEST: 'ack the newest guidance/constraints event',
@@ -249,6 +270,8 @@ class PathRun {
   /** The real ack, as the daemon must report it. */
   ack: { eventId: string; planSha256: string | null } | null = null;
   planEditedSinceAck = false;
+  /** guidance.md is a symlink loop now: the daemon must fail closed. The text it had, to put back. */
+  blind: string | null = null;
   #writes = 0;
   #pendingCoverage: AnyTransitionDefinition[] = [];
 
@@ -279,7 +302,26 @@ class PathRun {
     if (event.type === 'replan.restored') await this.restore(event);
     if (event.type === 'log.appended') await this.edit(event);
     if (event.type === 'replan.ack') await this.acknowledge(event, before, after);
+    if (event.type === 'log.faults') await this.toggleBlind(event);
     this.model = after;
+  }
+
+  /** Turns guidance.md into a symlink loop, or puts its text back; neither logs an event. */
+  async toggleBlind(event: Faults) {
+    const before = await this.events();
+    const path = this.file('guidance.md');
+    if (event.blind.length > 0) {
+      this.blind = await readFile(path, 'utf8');
+      await rm(path);
+      await symlink('guidance.md', path);
+    } else {
+      await rm(path);
+      await writeFile(path, this.blind!);
+      this.blind = null;
+    }
+    const answer = await this.interrupt();
+    expect(await this.events(), 'neither a loop nor its repair is an edit').toEqual(before);
+    expect(answer.unobservable.map((fault) => fault.file)).toEqual(this.blind === null ? [] : [GUIDANCE]);
   }
 
   /**
@@ -403,6 +445,7 @@ class PathRun {
         acknowledged_event_id: id,
         plan_sha256: plan,
         reason: REASONS.accepted,
+        durable: true,
       });
       this.ack = { eventId: id, planSha256: plan };
       this.planEditedSinceAck = false;
@@ -425,14 +468,24 @@ class PathRun {
     const events = await this.events();
     const ackAt = this.ack ? events.findIndex((e) => e.id === this.ack!.eventId) : -1;
     const unacknowledged = events.slice(ackAt + 1).filter(isInvalidating);
+    const sighted =
+      state === 'pending' ? REASONS.pending : events.length > 0 ? REASONS.newEvents : REASONS.quiet;
     expect(answer).toMatchObject({
-      needs_replan: state === 'pending',
+      // Fail closed: a guidance.md pulse cannot read puts the plan on hold, pending event or not.
+      needs_replan: state === 'pending' || this.blind !== null,
       latest_event_id: events.at(-1)?.id ?? null,
       pending_replan_files: expected.pendingFiles,
       last_acknowledged_event_id: this.ack?.eventId ?? null,
       last_acknowledged_plan_sha256: this.ack?.planSha256 ?? null,
-      reason: state === 'pending' ? REASONS.pending : events.length > 0 ? REASONS.newEvents : REASONS.quiet,
     });
+    if (this.blind === null) expect(answer.reason).toBe(sighted);
+    else {
+      expect(answer.reason).toMatch(
+        /^pulse cannot see or record changes .*\.pulse\/guidance\.md is a symlink loop/,
+      );
+      expect(answer.reason.endsWith(REASONS.pending)).toBe(state === 'pending');
+      expect(answer.unobservable).toEqual([{ file: GUIDANCE, reason: expect.stringMatching(/ELOOP/) }]);
+    }
     // The log itself agrees: the files of the guidance/constraints events after the ack, first seen first.
     expect(distinct(unacknowledged.map((e) => e.path))).toEqual(expected.pendingFiles);
     if (state === 'idle') {
@@ -502,6 +555,7 @@ describe.concurrent('replan lifecycle, model paths against a running daemon', ()
           'replan.restored': (step) => run.run(step.event as ReplanEvent, step.state),
           'log.appended': (step) => run.run(step.event as ReplanEvent, step.state),
           'replan.ack': (step) => run.run(step.event as ReplanEvent, step.state),
+          'log.faults': (step) => run.run(step.event as ReplanEvent, step.state),
         },
         states: {
           idle: () => run.check('idle'),

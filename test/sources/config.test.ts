@@ -707,7 +707,7 @@ describe('loadSourcesConfig', () => {
   it('rejects a path that is a directory, saying so', async () => {
     const path = join(dir, 'sources.json');
     await mkdir(path);
-    expect((await loadError(path)).message).toContain('is not a regular file');
+    expect((await loadError(path)).message).toContain('is a folder, not a regular file');
   });
 
   it.skipIf(process.getuid?.() === 0)(

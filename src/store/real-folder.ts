@@ -1,0 +1,66 @@
+import { lstatSync, readlinkSync } from 'node:fs';
+import { basename } from 'node:path';
+
+type FolderFault = 'missing' | 'symlink' | 'not-a-folder' | 'unchecked';
+
+/** `.pulse/` is not a real folder: pulse neither reads nor writes through it until it is one again. */
+export class FolderProblemError extends Error {
+  override name = 'FolderProblemError';
+
+  constructor(
+    readonly fault: FolderFault,
+    message: string,
+    /** The message without the folder's name. */
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+const linkTarget = (dir: string): string => {
+  try {
+    return ` to ${readlinkSync(dir)}`;
+  } catch {
+    return '';
+  }
+};
+
+const check = (dir: string): FolderProblemError | null => {
+  const name = `${basename(dir)}/`;
+  const problem = (fault: FolderFault, reason: string) =>
+    new FolderProblemError(fault, `${name} ${reason}`, reason);
+  let entry: import('node:fs').Stats | undefined;
+  try {
+    entry = lstatSync(dir, { throwIfNoEntry: false });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    return problem('unchecked', `cannot be checked (${code}): check the project folder's permissions`);
+  }
+  if (entry === undefined) {
+    return problem(
+      'missing',
+      `is missing: pulse does not re-create it while it runs; re-create it (mkdir ${name}) or restart pulse`,
+    );
+  }
+  if (entry.isSymbolicLink()) {
+    return problem(
+      'symlink',
+      `is a symlink${linkTarget(dir)}: pulse never follows ${name} through a symlink; make it a real folder again`,
+    );
+  }
+  if (!entry.isDirectory()) return problem('not-a-folder', 'is not a folder: remove it and restart pulse');
+  return null;
+};
+
+/**
+ * Why `dir` cannot be used as pulse's folder (missing, a symlink, not a folder), completing
+ * "<dir>/ …", or null when it is a real folder. One synchronous lstat: it runs before every scan
+ * and every write.
+ */
+export const folderProblem = (dir: string): string | null => check(dir)?.reason ?? null;
+
+/** Throws `FolderProblemError` unless `dir` is a real folder, so nothing is written through a swapped-in symlink. */
+export const assertRealFolder = (dir: string): void => {
+  const problem = check(dir);
+  if (problem !== null) throw problem;
+};
