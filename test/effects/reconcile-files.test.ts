@@ -1,6 +1,7 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir, readFile, rename, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { untrackedFiles } from '../../machines/pulse-files.js';
+import { PULSE_FILES, untrackedFiles } from '../../machines/pulse-files.js';
 import { createReconciler, FRESH_CHANGE_MS } from '../../src/effects/reconcile-files.js';
 import { createEventStamper } from '../../src/store/event-id.js';
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
@@ -47,5 +48,131 @@ describe('the reconciler and changes too fresh to trust', () => {
     const out = await reconcile({ files: untrackedFiles(), requested: true, saveHashes: false });
     expect(out.deferred).toBe(false);
     expect(out.events).toHaveLength(1);
+  });
+});
+
+describe('the reconciler, one file at a time (issue 14)', () => {
+  let project: string;
+  let paths: PulsePaths;
+  let stateFile: StateFile;
+
+  beforeEach(async () => {
+    project = await tempProject('pulse-isolate-');
+    paths = pulsePaths(project);
+    await mkdir(paths.dir);
+    for (const name of PULSE_FILES) await writeFile(paths.file(name), `# ${name}\n`);
+    ({ file: stateFile } = await StateFile.load(paths.state, paths.projectRoot));
+  });
+
+  afterEach(() => removeProject(project));
+
+  const reconcilerWith = (state: Pick<StateFile, 'setHashes'> = stateFile) =>
+    createReconciler({ paths, stamper: createEventStamper(), stateFile: state as StateFile });
+  const first = async (reconcile = reconcilerWith()) =>
+    reconcile({ files: untrackedFiles(), requested: true, saveHashes: false });
+
+  it('reports a symlink loop for that file alone, and logs the others', async () => {
+    await rm(paths.file('task.md'));
+    await symlink('task.md', paths.file('task.md'));
+    const out = await first();
+    expect(out.unreadable).toEqual({
+      'task.md': 'is a symlink loop (ELOOP): replace it with a regular file',
+    });
+    expect(out.events.map((e) => e.path)).toEqual([
+      '.pulse/guidance.md',
+      '.pulse/constraints.md',
+      '.pulse/plan.md',
+    ]);
+    expect(out.files['task.md']).toEqual(untrackedFiles()['task.md']);
+  });
+
+  it('keeps what it knew of a file it cannot read, so the change is logged once it can', async () => {
+    const reconcile = reconcilerWith();
+    const known = await first(reconcile);
+    await rm(paths.file('guidance.md'));
+    await symlink('guidance.md', paths.file('guidance.md'));
+    const blind = await reconcile({ files: known.files, requested: true, saveHashes: false });
+    expect(blind.events).toEqual([]);
+    expect(blind.files['guidance.md']).toEqual(known.files['guidance.md']);
+    await rm(paths.file('guidance.md'));
+    await writeFile(paths.file('guidance.md'), 'changed while unreadable\n');
+    const seen = await reconcile({ files: blind.files, requested: true, saveHashes: false });
+    expect(seen.unreadable).toEqual({});
+    expect(seen.events.map((e) => [e.path, e.kind])).toEqual([['.pulse/guidance.md', 'modified']]);
+  });
+
+  it('refuses a folder, a FIFO, a device and a file over 16 MiB without reading them', async () => {
+    await rm(paths.file('task.md'));
+    await mkdir(paths.file('task.md'));
+    await rm(paths.file('guidance.md'));
+    execFileSync('mkfifo', [paths.file('guidance.md')]);
+    await rm(paths.file('constraints.md'));
+    await symlink('/dev/zero', paths.file('constraints.md'));
+    await truncate(paths.file('plan.md'), 20 * 1024 ** 3);
+    const out = await first();
+    expect(out.unreadable).toEqual({
+      'task.md': 'is a folder, not a regular file: replace it with a regular file',
+      'guidance.md': 'is a FIFO (named pipe), not a regular file: replace it with a regular file',
+      'constraints.md': 'is a device, not a regular file: replace it with a regular file',
+      'plan.md': 'is 21474836480 bytes, more than the limit of 16777216 (16 MiB): make it smaller',
+    });
+    expect(out.events).toEqual([]);
+  });
+
+  it('counts the bytes it reads, not the size a stat gives (a /proc file says 0)', async () => {
+    await rm(paths.file('guidance.md'));
+    await symlink('/proc/self/pagemap', paths.file('guidance.md'));
+    const out = await first();
+    expect(out.unreadable['guidance.md']).toBe(
+      'holds more than the limit of 16777216 (16 MiB): make it smaller',
+    );
+  });
+
+  it('reads and writes nothing while .pulse/ is a symlink', async () => {
+    const real = `${paths.dir}-real`;
+    await rename(paths.dir, real);
+    await symlink(real, paths.dir);
+    const out = await first();
+    expect(out.folder).toMatch(/^is a symlink to .*-real: pulse never follows \.pulse\/ through a symlink/);
+    expect(out.events).toEqual([]);
+    expect(out.files).toEqual(untrackedFiles());
+    expect(await readdir(real)).not.toContain('events.jsonl');
+  });
+
+  it('logs nothing when the append fails, so the next scan logs each change once', async () => {
+    await rm(paths.events, { force: true });
+    await mkdir(paths.events);
+    const reconcile = reconcilerWith();
+    const failed = await first(reconcile);
+    expect(failed.appendError).toMatch(/^EISDIR/);
+    expect(failed.events).toEqual([]);
+    expect(failed.files).toEqual(untrackedFiles());
+    await rm(paths.events, { recursive: true });
+    const logged = await reconcile({ files: failed.files, requested: true, saveHashes: false });
+    expect(logged.appendError).toBeNull();
+    expect(logged.events).toHaveLength(4);
+    expect((await readFile(paths.events, 'utf8')).trim().split('\n')).toHaveLength(4);
+  });
+
+  it('keeps the events when state.json cannot be written, says so, and writes the hashes when asked again', async () => {
+    let fail = true;
+    const state = {
+      setHashes: async (hashes: Record<string, string | null>) => {
+        if (fail) throw new Error('ENOSPC: no space left on device');
+        await stateFile.setHashes(hashes);
+      },
+    };
+    const reconcile = reconcilerWith(state);
+    const out = await first(reconcile);
+    expect(out.events).toHaveLength(4);
+    expect(out).toMatchObject({ hashesSaved: false, stateError: 'ENOSPC: no space left on device' });
+    const still = await reconcile({ files: out.files, requested: true, saveHashes: false });
+    expect(still).toMatchObject({ events: [], hashesSaved: null });
+    fail = false;
+    const saved = await reconcile({ files: out.files, requested: true, saveHashes: true });
+    expect(saved).toMatchObject({ events: [], hashesSaved: true, stateError: null });
+    expect(JSON.parse(await readFile(paths.state, 'utf8')).last_hashes['task.md']).toBe(
+      out.files['task.md'].sha256,
+    );
   });
 });
