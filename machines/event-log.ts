@@ -139,9 +139,9 @@ export const eventLogMachine = setup({
   },
   guards: {
     /**
-     * A caller's scan would find nothing: every file's stat still matches what the last scan
-     * recorded. The wiring provides a synchronous stat check (read-only); without it, every
-     * request scans.
+     * A caller's scan would find nothing: `.pulse/` is still a real folder and every file's stat
+     * still matches what the last scan recorded. The wiring provides a synchronous stat check
+     * (read-only); without it, every request scans.
      */
     filesUnchanged: (_: { context: EventLogContext }) => false,
     rescanNeeded: ({ context }) => context.rescan,

@@ -76,6 +76,9 @@ export const createReconciler = ({
     const quiet = { events: [], deferred: false, unreadable: {}, hashesSaved: null, stateError: null };
     const folder = folderProblem(paths.dir);
     if (folder !== null) return { ...quiet, files, folder, appendError: null };
+    // Freshness is judged as of the scan's start: a slow read (a loaded machine) must not make a
+    // save caught between its truncate and its write look old enough to log.
+    const startedAt = now();
     const next = { ...files } as TrackedFiles;
     const events: PulseEvent[] = [];
     const unreadable: ReconcileOutput['unreadable'] = {};
@@ -94,7 +97,7 @@ export const createReconciler = ({
         kind !== null &&
         !requested &&
         current.mtimeMs !== null &&
-        now() - current.mtimeMs < FRESH_CHANGE_MS
+        startedAt - current.mtimeMs < FRESH_CHANGE_MS
       ) {
         deferred = true;
         continue;

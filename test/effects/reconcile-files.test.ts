@@ -43,6 +43,19 @@ describe('the reconciler and changes too fresh to trust', () => {
     expect(out.events.map((e) => [e.path, e.kind])).toEqual([['.pulse/guidance.md', 'created']]);
   });
 
+  it('judges freshness as of the scan’s start, however long its reads take on a loaded machine', async () => {
+    await writeFile(paths.file('guidance.md'), 'new guidance\n');
+    const mtimeMs = (await stat(paths.file('guidance.md'))).mtimeMs;
+    const { file: stateFile } = await StateFile.load(paths.state, paths.projectRoot);
+    let calls = 0;
+    // The first look is 5 ms after the save; any later one would be long after.
+    const now = () => mtimeMs + (calls++ === 0 ? 5 : 1000);
+    const reconcile = createReconciler({ paths, stamper: createEventStamper(), stateFile, now });
+    const out = await reconcile({ files: untrackedFiles(), requested: false, saveHashes: false });
+    expect(out.deferred).toBe(true);
+    expect(out.events).toEqual([]);
+  });
+
   it('logs a fresh change at once when a caller asked (read-your-writes)', async () => {
     const reconcile = await reconcilerAt(0);
     const out = await reconcile({ files: untrackedFiles(), requested: true, saveHashes: false });
