@@ -44,6 +44,44 @@ export const filesUnchanged = (paths: PulsePaths, files: TrackedFiles): boolean 
 type ReadOutcome = { file: TrackedFile } | { problem: string };
 
 /**
+ * The four reads (in PULSE_FILES order) against what the log knew: one event per changed file,
+ * stamped in that fixed order; a file it could not read, or one changed too freshly to trust on
+ * a watcher's hint, keeps what was known of it.
+ */
+const compare = (
+  files: TrackedFiles,
+  outcomes: ReadOutcome[],
+  { requested, startedAt, stamp }: { requested: boolean; startedAt: number; stamp: EventStamper['next'] },
+) => {
+  const next = { ...files } as TrackedFiles;
+  const events: PulseEvent[] = [];
+  const unreadable: ReconcileOutput['unreadable'] = {};
+  let deferred = false;
+  for (const [i, name] of PULSE_FILES.entries()) {
+    const outcome = outcomes[i]!;
+    if ('problem' in outcome) {
+      unreadable[name] = outcome.problem;
+      continue;
+    }
+    const current = outcome.file;
+    const kind = kindOf(files[name].sha256, current.sha256);
+    if (
+      kind !== null &&
+      !requested &&
+      current.mtimeMs !== null &&
+      startedAt - current.mtimeMs < FRESH_CHANGE_MS
+    ) {
+      deferred = true;
+      continue;
+    }
+    next[name] = current;
+    if (kind === null) continue;
+    events.push({ ...stamp(), kind, path: eventPath(name), sha256: current.sha256, size: current.size });
+  }
+  return { next, events, unreadable, deferred };
+};
+
+/**
  * Compares the four files with what the log last recorded, appends one event per changed
  * file (fsynced) and then records the new hashes in state.json. A scan on request (a tool
  * call: read-your-writes) logs every change it sees; a scan on a watcher hint defers changes
@@ -79,39 +117,12 @@ export const createReconciler = ({
     // Freshness is judged as of the scan's start: a slow read (a loaded machine) must not make a
     // save caught between its truncate and its write look old enough to log.
     const startedAt = now();
-    const next = { ...files } as TrackedFiles;
-    const events: PulseEvent[] = [];
-    const unreadable: ReconcileOutput['unreadable'] = {};
-    let deferred = false;
-    // Read side by side; events are still stamped in the files' fixed order.
     const outcomes = await Promise.all(PULSE_FILES.map((name) => readOne(name, files[name])));
-    for (const [i, name] of PULSE_FILES.entries()) {
-      const outcome = outcomes[i]!;
-      if ('problem' in outcome) {
-        unreadable[name] = outcome.problem;
-        continue;
-      }
-      const current = outcome.file;
-      const kind = kindOf(files[name].sha256, current.sha256);
-      if (
-        kind !== null &&
-        !requested &&
-        current.mtimeMs !== null &&
-        startedAt - current.mtimeMs < FRESH_CHANGE_MS
-      ) {
-        deferred = true;
-        continue;
-      }
-      next[name] = current;
-      if (kind === null) continue;
-      events.push({
-        ...stamper.next(),
-        kind,
-        path: eventPath(name),
-        sha256: current.sha256,
-        size: current.size,
-      });
-    }
+    const { next, events, unreadable, deferred } = compare(files, outcomes, {
+      requested,
+      startedAt,
+      stamp: () => stamper.next(),
+    });
     if (events.length > 0) {
       try {
         await appendEvents(paths.events, events);
@@ -122,33 +133,14 @@ export const createReconciler = ({
         return { ...quiet, files, unreadable, folder: null, appendError: errorMessage(error) };
       }
     }
-    if (events.length === 0 && !saveHashes) {
-      return {
-        files: next,
-        events,
-        deferred,
-        unreadable,
-        folder: null,
-        appendError: null,
-        hashesSaved: null,
-        stateError: null,
-      };
-    }
+    const scanned = { files: next, events, deferred, unreadable, folder: null, appendError: null };
+    if (events.length === 0 && !saveHashes) return { ...scanned, hashesSaved: null, stateError: null };
     const hashes: Record<string, string | null> = {};
     for (const name of PULSE_FILES) hashes[name] = next[name].sha256;
     const stateError = await stateFile.setHashes(hashes).then(
       () => null,
       (error: unknown) => errorMessage(error),
     );
-    return {
-      files: next,
-      events,
-      deferred,
-      unreadable,
-      folder: null,
-      appendError: null,
-      hashesSaved: stateError === null,
-      stateError,
-    };
+    return { ...scanned, hashesSaved: stateError === null, stateError };
   };
 };

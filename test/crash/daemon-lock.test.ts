@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,13 +11,10 @@ import { type RunningDaemon, removeProject, startDaemon, tempProject } from '../
  */
 
 const daemons: RunningDaemon[] = [];
-const children: ChildProcess[] = [];
 const projects: string[] = [];
 
 afterEach(async () => {
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.kill9()));
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-  await Promise.all(projects.splice(0).map(removeProject));
+  await Promise.all([...daemons.splice(0).map((d) => d.kill9()), ...projects.splice(0).map(removeProject)]);
 });
 
 const project = async () => {
@@ -66,23 +63,26 @@ describe('the daemon lock through crashes', () => {
     const first = await startDaemon(dir);
     const real = await lockOf(dir);
     await first.kill9();
-    // The dead daemon's pid, handed to an unrelated process that started later.
+    // A lock naming a live pid, but with the dead daemon's start tick: the pid was reused.
     const stranger = spawn('sleep', ['60']);
-    children.push(stranger);
-    const procStart = (await readFile(`/proc/${stranger.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')[19];
-    const lock = join(dir, '.pulse', 'daemon.lock');
-    await writeFile(lock, JSON.stringify({ ...real, pid: stranger.pid, nonce: 'reused' }));
-    const next = await startDaemon(dir);
-    daemons.push(next);
-    expect((await lockOf(dir)).pid).toBe(next.process.pid);
-    await next.kill9();
-    // The same pid, started when the lock says: alive, so a start is refused.
-    await writeFile(
-      lock,
-      JSON.stringify({ ...real, pid: stranger.pid, proc_start: procStart, nonce: 'alive' }),
-    );
-    await expect(startDaemon(dir)).rejects.toThrow(
-      `pulse is already running for this project (pid ${stranger.pid}`,
-    );
+    try {
+      const procStart = (await readFile(`/proc/${stranger.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')[19];
+      const lock = join(dir, '.pulse', 'daemon.lock');
+      await writeFile(lock, JSON.stringify({ ...real, pid: stranger.pid, nonce: 'reused' }));
+      const next = await startDaemon(dir);
+      daemons.push(next);
+      expect((await lockOf(dir)).pid).toBe(next.process.pid);
+      await next.kill9();
+      // The same pid, started when the lock says: alive, so a start is refused.
+      await writeFile(
+        lock,
+        JSON.stringify({ ...real, pid: stranger.pid, proc_start: procStart, nonce: 'alive' }),
+      );
+      await expect(startDaemon(dir)).rejects.toThrow(
+        `pulse is already running for this project (pid ${stranger.pid}`,
+      );
+    } finally {
+      stranger.kill('SIGKILL');
+    }
   });
 });

@@ -8,6 +8,7 @@ import { isUnchanged, RACY_WINDOW_MS, readTrackedFile } from '../../src/effects/
 import { filesUnchanged } from '../../src/effects/reconcile-files.js';
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
 import { removeProject, tempProject } from '../helpers/daemon.js';
+import { nothingFound } from '../helpers/reconcile-output.js';
 
 /** What a scan records for the four files as they are now. */
 const scan = async (paths: PulsePaths, previous: TrackedFiles = untrackedFiles()): Promise<TrackedFiles> => {
@@ -105,16 +106,7 @@ describe('the event log answers a caller at once when files are unchanged', () =
           loadJournal: fromPromise(async () => loaded),
           reconcileFiles: fromPromise(async ({ input }): Promise<ReconcileOutput> => {
             scans++;
-            return {
-              files: input.files,
-              events: [],
-              deferred: false,
-              folder: null,
-              unreadable: {},
-              appendError: null,
-              hashesSaved: null,
-              stateError: null,
-            };
+            return nothingFound(input);
           }),
         },
         guards: { filesUnchanged: unchanged },

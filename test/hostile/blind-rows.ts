@@ -3,8 +3,8 @@ import { mkdir, readdir, readFile, rename, rm, symlink, truncate, writeFile } fr
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { type RunningDaemon, readEvents, runCli, startDaemon, waitUntil } from '../helpers/daemon.js';
-import { REASONS } from '../helpers/protocol.js';
-import { contextText, decision, edit, figures, type HostileCase, status } from './harness.js';
+import { type Decision, REASONS } from '../helpers/protocol.js';
+import { callOneShot, contextText, decision, edit, figures, type HostileCase, status } from './harness.js';
 
 // Issue 14: a guidance or constraints change is either enforced (logged once, replan pending,
 // hook holds) or pulse says loudly that it cannot see or record it: in the tool answer, the
@@ -75,7 +75,7 @@ const swapIn = async (d: RunningDaemon, name: string, make: (path: string) => Pr
  */
 const saysLoudly = async (d: RunningDaemon, file: string, reason: RegExp, { hidesGuidance = true } = {}) => {
   await faultOf(d, file, reason);
-  const answer = (await callInterrupt(d)) as { needs_replan: boolean; reason: string; unobservable: unknown };
+  const answer = await callInterrupt(d);
   expect(answer.unobservable).toContainEqual({ file, reason: expect.stringMatching(reason) });
   if (hidesGuidance) {
     expect(answer.needs_replan).toBe(true);
@@ -97,20 +97,9 @@ const saysLoudly = async (d: RunningDaemon, file: string, reason: RegExp, { hide
   }
 };
 
-const callInterrupt = async (d: RunningDaemon) => {
-  const response = await fetch(d.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'pulse_should_interrupt', arguments: {} },
-    }),
-  });
-  const body = (await response.json()) as { result: { structuredContent: unknown } };
-  return body.result.structuredContent;
-};
+/** `pulse_should_interrupt`'s whole answer, the fields the issue adds included. */
+const callInterrupt = async (d: RunningDaemon) =>
+  (await callOneShot(d, 'pulse_should_interrupt')).result!.structuredContent as unknown as Decision;
 
 /** Waits until `/healthz` answers 200 again (pulse rechecks by itself every second). */
 const recovered = (d: RunningDaemon) =>
@@ -183,7 +172,7 @@ export const blindRows: HostileCase[] = [
         '.pulse/guidance.md',
         /^is a symlink loop \(ELOOP\): replace it with a regular file$/,
       );
-      const answer = (await callInterrupt(d)) as { reason: string; pending_replan_event_id: string };
+      const answer = await callInterrupt(d);
       expect(answer.pending_replan_event_id, 'the planted replan is still the one pending').toBe(planted);
       expect(answer.reason.endsWith(REASONS.pending)).toBe(true);
       const context = await contextText(d);

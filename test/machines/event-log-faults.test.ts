@@ -8,6 +8,7 @@ import {
   type ReconcileOutput,
 } from '../../machines/event-log.js';
 import { type AckRecord, untrackedFiles } from '../../machines/pulse-files.js';
+import { nothingFound } from '../helpers/reconcile-output.js';
 
 /*
  * The log owner's faults (issue 14), with the effects provided as fakes and time simulated: what
@@ -18,19 +19,8 @@ import { type AckRecord, untrackedFiles } from '../../machines/pulse-files.js';
 const LOOP = 'is a symlink loop (ELOOP): replace it with a regular file';
 const ACK: AckRecord = { eventId: 'evt_1', planSha256: null, at: '2026-12-01T00:00:00Z' };
 
-const quiet = (input: ReconcileInput): ReconcileOutput => ({
-  files: input.files,
-  events: [],
-  deferred: false,
-  folder: null,
-  unreadable: {},
-  appendError: null,
-  hashesSaved: null,
-  stateError: null,
-});
-
 const start = ({
-  scan = quiet,
+  scan = nothingFound,
   saveAck = async () => {},
   unchanged = () => true,
 }: {
@@ -80,7 +70,7 @@ const start = ({
 describe('the log owner and what it cannot see or record', () => {
   it('tells the replan lifecycle when guidance can no longer be seen, and again only when that changes', async () => {
     let unreadable: ReconcileOutput['unreadable'] = { 'guidance.md': LOOP };
-    const { ref, told, idle } = start({ scan: (input) => ({ ...quiet(input), unreadable }) });
+    const { ref, told, idle } = start({ scan: (input) => ({ ...nothingFound(input), unreadable }) });
     await idle();
     expect(told).toEqual([{ type: 'log.faults', blind: [{ file: '.pulse/guidance.md', reason: LOOP }] }]);
     ref.send({ type: 'log.reconcile' });
@@ -99,7 +89,7 @@ describe('the log owner and what it cannot see or record', () => {
   it('scans by itself a second after a fault, never skips a caller’s scan while one holds, and stops once all is well', async () => {
     let faults = 1;
     const { clock, ref, inputs, idle } = start({
-      scan: (input) => ({ ...quiet(input), unreadable: faults > 0 ? { 'guidance.md': LOOP } : {} }),
+      scan: (input) => ({ ...nothingFound(input), unreadable: faults > 0 ? { 'guidance.md': LOOP } : {} }),
     });
     await idle();
     expect(inputs).toHaveLength(1);
@@ -124,7 +114,7 @@ describe('the log owner and what it cannot see or record', () => {
     let stateError: string | null = 'ENOSPC: no space left on device';
     const { clock, ref, inputs, idle } = start({
       scan: (input) => ({
-        ...quiet(input),
+        ...nothingFound(input),
         hashesSaved: input.saveHashes || inputs.length === 1 ? stateError === null : null,
         stateError,
       }),

@@ -68,12 +68,13 @@ const pendingOf = ({ context }: Snapshot) => ({
 });
 
 /**
- * `transition()` runs in an inert system that has no 'log', so a `sendTo(system.get('log'))`
- * there falls back to the replan actor itself. This runs the same pure step (actions collected,
- * none executed) in a system that also knows a stub 'log', so the send's target can be checked.
+ * `transition()` runs in an inert system that has no 'log' (nor 'gate'), so a
+ * `sendTo(system.get('log'))` there falls back to the replan actor itself. This runs the same pure
+ * step (actions collected, none executed) in a system that also knows a stub under `stubId`, so
+ * the send's target can be checked.
  */
-const transitionWithLog = (snapshot: Snapshot, event: ReplanEvent) => {
-  const log = createActor(createMachine({ id: 'log-stub' }));
+const transitionBeside = (stubId: 'log' | 'gate', snapshot: Snapshot, event: ReplanEvent) => {
+  const stub = createActor(createMachine({ id: `${stubId}-stub` }));
   const self = createActor(replanMachine);
   const actions: Action[] = [];
   const scope: AnyActorScope = {
@@ -84,13 +85,18 @@ const transitionWithLog = (snapshot: Snapshot, event: ReplanEvent) => {
     defer: () => {},
     emit: () => {},
     stopChild: () => {},
-    system: { ...self.system, get: (id: PropertyKey) => (id === 'log' ? log : self.system.get(id)) },
+    system: { ...self.system, get: (id: PropertyKey) => (id === stubId ? stub : self.system.get(id)) },
     actionExecutor: (action) => {
       actions.push(action as Action);
     },
   };
   const next = replanMachine.transition(snapshot, event, scope);
-  return { next, actions, log };
+  return { next, actions, stub };
+};
+
+const transitionWithLog = (snapshot: Snapshot, event: ReplanEvent) => {
+  const { next, actions, stub } = transitionBeside('log', snapshot, event);
+  return { next, actions, log: stub };
 };
 
 describe('replanMachine: restoring from the log owner', () => {
@@ -373,24 +379,11 @@ describe('replanMachine: what the log owner cannot see', () => {
   });
 
   it('tells the gate a replan is to be answered while blind, and that none is once sighted', () => {
-    const gate = createActor(createMachine({ id: 'gate-stub' }));
     const statusSent = (snapshot: Snapshot, blind: (typeof LOOP)[]) => {
-      const self = createActor(replanMachine);
-      const sent: unknown[] = [];
-      const scope: AnyActorScope = {
-        self,
-        id: 'replan',
-        sessionId: self.sessionId,
-        logger: () => {},
-        defer: () => {},
-        emit: () => {},
-        stopChild: () => {},
-        system: { ...self.system, get: (id: PropertyKey) => (id === 'gate' ? gate : self.system.get(id)) },
-        actionExecutor: (action) => {
-          if (action.type === 'xstate.sendTo') sent.push((action.params as { event: unknown }).event);
-        },
-      };
-      const next = replanMachine.transition(snapshot, { type: 'log.faults', blind }, scope);
+      const { next, actions } = transitionBeside('gate', snapshot, { type: 'log.faults', blind });
+      const sent = actions
+        .filter((action) => action.type === 'xstate.sendTo')
+        .map((action) => (action.params as { event: unknown }).event);
       return { next, sent };
     };
     const blinded = statusSent(restored(none), [LOOP]);

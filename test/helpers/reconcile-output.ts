@@ -1,0 +1,13 @@
+import type { ReconcileInput, ReconcileOutput } from '../../machines/event-log.js';
+
+/** What a scan that found nothing new and nothing wrong returns, for fake reconcilers. */
+export const nothingFound = (input: ReconcileInput): ReconcileOutput => ({
+  files: input.files,
+  events: [],
+  deferred: false,
+  folder: null,
+  unreadable: {},
+  appendError: null,
+  hashesSaved: null,
+  stateError: null,
+});
