@@ -67,6 +67,8 @@ export const checkDaemon = async (
     version?: string;
     ok?: boolean;
     error?: string;
+    /** What the daemon cannot see or record now, one sentence each with its fix. */
+    problems?: string[];
   };
   if (body.project === undefined || !(await sameFolder(body.project, paths.projectRoot))) {
     return down(
@@ -76,7 +78,15 @@ export const checkDaemon = async (
   }
   const daemon = { port: discovery.port, url: discovery.url };
   const findings: Finding[] = [];
-  if (body.ok !== true) {
+  if (body.ok !== true && (body.problems?.length ?? 0) > 0) {
+    findings.push(
+      problem(
+        'daemon',
+        `answers, but cannot see or record .pulse/: ${body.problems!.join(' ')}`,
+        'Fix what it names; the daemon notices within a second, no restart needed.',
+      ),
+    );
+  } else if (body.ok !== true) {
     findings.push(
       problem(
         'daemon',

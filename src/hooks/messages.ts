@@ -41,7 +41,7 @@ const blindSituation = (blind: readonly FileFault[]) =>
   `pulse: the plan is on hold because pulse cannot see or record changes to the guidance or constraints: ${blind.map(faultSentence).join(' ')}`;
 
 const blindSteps = (pending: Pending | null) =>
-  `Tell the user exactly what to fix (above); pulse sees it fixed by itself${pending === null ? '' : `, and the replan stays to do: ${steps(pending)}`}.`;
+  `Tell the user exactly what to fix (above); pulse sees it fixed by itself.${pending === null ? '' : ` The replan stays to do: ${steps(pending)}`}`;
 
 /** Why a tool call is held while pulse cannot see guidance or constraints changes (fail closed), and what the user must fix. */
 export const blindHeldReason = (

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/doctor/doctor-command.js';
-import { runCli, startDaemon, tempProject } from '../helpers/daemon.js';
+import { runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { trackStarted } from '../helpers/started.js';
 
 // `pulse doctor` as a user runs it: the built CLI against real projects, a real daemon and the
@@ -60,6 +60,23 @@ describe('pulse doctor', () => {
     const { stdout } = await runCli(['doctor', '-p', dir]);
     expect(stdout).toContain(`ok  claude: set up for port ${daemon.port} (http hooks)`);
     expect(stdout.trimEnd().endsWith('All good.')).toBe(true);
+  });
+
+  it('names what the daemon cannot see (a guidance.md that is a symlink loop), and that no restart is needed', async () => {
+    const dir = await project();
+    const daemon = await daemonOn(dir);
+    await rm(join(dir, '.pulse', 'guidance.md'));
+    await symlink('guidance.md', join(dir, '.pulse', 'guidance.md'));
+    // The doctor asks /healthz, which scans nothing: wait until the daemon has looked.
+    await waitUntil(async () => (await fetch(new URL('/healthz', daemon.url))).status === 503);
+    const { code, report } = await doctor(dir);
+    expect(code).toBe(1);
+    expect(problems(report)).toContainEqual({
+      subject: 'daemon',
+      message:
+        'answers, but cannot see or record .pulse/: .pulse/guidance.md is a symlink loop (ELOOP): replace it with a regular file.',
+      fix: 'Fix what it names; the daemon notices within a second, no restart needed.',
+    });
   });
 
   it('names an agent pointed at another port than the daemon serves, with both ways out', async () => {
