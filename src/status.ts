@@ -12,6 +12,7 @@ import {
   type GateStatus,
   type PollerStatus,
   type SystemStatus,
+  watchDownWarning,
 } from './system-status.js';
 
 /** What `pulse status` reports, from the running daemon or, when none runs, from the files. */
@@ -90,7 +91,9 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       last_acknowledged_event_id: live.replan.last_acknowledged_event_id,
       last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
       last_acknowledged_at: str(state.last_acknowledged_at),
-      warnings: live.log.warnings,
+      warnings: live.watcher.down
+        ? [...live.log.warnings, watchDownWarning(live.watcher.down)]
+        : live.log.warnings,
       inbox: live.inbox,
       sources: live.sources,
       focus: live.focus,

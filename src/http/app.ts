@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { createMcpServer } from '../mcp/server.js';
 import { logOf, replanOf } from '../requests.js';
-import { systemStatus } from '../system-status.js';
+import { systemStatus, watcherWarning } from '../system-status.js';
 import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
 import { loopbackPeersOnly, requireToken } from './auth.js';
@@ -34,7 +34,8 @@ export const createHttpApp = ({
   app.get('/healthz', function health(c) {
     const log = logOf(actor).getSnapshot();
     const replan = replanOf(actor).getSnapshot();
-    const ok = !log.matches('failed');
+    const watcher = watcherWarning(actor);
+    const ok = !log.matches('failed') && watcher === null;
     return c.json(
       {
         ok,
@@ -45,6 +46,7 @@ export const createHttpApp = ({
         replan: replan.value,
         sessions: mcp.sessionCount,
         error: log.context.lastError,
+        watcher,
       },
       ok ? 200 : 503,
     );

@@ -142,7 +142,8 @@ const renderLog = (s) =>
     ['latest', s.log.latest_event_id ? h('code', {}, s.log.latest_event_id) : none('none')],
     ['watcher', [chip(s.watcher.state), ' ' + s.watcher.changes_seen + ' changes seen']],
     s.log.last_error && ['error', error(s.log.last_error)],
-    s.watcher.last_error && ['watcher error', error(s.watcher.last_error)],
+    s.watcher.down ? ['watcher down', error(s.watcher.down + ': .pulse/ is polled every second until the watch works again')]
+      : s.watcher.last_error && ['watcher error', error(s.watcher.last_error + ' (recovered)')],
     ...s.log.warnings.map((w) => ['warning', error(w)]),
   ]));
 const renderPollers = (src) =>
