@@ -6,6 +6,7 @@ import { LOG_LEVELS, type LogLevel } from './log/levels.js';
 import { SETUP_AGENTS, type SetupAgent } from './setup/agent-names.js';
 import { pulsePaths } from './store/paths.js';
 import { surviveTerminalHangup } from './terminal-hangup.js';
+import { terminalText } from './terminal-text.js';
 import { VERSION } from './version.js';
 
 // Commands import what they need when they run, so `--version`, `--help` and the agent hooks do
@@ -34,7 +35,7 @@ const parsePort = (value: string): number => {
 };
 
 const fail = (error: unknown): never => {
-  console.error(`pulse: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`pulse: ${terminalText(error instanceof Error ? error.message : String(error))}`);
   process.exit(1);
 };
 
@@ -152,7 +153,7 @@ program
     const { formatFocus, runFocus } = await import('./focus-command.js');
     const result = await runFocus(pulsePaths(options.project), duration).catch(fail);
     console.log(options.json ? JSON.stringify(result, null, 2) : formatFocus(result));
-    if (result.warning && !options.json) console.warn(`warning: ${result.warning}`);
+    if (result.warning && !options.json) console.warn(`warning: ${terminalText(result.warning)}`);
   });
 
 program

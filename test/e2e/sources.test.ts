@@ -26,6 +26,7 @@ import {
   type RecordLine,
   startHttpFixture,
 } from '../helpers/source-fixture.js';
+import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../helpers/terminal.js';
 
 /*
  * The external sources, end to end: a real `pulse start` polls real MCP servers (the fixture,
@@ -633,6 +634,76 @@ describe('external sources, against real MCP servers', () => {
     daemon = await start(project);
     await eventually('the two new items', async () => (await readInbox(project)).live.length === 4);
     expect(itemIds((await readInbox(project)).live)).toEqual(['cal-1', 'cal-2', 'cal-3', 'cal-4']);
+  });
+
+  it('prints the titles, names, errors and stderr of sources to the terminal without escape sequences or control characters, and keeps --json and pulse.log exact', async () => {
+    const title = HOSTILE_TITLE;
+    const name = 'cal\x1b]0;pwned\x07';
+    const stderrLine = '\x1b]0;pwned\x07noise from cal';
+    const project = await newProject();
+    const cal = await fixtureFiles(project, 'cal', { items: [{ id: 'c1', title }] });
+    const bad = await fixtureFiles(project, 'bad', {
+      mode: 'isError',
+      errorText: 'boom\x1b]0;pwned\x07 failed',
+    });
+    const calServer = fixtureCommand(cal.args);
+    await writeSources(project, {
+      mcpServers: {
+        cal: {
+          command: 'sh',
+          args: [
+            '-c',
+            'printf \'%s\\n\' "$0" >&2; exec "$@"',
+            stderrLine,
+            calServer.command,
+            ...calServer.args,
+          ],
+        },
+        bad: stdioServer(bad),
+      },
+      sources: [source(name, 'cal'), source('bad', 'bad')],
+    });
+    const daemon = await start(project);
+    await eventually('the title offered to agents and the failing source', async () => {
+      const status = await getStatus(daemon);
+      return status.gate.delivery?.events[0]?.title === title && pollerOf(status, 'bad')?.last_error;
+    });
+    const printed = (text: string) => expect(controlsIn(text), JSON.stringify(text)).toEqual([]);
+
+    const status = await runCli(['status', '--project', project]);
+    printed(status.stdout);
+    expect(status.stdout).toContain(`"${HOSTILE_TITLE_SHOWN}"`);
+    expect(status.stdout).toMatch(/source: +cal \(cal\.list_events/);
+    expect(status.stdout).toContain('the tool answered isError: boom failed');
+    const statusJson = JSON.parse((await runCli(['status', '--project', project, '--json'])).stdout);
+    expect(statusJson.gate.delivery.events[0].title, '--json keeps the title exact').toBe(title);
+    expect(statusJson.sources.pollers.map((p: Poller) => p.source)).toContain(name);
+
+    const list = await runCli(['sources', 'list', '--project', project]);
+    printed(list.stdout);
+    expect(list.stdout).toMatch(/^cal \(cal\.list_events/m);
+
+    const tested = await runCli(['sources', 'test', name, '--project', project]);
+    expect(tested.code, tested.stderr).toBe(0);
+    printed(tested.stdout);
+    expect(tested.stdout).toContain(`- c1  ${HOSTILE_TITLE_SHOWN}`);
+    const testedJson = JSON.parse(
+      (await runCli(['sources', 'test', name, '--project', project, '--json'])).stdout,
+    );
+    expect(testedJson.items[0].title).toBe(title);
+    const failed = await runCli(['sources', 'test', 'bad', '--project', project]);
+    expect(failed.code).toBe(1);
+    printed(failed.stdout);
+    expect(failed.stdout).toContain('bad: poll failed: ');
+    expect(failed.stdout).toContain('boom failed');
+
+    await eventually('the stderr line logged', async () => daemon.output().includes('noise from cal'));
+    printed(daemon.output());
+    const logged = await readJsonLines<{ msg: string }>(join(project, '.pulse', 'pulse.log'));
+    expect(
+      logged.map((line) => line.msg),
+      'pulse.log keeps the line exact',
+    ).toContain(stderrLine);
   });
 
   it('drops a source whose server is not configured, with a warning in pulse status and /status', async () => {

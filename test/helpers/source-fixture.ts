@@ -18,6 +18,8 @@ export interface Control {
   window?: number;
   /** How deep `deep` nests its one item (100,000 levels unless given). */
   depth?: number;
+  /** The text of an `isError` answer. */
+  errorText?: string;
 }
 
 /** One line of the fixture's record: an initialize or a call, with the process that served it. */
