@@ -1,9 +1,12 @@
 #!/usr/bin/env node
+import { constants } from 'node:os';
 import { DEFAULT_PORT } from './defaults.js';
 import { type HookAgent, isHookAgent } from './hooks/events.js';
 import { LOG_LEVELS, type LogLevel } from './log/levels.js';
 import { SETUP_AGENTS, type SetupAgent } from './setup/agent-names.js';
 import { pulsePaths } from './store/paths.js';
+import { surviveTerminalHangup } from './terminal-hangup.js';
+import { terminalText } from './terminal-text.js';
 import { VERSION } from './version.js';
 
 // Commands import what they need when they run, so `--version`, `--help` and the agent hooks do
@@ -32,7 +35,7 @@ const parsePort = (value: string): number => {
 };
 
 const fail = (error: unknown): never => {
-  console.error(`pulse: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`pulse: ${terminalText(error instanceof Error ? error.message : String(error))}`);
   process.exit(1);
 };
 
@@ -82,10 +85,7 @@ program
     (name: string, names: string[] = []) => [...names, name],
   )
   .action(async (options: StartOptions) => {
-    // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the
-    // endpoint line, and without a listener the signal's default action kills us mid-write.
-    // `on`, not `once`: were no listener of ours left, signal-exit (under write-file-atomic)
-    // would re-raise a second signal during a write and kill the process before shutdown is done.
+    const exit = surviveTerminalHangup();
     let daemon: import('./daemon.js').Daemon | null = null;
     let stopping: string | null = null;
     const stop = (signal: string) => {
@@ -93,14 +93,18 @@ program
       stopping = signal;
       if (!daemon) return; // still starting: shut down as soon as it is up
       daemon.log.info(`Received ${signal}; shutting down.`);
-      setTimeout(() => process.exit(0), SHUTDOWN_LIMIT_MS).unref();
+      setTimeout(() => exit(0), SHUTDOWN_LIMIT_MS).unref();
       daemon.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
+        () => exit(0),
+        () => exit(1),
       );
     };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
+    // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the
+    // endpoint line, and without a listener the signal's default action kills us mid-write.
+    // `on`, not `once`: were no listener of ours left, signal-exit (under write-file-atomic)
+    // would re-raise a second signal during a write and kill the process before shutdown is done.
+    // SIGHUP too: a closed terminal sends it, and its default action skips the shutdown.
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
     const { startDaemon } = await import('./daemon.js');
     const inspect = options.inspect === true || options.inspectPort !== undefined;
     const { startSummary } = await import('./log/start-summary.js');
@@ -149,7 +153,7 @@ program
     const { formatFocus, runFocus } = await import('./focus-command.js');
     const result = await runFocus(pulsePaths(options.project), duration).catch(fail);
     console.log(options.json ? JSON.stringify(result, null, 2) : formatFocus(result));
-    if (result.warning && !options.json) console.warn(`warning: ${result.warning}`);
+    if (result.warning && !options.json) console.warn(`warning: ${terminalText(result.warning)}`);
   });
 
 program
@@ -272,6 +276,10 @@ sources
   .option('--json', 'print JSON')
   .action(async (name: string, options: { project: string; json?: boolean }) => {
     const { formatSourceTest, testSource } = await import('./sources-command.js');
+    // The server runs in a process group of its own, out of reach of the terminal's Ctrl-C: an
+    // exit, unlike a signal's default action, ends that group too.
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+      process.on(signal, () => process.exit(128 + constants.signals[signal]));
     const result = await testSource(pulsePaths(options.project), name, process.env).catch(fail);
     console.log(options.json ? JSON.stringify(result, null, 2) : formatSourceTest(result));
     if (!result.ok) process.exitCode = 1;

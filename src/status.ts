@@ -14,6 +14,7 @@ import {
   type SystemStatus,
   watchDownWarning,
 } from './system-status.js';
+import { terminalText } from './terminal-text.js';
 
 /** What `pulse status` reports, from the running daemon or, when none runs, from the files. */
 export interface StatusReport {
@@ -128,7 +129,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
   };
 };
 
-/** The readable form of a status report. */
+/** The readable form of a status report, safe for a terminal whatever the sources sent. */
 export const formatStatus = (report: StatusReport): string => {
   const lines = [
     `project:   ${report.project}`,
@@ -157,7 +158,7 @@ export const formatStatus = (report: StatusReport): string => {
     for (const warning of report.sources.warnings) lines.push(`warning:   ${warning}`);
   }
   for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
-  return lines.join('\n');
+  return lines.map(terminalText).join('\n');
 };
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
