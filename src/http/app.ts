@@ -1,13 +1,16 @@
 import { Hono } from 'hono';
+import type { ContextWatch } from '../mcp/context-push.js';
 import { createMcpServer } from '../mcp/server.js';
 import { logOf, replanOf } from '../requests.js';
 import { systemStatus } from '../system-status.js';
 import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
 import { loopbackPeersOnly, requireToken } from './auth.js';
+import type { ConnectionCounts } from './connection-limits.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
+import type { SessionLimits } from './session-table.js';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page.js';
 import { createStatusStream } from './status-stream.js';
 
@@ -17,6 +20,8 @@ export const createHttpApp = ({
   projectRoot,
   token,
   allowedHosts = [],
+  sessionLimits,
+  connections = () => null,
 }: {
   actor: PulseActor;
   projectRoot: string;
@@ -24,8 +29,13 @@ export const createHttpApp = ({
   token?: string | undefined;
   /** Host names answered beside the loopback ones (a non-loopback bind). */
   allowedHosts?: string[];
+  /** How many MCP sessions are kept, and how long unused. */
+  sessionLimits?: SessionLimits;
+  /** The server's connection counts, for `/healthz`; null when not counted. */
+  connections?: () => ConnectionCounts | null;
 }) => {
-  const mcp = createMcpRoute(() => createMcpServer({ actor }));
+  const watches = new Set<ContextWatch>();
+  const mcp = createMcpRoute(() => createMcpServer({ actor, watches }), sessionLimits);
   const statusStream = createStatusStream({ actor });
   const app = new Hono();
   app.use('*', hostGuard({ extraHosts: allowedHosts }));
@@ -44,6 +54,8 @@ export const createHttpApp = ({
         events: log.context.index.size,
         replan: replan.value,
         sessions: mcp.sessionCount,
+        push_watches: watches.size,
+        connections: connections(),
         error: log.context.lastError,
       },
       ok ? 200 : 503,
