@@ -70,6 +70,12 @@ export const createHttpApp = ({
   });
   app.all('/mcp', mcp.handle);
   app.post('/hook/:agent/:event', ...createHookRoute(actor, projectRoot));
+  app.onError(function requestFailed(error, c) {
+    // A request cut short (the client left, or a timeout closed it) has no one to answer.
+    const gone = (error as NodeJS.ErrnoException).code === 'ECONNRESET' || c.req.raw.signal.aborted;
+    if (!gone) console.error(error);
+    return c.json({ error: gone ? 'The request was cut short.' : 'Internal server error.' }, gone ? 400 : 500);
+  });
   app.notFound((c) =>
     c.json(
       { error: `No route ${c.req.method} ${c.req.path}. The MCP endpoint is /mcp; the status page is /.` },

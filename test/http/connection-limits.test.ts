@@ -1,20 +1,18 @@
 import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CLI,
   callTool,
   connectClient,
-  type RunningDaemon,
   readEvents,
   removeProject,
-  startDaemon,
   tempProject,
   waitUntil,
 } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
+import { useDaemons } from './daemons.js';
 import {
   HALF_SENT_BODY,
   HALF_SENT_HEADERS,
@@ -24,34 +22,22 @@ import {
   streamingClient,
   within,
 } from './raw-clients.js';
+import { openStatusStream, type StatusStreamReader } from './sse-reader.js';
 
 /*
  * The daemon's connection limits against real sockets: a `pulse start` child process, raw TCP
  * clients that send part of a request and stop, and SDK session clients beside them.
  */
 
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
+const daemons = useDaemons('pulse-limits-');
+const daemonWith = daemons.start;
 const sockets: StalledSocket[] = [];
+const streams: StatusStreamReader[] = [];
 
-afterEach(async () => {
+afterEach(() => {
   for (const { socket } of sockets.splice(0)) socket.destroy();
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  for (const daemon of daemons.splice(0)) {
-    await daemon.stop().then(() => daemon.kill9());
-    await removeProject(daemon.project);
-  }
+  for (const stream of streams.splice(0)) stream.close();
 });
-
-const daemonWith = async (args: string[]) => {
-  const project = await tempProject('pulse-limits-');
-  const daemon = await startDaemon(project, { args }).catch(async (error) => {
-    await removeProject(project);
-    throw error;
-  });
-  daemons.push(daemon);
-  return daemon;
-};
 
 const stall = async (url: string, payload: string, count: number) => {
   const opened = await Promise.all(Array.from({ length: count }, () => stalledSocket(url, payload)));
@@ -68,11 +54,13 @@ const guidanceLogged = (project: string, count: number) =>
   );
 
 describe('connection limits', () => {
-  it('answers half-sent requests with 408 and closes them within the timeouts, while a session stream open longer still pushes', async () => {
+  it('answers half-sent requests with 408 and closes them within the timeouts, while a session stream and the status stream open longer still push', async () => {
     const daemon = await daemonWith(['--headers-timeout', '1s', '--request-timeout', '2s']);
     // Opened first, so by the time the stalled requests are closed it has been open longer than both timeouts.
     const listener = await streamingClient(daemon.url);
-    clients.push(listener.client);
+    daemons.keep(listener.client);
+    const page = await openStatusStream(new URL('/status/stream', daemon.url).href);
+    streams.push(page);
 
     const bodies = await stall(daemon.url, HALF_SENT_BODY, 20);
     const headers = await stall(daemon.url, HALF_SENT_HEADERS, 10);
@@ -86,12 +74,13 @@ describe('connection limits', () => {
     // Nothing the daemon says about the requests it cut short: they are expected, not errors.
     expect(daemon.output()).not.toMatch(/error|abort/i);
 
-    // The stream outlived the request timeout: a replan still reaches it, and calls still answer.
+    // The streams outlived the request timeout: a replan still reaches both, and calls still answer.
     await save(guidance(daemon.project), '# Guidance\n\nUse the v2 API.\n');
     await waitUntil(() => listener.logs.some((line) => line.includes('your plan is on hold')), {
       timeoutMs: 15_000,
       describe: () => 'the replan warning on the old stream',
     });
+    await page.next((status) => status.replan.pending_replan_event_id !== null, 15_000);
     const answer = await callTool(listener.client, 'pulse_should_interrupt');
     expect(answer.needs_replan).toBe(true);
     expect((await health(daemon.url)).connections!.open).toBeLessThan(5);
@@ -110,8 +99,7 @@ describe('connection limits', () => {
     expect(during.connections!.max).toBe(24);
 
     // Below the cap: a new agent connects and calls; an edit is logged by the watcher alone.
-    const agent = await connectClient(daemon.url);
-    clients.push(agent);
+    const agent = daemons.keep(await connectClient(daemon.url));
     expect((await callTool(agent, 'pulse_should_interrupt')).needs_replan).toBe(false);
     await save(guidance(daemon.project), '# Guidance\n\nFirst change.\n');
     await guidanceLogged(daemon.project, 1);
@@ -141,8 +129,7 @@ describe('connection limits', () => {
       { timeoutMs: 15_000, describe: () => 'the daemon answering after the flood' },
     );
     expect(after.connections!.refused).toBeGreaterThanOrEqual(refused.length);
-    const late = await connectClient(daemon.url);
-    clients.push(late);
+    const late = daemons.keep(await connectClient(daemon.url));
     expect((await callTool(late, 'pulse_should_interrupt')).needs_replan).toBe(true);
     console.log(
       `flood: cap 24; ${during.connections!.open} open with 20 stalled; ${refused.length} of 30 more refused unanswered; ${after.connections!.refused} refused in all; ${after.connections!.open} open after`,

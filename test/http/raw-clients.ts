@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_SESSION_HEADERS } from '../../bench/session.js';
 
 /** A POST whose headers promise 100 bytes of body, of which it sends 5 and then nothing. */
 export const HALF_SENT_BODY = 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{"par';
@@ -52,12 +53,6 @@ export const within = <T>(promise: Promise<T>, ms: number, what: string): Promis
     );
   });
 
-const MCP_HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2025-06-18',
-};
-
 /** The JSON-RPC answer in a response that is either JSON or one SSE `message` event. */
 const answerOf = async (response: Response) => {
   const text = await response.text();
@@ -65,38 +60,11 @@ const answerOf = async (response: Response) => {
   return JSON.parse(data) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
 };
 
-/**
- * A session as an agent that went away leaves it: initialized (so it holds a push watch), with
- * no notification stream open, and never closed.
- */
-export const abandonedSession = async (url: string): Promise<string> => {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: MCP_HEADERS,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } },
-    }),
-  });
-  const id = response.headers.get('mcp-session-id');
-  await response.text();
-  if (response.status !== 200 || id === null) throw new Error(`initialize answered ${response.status}`);
-  const initialized = await fetch(url, {
-    method: 'POST',
-    headers: { ...MCP_HEADERS, 'mcp-session-id': id },
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  });
-  await initialized.text();
-  return id;
-};
-
 /** One `tools/call` of `pulse_should_interrupt` on a session, by its id: the status and the answer. */
 export const callOnSession = async (url: string, sessionId: string) => {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { ...MCP_HEADERS, 'mcp-session-id': sessionId },
+    headers: { ...MCP_SESSION_HEADERS, 'mcp-session-id': sessionId },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 2,

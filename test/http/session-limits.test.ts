@@ -1,14 +1,8 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  callTool,
-  type RunningDaemon,
-  removeProject,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../helpers/daemon.js';
-import { abandonedSession, callOnSession, health, streamingClient } from './raw-clients.js';
+import { describe, expect, it } from 'vitest';
+import { abandonSession } from '../../bench/session.js';
+import { callTool, waitUntil } from '../helpers/daemon.js';
+import { useDaemons } from './daemons.js';
+import { callOnSession, health, streamingClient } from './raw-clients.js';
 
 /*
  * MCP session expiry and the session cap, on a real `pulse start` with short limits set by
@@ -16,30 +10,12 @@ import { abandonedSession, callOnSession, health, streamingClient } from './raw-
  * beside SDK clients that keep their notification stream open.
  */
 
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
-
-afterEach(async () => {
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  for (const daemon of daemons.splice(0)) {
-    await daemon.stop().then(() => daemon.kill9());
-    await removeProject(daemon.project);
-  }
-});
-
-const daemonWith = async (args: string[]) => {
-  const project = await tempProject('pulse-sessions-');
-  const daemon = await startDaemon(project, { args }).catch(async (error) => {
-    await removeProject(project);
-    throw error;
-  });
-  daemons.push(daemon);
-  return daemon;
-};
+const daemons = useDaemons('pulse-sessions-');
+const daemonWith = daemons.start;
 
 const streaming = async (url: string) => {
   const listener = await streamingClient(url);
-  clients.push(listener.client);
+  daemons.keep(listener.client);
   return listener;
 };
 
@@ -55,7 +31,7 @@ describe('MCP session limits', () => {
     const daemon = await daemonWith(['--session-idle', '1s']);
     const listener = await streaming(daemon.url);
     // Each holds a push watch until it is closed (counted in the --max-sessions test below, which has no expiry).
-    const abandoned = await Promise.all(Array.from({ length: 5 }, () => abandonedSession(daemon.url)));
+    const abandoned = await Promise.all(Array.from({ length: 5 }, () => abandonSession(daemon.url)));
 
     await waitUntil(
       async () => {
@@ -82,11 +58,11 @@ describe('MCP session limits', () => {
   it('at --max-sessions, a new session closes the least recently used idle one and never one with an open stream', async () => {
     const daemon = await daemonWith(['--max-sessions', '3']);
     const oldest = await streaming(daemon.url);
-    const used = await abandonedSession(daemon.url);
-    const unused = await abandonedSession(daemon.url);
+    const used = await abandonSession(daemon.url);
+    const unused = await abandonSession(daemon.url);
     expect((await callOnSession(daemon.url, used)).status).toBe(200);
 
-    const newest = await abandonedSession(daemon.url);
+    const newest = await abandonSession(daemon.url);
     await expectGone(daemon.url, unused);
     expect((await callOnSession(daemon.url, used)).status).toBe(200);
     expect((await callOnSession(daemon.url, newest)).status).toBe(200);
