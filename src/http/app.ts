@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import type { ContextWatch } from '../mcp/context-push.js';
 import { createMcpServer } from '../mcp/server.js';
 import { logOf, replanOf } from '../requests.js';
@@ -71,10 +72,14 @@ export const createHttpApp = ({
   app.all('/mcp', mcp.handle);
   app.post('/hook/:agent/:event', ...createHookRoute(actor, projectRoot));
   app.onError(function requestFailed(error, c) {
+    if (error instanceof HTTPException) return error.getResponse();
     // A request cut short (the client left, or a timeout closed it) has no one to answer.
     const gone = (error as NodeJS.ErrnoException).code === 'ECONNRESET' || c.req.raw.signal.aborted;
     if (!gone) console.error(error);
-    return c.json({ error: gone ? 'The request was cut short.' : 'Internal server error.' }, gone ? 400 : 500);
+    return c.json(
+      { error: gone ? 'The request was cut short.' : 'Internal server error.' },
+      gone ? 400 : 500,
+    );
   });
   app.notFound((c) =>
     c.json(
