@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { constants } from 'node:os';
 import { DEFAULT_PORT } from './defaults.js';
+import { parseDuration } from './duration.js';
 import { type HookAgent, isHookAgent } from './hooks/events.js';
 import { LOG_LEVELS, type LogLevel } from './log/levels.js';
 import { SETUP_AGENTS, type SetupAgent } from './setup/agent-names.js';
@@ -34,6 +35,21 @@ const parsePort = (value: string): number => {
   return port;
 };
 
+const parseCount = (value: string): number => {
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1)
+    throw new InvalidArgumentError('Expected a whole number, at least 1.');
+  return count;
+};
+
+const parseDurationFlag = (value: string): number => {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+};
+
 const fail = (error: unknown): never => {
   console.error(`pulse: ${terminalText(error instanceof Error ? error.message : String(error))}`);
   process.exit(1);
@@ -48,6 +64,11 @@ interface StartOptions {
   logLevel: LogLevel;
   token?: string;
   allowedHost?: string[];
+  maxConnections?: number;
+  headersTimeout?: number;
+  requestTimeout?: number;
+  maxSessions?: number;
+  sessionIdle?: number;
 }
 
 const program = new Command('pulse')
@@ -84,6 +105,31 @@ program
     'also answer requests for this Host name (a DNS name of this machine), beside loopback and the bound address; repeatable',
     (name: string, names: string[] = []) => [...names, name],
   )
+  .option(
+    '--max-connections <n>',
+    'HTTP connections open at once; more are refused (default 256, at most half the open-file limit)',
+    parseCount,
+  )
+  .option(
+    '--headers-timeout <duration>',
+    "a request's headers must arrive within this (default 10s)",
+    parseDurationFlag,
+  )
+  .option(
+    '--request-timeout <duration>',
+    'a whole request must arrive within this; responses, streams included, are not limited (default 30s)',
+    parseDurationFlag,
+  )
+  .option(
+    '--max-sessions <n>',
+    'MCP sessions held at once; past it the least recently used idle one is closed (default 1000)',
+    parseCount,
+  )
+  .option(
+    '--session-idle <duration>',
+    'close an MCP session after this long without a request or an open stream (default 30m)',
+    parseDurationFlag,
+  )
   .action(async (options: StartOptions) => {
     const exit = surviveTerminalHangup();
     let daemon: import('./daemon.js').Daemon | null = null;
@@ -108,8 +154,21 @@ program
     const { startDaemon } = await import('./daemon.js');
     const inspect = options.inspect === true || options.inspectPort !== undefined;
     const { startSummary } = await import('./log/start-summary.js');
-    const { allowedHost: allowedHosts = [], ...rest } = options;
-    const started = await startDaemon({ ...rest, allowedHosts, inspect }).catch(fail);
+    const {
+      allowedHost: allowedHosts = [],
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      sessionIdle: sessionIdleMs,
+      ...rest
+    } = options;
+    const started = await startDaemon({
+      ...rest,
+      allowedHosts,
+      inspect,
+      headersTimeoutMs,
+      requestTimeoutMs,
+      sessionIdleMs,
+    }).catch(fail);
     // One write, so a reader waiting for `MCP endpoint:` has every line of the summary with it.
     console.log(startSummary(started).join('\n'));
     daemon = started;

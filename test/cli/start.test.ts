@@ -77,7 +77,7 @@ describe('pulse start', () => {
     expect(body.result!.structuredContent!.needs_replan).toBe(false);
   });
 
-  it('prints a short summary: folder, sources, log file, status page, endpoint, and how to connect an agent', async () => {
+  it('prints a short summary: folder, sources, log file, limits, status page, endpoint, and how to connect an agent', async () => {
     const dir = await project();
     const daemon = await start(dir);
     await waitUntil(() => daemon.output().includes('Connect an agent:'), { describe: () => 'the summary' });
@@ -91,6 +91,9 @@ describe('pulse start', () => {
       `Watching ${join(dir, '.pulse')}`,
       'Sources: none (.pulse/sources.json)',
       `Log: ${join(dir, '.pulse', 'pulse.log')} (--log-level info)`,
+      expect.stringMatching(
+        /^Limits: 256 connections \(open-file limit \d+\), headers within 10s, requests within 30s; 1000 MCP sessions, each closed after 30m idle$/,
+      ),
       `Status page: http://127.0.0.1:${daemon.port}/`,
       `MCP endpoint: ${daemon.url}`,
       `Connect an agent: pulse setup <claude|codex|cursor|vscode> --write -p ${shellQuote(dir)} --port ${daemon.port}`,
