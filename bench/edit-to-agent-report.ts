@@ -68,7 +68,7 @@ ${formatTable(report)}
 A stale read would mean an agent that checks in right after the user saved could go on under
 the old guidance. The daemon does not rely on the file watcher for calls: every
 \`pulse_should_interrupt\` scans the \`.pulse/\` files first, so the call sees the write even
-before the watcher reports it. The push has no such shortcut: it goes file watcher (chokidar) →
+before the watcher reports it. The push has no such shortcut: it goes file watcher (inotify) →
 event log actor (scan, append to \`events.jsonl\`) → replan actor → the session's context watch,
 which renders the context and, if it changed, sends the notification down the session's open SSE
 stream, where the client's handler runs; the figure is that whole path, the bench client's share

@@ -176,7 +176,7 @@ until it has run; every 30 s for Node's HTTP server checking its connections' ti
 (\`connectionsCheckingInterval\`), 0 to 2 ticks each; and at 120 s, in step with the gate's
 reflection timer (every 120 s; it drains the empty inbox), 1 tick. A few ticks a minute at
 most, far under the target, so they are left as they are. CPU time is counted in 10 ms ticks, so over
-${(result.windowMs / 1000).toFixed(0)} s one tick is ${((10 / result.windowMs) * 100).toFixed(3)} % of a core: the daemon watches \`.pulse/\` with chokidar on
-inotify (no polling of files) and sleeps between a source's polls.
+${(result.windowMs / 1000).toFixed(0)} s one tick is ${((10 / result.windowMs) * 100).toFixed(3)} % of a core: the daemon watches \`.pulse/\` and the project root with
+inotify (no polling of files while the watch works) and sleeps between a source's polls.
 `;
 };

@@ -41,7 +41,6 @@ const DAEMON_MODULES = [
   '@modelcontextprotocol/sdk/server/mcp.js',
   '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js',
   'pino',
-  'chokidar',
   'write-file-atomic',
   'commander',
   fileURLToPath(new URL('../src/daemon.js', import.meta.url)),

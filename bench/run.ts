@@ -9,6 +9,8 @@ import { parseSimArgs } from '../sim/args.js';
 import { writeDeliverySection } from '../sim/doc.js';
 import { deliveryTable } from '../sim/report.js';
 import { runRows, settingsOf } from '../sim/rows.js';
+import { measureAbandonedSessions, type SessionsPlan } from './abandoned-sessions.js';
+import * as sessionsReport from './abandoned-sessions-report.js';
 import { type CallCostPlan, measureCallCost } from './call-cost.js';
 import * as callCostReport from './call-cost-report.js';
 import { killAllChildren } from './child-process.js';
@@ -74,9 +76,22 @@ const IDLE_PLANS = plans<IdlePlan>(
   { windowMs: 15_000 },
 );
 const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 100 }, { warmup: 3, runs: 30 });
+const SESSIONS_PLANS = plans<SessionsPlan>(
+  { sessions: 10_000, idleSec: 90, concurrency: 16 },
+  { sessions: 2_000, idleSec: 30 },
+);
 
 /** The sections a run can measure, in the order it measures them. */
-const SECTIONS = ['call-cost', 'edit-to-agent', 'history', 'idle', 'sources', 'hooks', 'delivery'] as const;
+const SECTIONS = [
+  'call-cost',
+  'edit-to-agent',
+  'history',
+  'idle',
+  'sources',
+  'hooks',
+  'sessions',
+  'delivery',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 const DOC = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
@@ -202,6 +217,13 @@ const RUNNERS: Record<Section, (root: string, run: RunInfo) => Promise<void>> = 
     measureHooks,
     (run, plan, result) => ({ ...run, plan, result }),
     hooksReport,
+  ),
+  sessions: section(
+    'sessions',
+    SESSIONS_PLANS,
+    measureAbandonedSessions,
+    (run, plan, result) => ({ ...run, plan, result }),
+    sessionsReport,
   ),
   delivery: runDelivery,
 };

@@ -1,30 +1,46 @@
-import { assign, fromCallback, sendTo, setup } from 'xstate';
-import type { PulseFileName } from './pulse-files.js';
+import { assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
+import { errorMessage } from './error-message.js';
+import { PULSE_FILES, type PulseFileName } from './pulse-files.js';
 
 /** The external sources config, also under `.pulse/`. */
 export const SOURCES_FILE = 'sources.json';
 /** The user's focus (quiet until a time), also under `.pulse/`. */
 export const FOCUS_FILE = 'focus.json';
+/** Every file under `.pulse/` whose edits pulse acts on: the only names the watch reports. */
+export const WATCHED_FILES = [...PULSE_FILES, SOURCES_FILE, FOCUS_FILE] as const;
 
 /** The names the file-watching effect reports. */
 export type WatchedName = PulseFileName | typeof SOURCES_FILE | typeof FOCUS_FILE | 'unknown';
 
-/** What the file-watching effect reports to the watcher. */
+/** What the file-watching and file-polling effects report to the watcher. */
 export type WatchReport =
   | { type: 'watch.ready' }
   | { type: 'watch.change'; name: WatchedName }
   | { type: 'watch.error'; message: string };
 
+/** The first wait before the watch is tried again after it failed; each failure in a row doubles it. */
+export const RETRY_FIRST_MS = 1_000;
+/** The longest wait between two tries of the watch. */
+export const RETRY_MAX_MS = 30_000;
+
+/** How long the watcher polls before it tries the watch again, after `failures` failed tries in a row. */
+export const retryDelayMs = (failures: number): number =>
+  Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, failures - 1));
+
 export interface WatcherContext {
   lastError: string | null;
   errorCount: number;
   changesSeen: number;
+  /** Why changes are only polled (the watch failed); null while the watch works. */
+  down: string | null;
+  /** Failed tries of the watch since it last worked. */
+  failures: number;
 }
 
 /**
  * Turns file-system notices about `.pulse/` into hints: `file.changed` for the log owner (which
  * decides, by hash, whether anything changed), `config.changed` for the sources supervisor and
- * `focus.changed` for the focus actor.
+ * `focus.changed` for the focus actor. When the watch fails it polls the files and retries.
  */
 export const watcherMachine = setup({
   types: {
@@ -35,6 +51,12 @@ export const watcherMachine = setup({
     watchFolder: fromCallback<WatchReport>(() => {
       throw new Error('watchFolder not provided');
     }),
+    pollFolder: fromCallback<WatchReport>(() => {
+      throw new Error('pollFolder not provided');
+    }),
+  },
+  delays: {
+    retryDelay: ({ context }) => retryDelayMs(context.failures),
   },
   guards: {
     isSourcesFile: ({ event }) => event.type === 'watch.change' && event.name === SOURCES_FILE,
@@ -53,32 +75,97 @@ export const watcherMachine = setup({
     ),
     forwardConfigChange: sendTo(({ system }) => system.get('sources'), { type: 'config.changed' as const }),
     forwardFocusChange: sendTo(({ system }) => system.get('focus'), { type: 'focus.changed' as const }),
+    /** Asks every owner to read its files again: a change made while the watch and the poll handed over was seen by neither. */
+    rescanAll: enqueueActions(({ enqueue, system }) => {
+      const hints = [
+        ['log', { type: 'file.changed', name: 'unknown' }],
+        ['sources', { type: 'config.changed' }],
+        ['focus', { type: 'focus.changed' }],
+      ] as const;
+      for (const [id, hint] of hints) {
+        const owner = system.get(id);
+        if (owner !== undefined) enqueue.sendTo(owner, hint);
+      }
+    }),
     countChange: assign(({ context }) => ({ changesSeen: context.changesSeen + 1 })),
-    recordError: assign(({ context, event }) =>
-      event.type === 'watch.error' ? { lastError: event.message, errorCount: context.errorCount + 1 } : {},
-    ),
+    /** The watch failed: poll until it works again, and say why. */
+    recordFailure: assign(({ context }, { message }: { message: string }) => ({
+      lastError: message,
+      errorCount: context.errorCount + 1,
+      down: message,
+      failures: context.failures + 1,
+    })),
+    recordRecovery: assign({ down: null, failures: 0 }),
   },
 }).createMachine({
   id: 'watcher',
-  context: { lastError: null, errorCount: 0, changesSeen: 0 },
-  invoke: { src: 'watchFolder', id: 'folder' },
-  initial: 'starting',
+  context: { lastError: null, errorCount: 0, changesSeen: 0, down: null, failures: 0 },
+  initial: 'watching',
   on: {
     'watch.change': [
       { guard: 'isSourcesFile', actions: ['countChange', 'forwardConfigChange'] },
       { guard: 'isFocusFile', actions: ['countChange', 'forwardFocusChange'] },
       { actions: ['countChange', 'forwardChange'] },
     ],
-    'watch.error': { actions: 'recordError' },
   },
   states: {
-    starting: {
-      description: 'The file watcher is scanning .pulse/ before it reports changes.',
-      on: { 'watch.ready': 'watching' },
-    },
     watching: {
       description:
-        'The first scan is done: each change under .pulse/ goes as a hint to the actor that owns the file. An error is recorded and watching goes on.',
+        'Watching .pulse/ and the project root, two watches whatever else lies there: each change to a file pulse owns goes as a hint to the actor that owns it.',
+      invoke: {
+        src: 'watchFolder',
+        id: 'folder',
+        onError: {
+          target: 'polling',
+          actions: [
+            { type: 'recordFailure', params: ({ event }) => ({ message: errorMessage(event.error) }) },
+            'rescanAll',
+          ],
+        },
+      },
+      on: {
+        'watch.error': {
+          target: 'polling',
+          actions: [
+            { type: 'recordFailure', params: ({ event }) => ({ message: event.message }) },
+            'rescanAll',
+          ],
+        },
+      },
+    },
+    polling: {
+      description:
+        'The watch failed (out of inotify watches, say): the files pulse owns are polled every second, status and /healthz say so, and the watch is tried again after a wait that doubles with each failure, up to 30 s. The poll runs on through the tries, so no change falls between two polls.',
+      invoke: { src: 'pollFolder', id: 'poll' },
+      initial: 'waiting',
+      states: {
+        waiting: {
+          description: 'Polling until the next try of the watch.',
+          after: { retryDelay: 'retrying' },
+        },
+        retrying: {
+          description:
+            'Trying the watch again beside the poll: back to watching once it reports ready, else waiting longer.',
+          invoke: {
+            src: 'watchFolder',
+            id: 'retry',
+            onError: {
+              target: 'waiting',
+              actions: {
+                type: 'recordFailure',
+                params: ({ event }) => ({ message: errorMessage(event.error) }),
+              },
+            },
+          },
+          on: {
+            'watch.ready': { target: '#watcher.watching', actions: ['recordRecovery', 'rescanAll'] },
+            'watch.error': {
+              target: 'waiting',
+              actions: { type: 'recordFailure', params: ({ event }) => ({ message: event.message }) },
+            },
+          },
+        },
+      },
     },
   },
 });

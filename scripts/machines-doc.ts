@@ -32,7 +32,7 @@ export const MACHINES: readonly DocumentedMachine[] = [
     file: 'machines/watcher.ts',
     machine: watcherMachine,
     summary:
-      'Wraps the `watchFolder` effect (chokidar on `.pulse/`) and forwards each change as a hint: `file.changed` to the log, `config.changed` to sources, `focus.changed` to focus.',
+      'Wraps the `watchFolder` effect (two inotify watches: `.pulse/` and the project root) and forwards each change as a hint: `file.changed` to the log, `config.changed` to sources, `focus.changed` to focus. When the watch fails it polls (`pollFolder`) and tries the watch again with a backoff.',
   },
   {
     systemId: 'log',

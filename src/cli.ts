@@ -1,13 +1,17 @@
 #!/usr/bin/env node
+import { constants } from 'node:os';
 import { DEFAULT_PORT } from './defaults.js';
+import { parseDuration } from './duration.js';
 import { type HookAgent, isHookAgent } from './hooks/events.js';
 import { LOG_LEVELS, type LogLevel } from './log/levels.js';
 import { SETUP_AGENTS, type SetupAgent } from './setup/agent-names.js';
 import { pulsePaths } from './store/paths.js';
+import { surviveTerminalHangup } from './terminal-hangup.js';
+import { terminalText } from './terminal-text.js';
 import { VERSION } from './version.js';
 
 // Commands import what they need when they run, so `--version`, `--help` and the agent hooks do
-// not pay for loading the MCP SDK, XState and chokidar.
+// not pay for loading the MCP SDK, XState and the watcher.
 
 // An agent runs `pulse hook` on every tool call: valid hook arguments skip even commander's import.
 // bin.cjs answers hooks before this module loads; this serves hooks an older `pulse setup` pointed
@@ -31,8 +35,23 @@ const parsePort = (value: string): number => {
   return port;
 };
 
+const parseCount = (value: string): number => {
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1)
+    throw new InvalidArgumentError('Expected a whole number, at least 1.');
+  return count;
+};
+
+const parseDurationFlag = (value: string): number => {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+};
+
 const fail = (error: unknown): never => {
-  console.error(`pulse: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`pulse: ${terminalText(error instanceof Error ? error.message : String(error))}`);
   process.exit(1);
 };
 
@@ -45,6 +64,11 @@ interface StartOptions {
   logLevel: LogLevel;
   token?: string;
   allowedHost?: string[];
+  maxConnections?: number;
+  headersTimeout?: number;
+  requestTimeout?: number;
+  maxSessions?: number;
+  sessionIdle?: number;
 }
 
 const program = new Command('pulse')
@@ -81,11 +105,33 @@ program
     'also answer requests for this Host name (a DNS name of this machine), beside loopback and the bound address; repeatable',
     (name: string, names: string[] = []) => [...names, name],
   )
+  .option(
+    '--max-connections <n>',
+    'HTTP connections open at once; more are refused (default 256, at most half the open-file limit)',
+    parseCount,
+  )
+  .option(
+    '--headers-timeout <duration>',
+    "a request's headers must arrive within this (default 10s)",
+    parseDurationFlag,
+  )
+  .option(
+    '--request-timeout <duration>',
+    'a whole request must arrive within this; responses, streams included, are not limited (default 30s)',
+    parseDurationFlag,
+  )
+  .option(
+    '--max-sessions <n>',
+    'MCP sessions held at once; past it the least recently used idle one is closed (default 1000)',
+    parseCount,
+  )
+  .option(
+    '--session-idle <duration>',
+    'close an MCP session after this long without a request or an open stream (default 30m)',
+    parseDurationFlag,
+  )
   .action(async (options: StartOptions) => {
-    // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the
-    // endpoint line, and without a listener the signal's default action kills us mid-write.
-    // `on`, not `once`: were no listener of ours left, signal-exit (under write-file-atomic)
-    // would re-raise a second signal during a write and kill the process before shutdown is done.
+    const exit = surviveTerminalHangup();
     let daemon: import('./daemon.js').Daemon | null = null;
     let stopping: string | null = null;
     const stop = (signal: string) => {
@@ -93,19 +139,36 @@ program
       stopping = signal;
       if (!daemon) return; // still starting: shut down as soon as it is up
       daemon.log.info(`Received ${signal}; shutting down.`);
-      setTimeout(() => process.exit(0), SHUTDOWN_LIMIT_MS).unref();
+      setTimeout(() => exit(0), SHUTDOWN_LIMIT_MS).unref();
       daemon.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
+        () => exit(0),
+        () => exit(1),
       );
     };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
+    // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the
+    // endpoint line, and without a listener the signal's default action kills us mid-write.
+    // `on`, not `once`: were no listener of ours left, signal-exit (under write-file-atomic)
+    // would re-raise a second signal during a write and kill the process before shutdown is done.
+    // SIGHUP too: a closed terminal sends it, and its default action skips the shutdown.
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
     const { startDaemon } = await import('./daemon.js');
     const inspect = options.inspect === true || options.inspectPort !== undefined;
     const { startSummary } = await import('./log/start-summary.js');
-    const { allowedHost: allowedHosts = [], ...rest } = options;
-    const started = await startDaemon({ ...rest, allowedHosts, inspect }).catch(fail);
+    const {
+      allowedHost: allowedHosts = [],
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      sessionIdle: sessionIdleMs,
+      ...rest
+    } = options;
+    const started = await startDaemon({
+      ...rest,
+      allowedHosts,
+      inspect,
+      headersTimeoutMs,
+      requestTimeoutMs,
+      sessionIdleMs,
+    }).catch(fail);
     // One write, so a reader waiting for `MCP endpoint:` has every line of the summary with it.
     console.log(startSummary(started).join('\n'));
     daemon = started;
@@ -149,7 +212,7 @@ program
     const { formatFocus, runFocus } = await import('./focus-command.js');
     const result = await runFocus(pulsePaths(options.project), duration).catch(fail);
     console.log(options.json ? JSON.stringify(result, null, 2) : formatFocus(result));
-    if (result.warning && !options.json) console.warn(`warning: ${result.warning}`);
+    if (result.warning && !options.json) console.warn(`warning: ${terminalText(result.warning)}`);
   });
 
 program
@@ -272,6 +335,10 @@ sources
   .option('--json', 'print JSON')
   .action(async (name: string, options: { project: string; json?: boolean }) => {
     const { formatSourceTest, testSource } = await import('./sources-command.js');
+    // The server runs in a process group of its own, out of reach of the terminal's Ctrl-C: an
+    // exit, unlike a signal's default action, ends that group too.
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+      process.on(signal, () => process.exit(128 + constants.signals[signal]));
     const result = await testSource(pulsePaths(options.project), name, process.env).catch(fail);
     console.log(options.json ? JSON.stringify(result, null, 2) : formatSourceTest(result));
     if (!result.ok) process.exitCode = 1;

@@ -7,7 +7,19 @@ import type { SourcesContext } from '../machines/sources.js';
 import { DEFAULT_PORT } from './defaults.js';
 import { createHttpApp } from './http/app.js';
 import { checkTokenPolicy } from './http/auth.js';
+import {
+  CONNECTION_DEFAULTS,
+  type ConnectionCap,
+  type ConnectionCounts,
+  type ConnectionLimits,
+  capConnections,
+  checkTimeouts,
+  connectionCap,
+  timeoutOptions,
+} from './http/connection-limits.js';
 import { boundHostNames } from './http/host-guard.js';
+import { openFileLimit } from './http/open-file-limit.js';
+import { SESSION_DEFAULTS, type SessionLimits } from './http/session-table.js';
 import { observeActivity } from './log/activity.js';
 import { sourceCounts } from './log/activity-rules.js';
 import type { LogLevel } from './log/levels.js';
@@ -37,6 +49,21 @@ export interface DaemonOptions {
   token?: string | undefined;
   /** More Host names to answer, e.g. a DNS name of this machine (off loopback). */
   allowedHosts?: string[];
+  /** Connections open at once; by default 256, fewer when the open-file limit is low. */
+  maxConnections?: number;
+  /** A request's headers must arrive within this. */
+  headersTimeoutMs?: number;
+  /** A whole request must arrive within this (a response may stream on). */
+  requestTimeoutMs?: number;
+  /** MCP sessions held at once. */
+  maxSessions?: number;
+  /** An MCP session unused (no request, no open stream) for this long is closed. */
+  sessionIdleMs?: number;
+}
+
+/** The HTTP limits in force, as `pulse start` states them. */
+export interface HttpLimits extends Omit<ConnectionLimits, 'maxConnections'>, SessionLimits {
+  connections: ConnectionCap;
 }
 
 /** How long the start waits for sources.json to be read, to say what it holds. */
@@ -65,6 +92,8 @@ export interface Daemon {
   created: string[];
   /** Repairs and recoveries made while loading (logged as warnings too). */
   warnings: string[];
+  /** Connections, timeouts and sessions allowed. */
+  limits: HttpLimits;
   /** What sources.json held at start; null when it was still being read after 2 s. */
   sources: SourcesAtStart | null;
   /** The daemon's logger: JSON lines to `logFile`, readable lines on the terminal. */
@@ -91,27 +120,38 @@ const KEEP_ALIVE_MS = 65_000;
 
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
-const listen = (fetch: Parameters<typeof serve>[0]['fetch'], host: string, port: number) =>
-  new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const server = serve({ fetch, hostname: host, port }, () => resolve(server));
-    // Node's 5 s default closes idle keep-alive sockets while clients still reuse them, and a
-    // call sent on one as it closes fails ("other side closed"). Outlast the clients' own
-    // idle timeouts (undici's is 4 s, browsers' and agents' up to a minute), so they close first.
-    if ('keepAliveTimeout' in server) server.keepAliveTimeout = KEEP_ALIVE_MS;
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') {
-        reject(
-          new PortInUseError(
-            `Port ${port} on ${host} is already in use (another pulse? run \`pulse status\`). Pick another with --port ${port + 1}, or --port 0 for any free port.`,
-          ),
-        );
-      } else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') {
-        reject(new Error(`Cannot listen on ${host}: no such local address. Use --host 127.0.0.1.`));
-      } else {
-        reject(error);
-      }
-    });
-  });
+const listen = (
+  fetch: Parameters<typeof serve>[0]['fetch'],
+  host: string,
+  port: number,
+  limits: ConnectionLimits,
+) =>
+  new Promise<{ server: ReturnType<typeof serve>; connections: () => ConnectionCounts }>(
+    (resolve, reject) => {
+      const server = serve({ fetch, hostname: host, port, serverOptions: timeoutOptions(limits) }, () =>
+        resolve({ server, connections }),
+      );
+      // Before the first connection is accepted.
+      const connections = capConnections(server, limits.maxConnections);
+      // Node's 5 s default closes idle keep-alive sockets while clients still reuse them, and a
+      // call sent on one as it closes fails ("other side closed"). Outlast the clients' own
+      // idle timeouts (undici's is 4 s, browsers' and agents' up to a minute), so they close first.
+      if ('keepAliveTimeout' in server) server.keepAliveTimeout = KEEP_ALIVE_MS;
+      server.once('error', (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EADDRINUSE') {
+          reject(
+            new PortInUseError(
+              `Port ${port} on ${host} is already in use (another pulse? run \`pulse status\`). Pick another with --port ${port + 1}, or --port 0 for any free port.`,
+            ),
+          );
+        } else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') {
+          reject(new Error(`Cannot listen on ${host}: no such local address. Use --host 127.0.0.1.`));
+        } else {
+          reject(error);
+        }
+      });
+    },
+  );
 
 /**
  * Starts the sidecar on a project: `.pulse/` initialised, the actor system running, MCP
@@ -127,9 +167,25 @@ export const startDaemon = async ({
   terminal = process.stderr,
   token,
   allowedHosts = [],
+  maxConnections,
+  requestTimeoutMs = CONNECTION_DEFAULTS.requestTimeoutMs,
+  // The headers are part of the request: a shorter request timeout shortens their default too.
+  headersTimeoutMs = Math.min(CONNECTION_DEFAULTS.headersTimeoutMs, requestTimeoutMs),
+  maxSessions = SESSION_DEFAULTS.maxSessions,
+  sessionIdleMs = SESSION_DEFAULTS.idleMs,
 }: DaemonOptions): Promise<Daemon> => {
   // Before anything is created: a refused start leaves no trace.
   checkTokenPolicy(host, token);
+  const cap = connectionCap(maxConnections, await openFileLimit());
+  const connectionLimits = { headersTimeoutMs, requestTimeoutMs, maxConnections: cap.max };
+  checkTimeouts(connectionLimits);
+  const limits: HttpLimits = {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    connections: cap,
+    idleMs: sessionIdleMs,
+    maxSessions,
+  };
   const paths = pulsePaths(project);
   const created = await ensurePulseFolder(paths);
   // One daemon per project: a second one would log each change twice and answer acks apart.
@@ -180,15 +236,18 @@ export const startDaemon = async ({
     throw new Error(loaded.context.lastError ?? 'The event log could not be loaded.');
   }
   for (const warning of loaded.context.warnings) log.warn(warning);
+  let connections: () => ConnectionCounts | null = () => null;
   const { app, closeSessions } = createHttpApp({
     actor: system.actor,
     projectRoot: paths.projectRoot,
     token: token || undefined,
     allowedHosts: [...boundHostNames(host), ...allowedHosts],
+    sessionLimits: { idleMs: sessionIdleMs, maxSessions },
+    connections: () => connections(),
   });
   let server: ReturnType<typeof serve>;
   try {
-    server = await listen(app.fetch, host, port);
+    ({ server, connections } = await listen(app.fetch, host, port, connectionLimits));
   } catch (error) {
     await abandon();
     // Who holds the port decides the advice: never a second daemon for this project.
@@ -219,6 +278,7 @@ export const startDaemon = async ({
     inspectUrl: inspecting?.url ?? null,
     created,
     warnings: loaded.context.warnings,
+    limits,
     sources,
     log,
     logFile: logging.file,

@@ -1,6 +1,7 @@
 import { faultList } from '../machines/log-faults.js';
 import { faultSentence } from './mcp/blind-reason.js';
 import { logOf } from './requests.js';
+import { watcherWarning } from './system-status.js';
 import type { PulseActor } from './wiring.js';
 
 /**
@@ -10,8 +11,10 @@ import type { PulseActor } from './wiring.js';
  */
 export const healthProblems = (actor: PulseActor): string[] => {
   const { context } = logOf(actor).getSnapshot();
+  const watcher = watcherWarning(actor);
   return [
     ...(context.lastError === null ? [] : [context.lastError]),
     ...faultList(context.faults).map(faultSentence),
+    ...(watcher === null ? [] : [watcher]),
   ];
 };

@@ -7,6 +7,7 @@ import { fetchSystemStatus, formatPoller } from './status.js';
 import { readDiscovery } from './store/discovery-file.js';
 import type { PulsePaths } from './store/paths.js';
 import type { PollerStatus } from './system-status.js';
+import { terminalText } from './terminal-text.js';
 
 /** `pulse sources list`: the running daemon's pollers, or the configured sources when none runs. */
 export const listSources = async (
@@ -38,6 +39,7 @@ export const listSources = async (
   return { running: false, pollers, error: null };
 };
 
+/** The readable form of `pulse sources list`, safe for a terminal. */
 export const formatSourceList = ({
   running,
   pollers,
@@ -47,7 +49,7 @@ export const formatSourceList = ({
   if (error) lines.push(`config error: ${error}`);
   if (pollers.length === 0) lines.push('no sources configured in .pulse/sources.json');
   for (const poller of pollers) lines.push(formatPoller(poller));
-  return lines.join('\n');
+  return lines.map(terminalText).join('\n');
 };
 
 export interface SourceTestResult {
@@ -87,10 +89,11 @@ export const testSource = async (
   }
 };
 
+/** The readable form of `pulse sources test`, safe for a terminal whatever the server answered. */
 export const formatSourceTest = (result: SourceTestResult): string => {
-  if (!result.ok) return `${result.source}: poll failed: ${result.error}`;
+  if (!result.ok) return terminalText(`${result.source}: poll failed: ${result.error}`);
   const lines = [`${result.source}: ${result.items.length} item(s) (nothing marked seen)`];
   for (const item of result.items)
     lines.push(`- ${item.item_id}  ${item.title}${item.starts_at ? `  (starts ${item.starts_at})` : ''}`);
-  return lines.join('\n');
+  return lines.map(terminalText).join('\n');
 };

@@ -13,7 +13,9 @@ import {
   type GateStatus,
   type PollerStatus,
   type SystemStatus,
+  watchDownWarning,
 } from './system-status.js';
+import { terminalText } from './terminal-text.js';
 
 /** What `pulse status` reports, from the running daemon or, when none runs, from the files. */
 export interface StatusReport {
@@ -95,7 +97,9 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       last_acknowledged_event_id: live.replan.last_acknowledged_event_id,
       last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
       last_acknowledged_at: str(state.last_acknowledged_at),
-      warnings: live.log.warnings,
+      warnings: live.watcher.down
+        ? [...live.log.warnings, watchDownWarning(live.watcher.down)]
+        : live.log.warnings,
       unobservable: live.log.unobservable ?? [],
       inbox: live.inbox,
       sources: live.sources,
@@ -131,7 +135,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
   };
 };
 
-/** The readable form of a status report. */
+/** The readable form of a status report, safe for a terminal whatever the sources sent. */
 export const formatStatus = (report: StatusReport): string => {
   const lines = [
     `project:   ${report.project}`,
@@ -161,7 +165,7 @@ export const formatStatus = (report: StatusReport): string => {
     for (const warning of report.sources.warnings) lines.push(`warning:   ${warning}`);
   }
   for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
-  return lines.join('\n');
+  return lines.map(terminalText).join('\n');
 };
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;

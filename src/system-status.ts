@@ -9,6 +9,7 @@ import type { PulseEvent } from '../machines/pulse-files.js';
 import { needsReplan } from '../machines/replan.js';
 import { pollerId, type SourcesContext } from '../machines/sources.js';
 import type { WatcherContext } from '../machines/watcher.js';
+import { POLL_INTERVAL_MS } from './effects/poll-folder.js';
 import { logOf, replanOf } from './requests.js';
 import type { PulseActor } from './wiring.js';
 
@@ -64,8 +65,16 @@ export interface SystemStatus {
   gate: GateStatus;
   /** Every actor by system id and the state it is in: the core actors, then one per source's poller. */
   actors: ActorStatus[];
-  /** The `.pulse/` file watcher: changes seen and its last error (watching goes on after one). */
-  watcher: { state: string; changes_seen: number; last_error: string | null };
+  /** The `.pulse/` file watcher: changes seen, its last error, and why it only polls while its watch is down. */
+  watcher: {
+    state: string;
+    changes_seen: number;
+    last_error: string | null;
+    /** Why edits under `.pulse/` are only polled while the watch is tried again; null while it works. */
+    down: string | null;
+    /** Failed tries of the watch since it last worked. */
+    failures: number;
+  };
   /** The last events of `events.jsonl`, newest first: which file changed and how, never its text. */
   recent_events: Pick<PulseEvent, 'id' | 'path' | 'kind' | 'timestamp'>[];
 }
@@ -186,6 +195,16 @@ const snapshotOf = <C = unknown>(actor: PulseActor, systemId: string) =>
     | { value: unknown; context: C }
     | undefined;
 
+/** What `/healthz` and `pulse status` say while the `.pulse/` watch is down, given why. */
+export const watchDownWarning = (down: string): string =>
+  `the .pulse/ watch failed (${down}): its files are polled every ${POLL_INTERVAL_MS / 1000} s until it works again`;
+
+/** The running system's `watchDownWarning`, or null while its watch works. */
+export const watcherWarning = (actor: PulseActor): string | null => {
+  const down = snapshotOf<WatcherContext>(actor, 'watcher')?.context.down ?? null;
+  return down === null ? null : watchDownWarning(down);
+};
+
 /** Reads the snapshots; sends nothing. */
 export const systemStatus = (actor: PulseActor): SystemStatus => {
   const log = logOf(actor).getSnapshot();
@@ -268,6 +287,8 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
       state: watcher ? stateName(watcher.value) : 'stopped',
       changes_seen: watcher?.context.changesSeen ?? 0,
       last_error: watcher?.context.lastError ?? null,
+      down: watcher?.context.down ?? null,
+      failures: watcher?.context.failures ?? 0,
     },
     recent_events: log.context.index
       .recent(RECENT_EVENTS)

@@ -13,6 +13,7 @@ import { createItemFetcher } from './effects/fetch-items.js';
 import { createInboxLoader } from './effects/load-inbox.js';
 import { createJournalLoader } from './effects/load-journal.js';
 import { createSourcesLoader, type SourcesRuntime } from './effects/load-sources.js';
+import { createFolderPoller } from './effects/poll-folder.js';
 import { createReconciler, filesUnchanged } from './effects/reconcile-files.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
 import { ClientPool } from './sources/client-pool.js';
@@ -61,7 +62,6 @@ export const createPulseSystem = async (
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
   const stamper = createEventStamper();
-  const closing: Promise<void>[] = [];
   const reconcile = createReconciler({ paths, stamper, stateFile });
 
   const runtime: SourcesRuntime = { config: null };
@@ -98,7 +98,7 @@ export const createPulseSystem = async (
         guards: { filesUnchanged: ({ context }) => filesUnchanged(paths, context.files) },
       }),
       watcher: watcherMachine.provide({
-        actors: { watchFolder: createFolderWatcher(paths, (promise) => closing.push(promise)) },
+        actors: { watchFolder: createFolderWatcher(paths), pollFolder: createFolderPoller(paths) },
       }),
       inbox: inboxMachine.provide({
         actors: {
@@ -156,7 +156,7 @@ export const createPulseSystem = async (
     secrets,
     async stop(): Promise<void> {
       actor.stop();
-      await Promise.allSettled([...closing, pool.close()]);
+      await Promise.allSettled([pool.close()]);
     },
   };
 };

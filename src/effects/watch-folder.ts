@@ -1,58 +1,81 @@
-import { basename, dirname, sep } from 'node:path';
-import { watch } from 'chokidar';
+import { type FSWatcher, watch as fsWatch } from 'node:fs';
+import { basename } from 'node:path';
 import { fromCallback } from 'xstate';
-import { PULSE_FILES } from '../../machines/pulse-files.js';
-import { FOCUS_FILE, SOURCES_FILE, type WatchedName, type WatchReport } from '../../machines/watcher.js';
+import { errorMessage } from '../../machines/error-message.js';
+import {
+  FOCUS_FILE,
+  SOURCES_FILE,
+  WATCHED_FILES,
+  type WatchedName,
+  type WatchReport,
+} from '../../machines/watcher.js';
 import type { PulsePaths } from '../store/paths.js';
+import { createChangeReporter } from './change-reporter.js';
 
-const WATCHED: ReadonlySet<string> = new Set([...PULSE_FILES, SOURCES_FILE, FOCUS_FILE]);
-/** chokidar drops a path's `change` events for this long after reporting one, with no trailing event. */
-const CHOKIDAR_CHANGE_THROTTLE_MS = 50;
+/** `fs.watch` as the effect calls it: one folder, not recursive; tests hand in one that fails. */
+export type WatchFolder = (path: string, listener: (event: string, name: string | null) => void) => FSWatcher;
+
+const OWNED: ReadonlySet<string> = new Set(WATCHED_FILES);
+const isOwned = (name: string): name is WatchedName => OWNED.has(name);
+const ABSENT = new Set(['ENOENT', 'ENOTDIR']);
 
 /**
- * chokidar on the project root, one level deep, seeing only `.pulse/` and what is in it: the
- * watch survives `.pulse/` itself being removed and recreated. Editor temp and backup files
- * are never reported; atomic saves (write temp, rename) are coalesced by chokidar's `atomic`.
- * `onClosed` receives the close promise, so shutdown can await it.
+ * Two inotify watches, whatever else lies in `.pulse/`: `.pulse/` itself, not recursive, its
+ * notices filtered by name to the files pulse owns, and the project root, for `.pulse/` being
+ * removed and created again. Not chokidar: it stats every entry of a watched folder before its
+ * `ignored` filter runs and watches each file it keeps, one inotify watch per stray file.
+ * A watch that cannot be set up or fails (ENOSPC: out of inotify watches) closes both and is
+ * reported once as `watch.error`; `watch.ready` says both are up.
  */
-export const createFolderWatcher = (paths: PulsePaths, onClosed: (closing: Promise<void>) => void) =>
+export const createFolderWatcher = (paths: PulsePaths, { watch = fsWatch as WatchFolder } = {}) =>
   fromCallback<WatchReport>(({ sendBack }) => {
-    const inScope = (path: string) =>
-      path === paths.projectRoot || path === paths.dir || dirname(path) === paths.dir;
-    const watcher = watch(paths.projectRoot, {
-      depth: 1,
-      ignoreInitial: true,
-      atomic: true,
-      ignored: (path: string) => !inScope(path.endsWith(sep) ? path.slice(0, -1) : path),
-    });
-    // A second save inside chokidar's throttle window would go unreported, so every report is
-    // followed by one more once the window has passed; the log owner hashes, so extras are cheap.
-    const trailing = new Map<string, NodeJS.Timeout>();
-    const report = (name: WatchedName) => {
-      sendBack({ type: 'watch.change', name });
-      clearTimeout(trailing.get(name));
-      const timer = setTimeout(() => {
-        trailing.delete(name);
-        sendBack({ type: 'watch.change', name });
-      }, CHOKIDAR_CHANGE_THROTTLE_MS + 10);
-      trailing.set(name, timer);
+    const reporter = createChangeReporter(paths.dir, (name) => sendBack({ type: 'watch.change', name }));
+    const folderName = basename(paths.dir);
+    let folder: FSWatcher | undefined;
+    let root: FSWatcher | undefined;
+    let failed = false;
+    const close = () => {
+      folder?.close();
+      root?.close();
+      folder = root = undefined;
+      reporter.stop();
     };
-    watcher.on('all', (_event, path) => {
-      if (path === paths.dir) {
-        report('unknown');
-        return;
-      }
-      const name = basename(path);
-      if (dirname(path) === paths.dir && WATCHED.has(name)) {
-        report(name as WatchedName);
-      }
-    });
-    watcher.on('ready', () => sendBack({ type: 'watch.ready' }));
-    watcher.on('error', (error) =>
-      sendBack({ type: 'watch.error', message: error instanceof Error ? error.message : String(error) }),
-    );
-    return () => {
-      for (const timer of trailing.values()) clearTimeout(timer);
-      onClosed(watcher.close());
+    const fail = (error: unknown) => {
+      if (failed) return;
+      failed = true;
+      close();
+      sendBack({ type: 'watch.error', message: errorMessage(error) });
     };
+    const open = (path: string, listener: (name: string | null) => void) => {
+      const watcher = watch(path, (_event, name) => listener(name));
+      watcher.on('error', fail);
+      return watcher;
+    };
+    /** Watches .pulse/ as it is now (none while it is absent); false when the watch failed. */
+    const watchFolder = (): boolean => {
+      folder?.close();
+      folder = undefined;
+      try {
+        folder = open(paths.dir, (name) => {
+          if (name === null) reporter.notice('unknown');
+          else if (isOwned(name)) reporter.notice(name);
+        });
+      } catch (error) {
+        if (!ABSENT.has((error as NodeJS.ErrnoException).code ?? '')) fail(error);
+      }
+      return !failed;
+    };
+    try {
+      root = open(paths.projectRoot, (name) => {
+        // .pulse/ appeared, went or was swapped: a change made in it before the new watch began
+        // was seen by no watch, so each owner looks again.
+        if ((name === null || name === folderName) && watchFolder()) {
+          for (const owned of ['unknown', SOURCES_FILE, FOCUS_FILE] as const) reporter.notice(owned);
+        }
+      });
+    } catch (error) {
+      fail(error);
+    }
+    if (!failed && watchFolder()) sendBack({ type: 'watch.ready' });
+    return close;
   });

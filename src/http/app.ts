@@ -1,14 +1,18 @@
 import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import { healthProblems } from '../health-problems.js';
+import type { ContextWatch } from '../mcp/context-push.js';
 import { createMcpServer } from '../mcp/server.js';
 import { logOf, replanOf } from '../requests.js';
-import { systemStatus } from '../system-status.js';
+import { systemStatus, watcherWarning } from '../system-status.js';
 import { VERSION } from '../version.js';
 import type { PulseActor } from '../wiring.js';
 import { loopbackPeersOnly, requireToken } from './auth.js';
+import type { ConnectionCounts } from './connection-limits.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
+import type { SessionLimits } from './session-table.js';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page.js';
 import { createStatusStream } from './status-stream.js';
 
@@ -18,6 +22,8 @@ export const createHttpApp = ({
   projectRoot,
   token,
   allowedHosts = [],
+  sessionLimits,
+  connections = () => null,
 }: {
   actor: PulseActor;
   projectRoot: string;
@@ -25,8 +31,13 @@ export const createHttpApp = ({
   token?: string | undefined;
   /** Host names answered beside the loopback ones (a non-loopback bind). */
   allowedHosts?: string[];
+  /** How many MCP sessions are kept, and how long unused. */
+  sessionLimits?: SessionLimits;
+  /** The server's connection counts, for `/healthz`; null when not counted. */
+  connections?: () => ConnectionCounts | null;
 }) => {
-  const mcp = createMcpRoute(() => createMcpServer({ actor }));
+  const watches = new Set<ContextWatch>();
+  const mcp = createMcpRoute(() => createMcpServer({ actor, watches }), sessionLimits);
   const statusStream = createStatusStream({ actor });
   const app = new Hono();
   app.use('*', hostGuard({ extraHosts: allowedHosts }));
@@ -36,6 +47,7 @@ export const createHttpApp = ({
     const log = logOf(actor).getSnapshot();
     const replan = replanOf(actor).getSnapshot();
     const problems = healthProblems(actor);
+    const watcher = watcherWarning(actor);
     const ok = !log.matches('failed') && problems.length === 0;
     return c.json(
       {
@@ -46,8 +58,11 @@ export const createHttpApp = ({
         events: log.context.index.size,
         replan: replan.value,
         sessions: mcp.sessionCount,
+        push_watches: watches.size,
+        connections: connections(),
         error: log.context.lastError ?? problems[0] ?? null,
         problems,
+        watcher,
       },
       ok ? 200 : 503,
     );
@@ -61,6 +76,16 @@ export const createHttpApp = ({
   });
   app.all('/mcp', mcp.handle);
   app.post('/hook/:agent/:event', ...createHookRoute(actor, projectRoot));
+  app.onError(function requestFailed(error, c) {
+    if (error instanceof HTTPException) return error.getResponse();
+    // A request cut short (the client left, or a timeout closed it) has no one to answer.
+    const gone = (error as NodeJS.ErrnoException).code === 'ECONNRESET' || c.req.raw.signal.aborted;
+    if (!gone) console.error(error);
+    return c.json(
+      { error: gone ? 'The request was cut short.' : 'Internal server error.' },
+      gone ? 400 : 500,
+    );
+  });
   app.notFound((c) =>
     c.json(
       { error: `No route ${c.req.method} ${c.req.path}. The MCP endpoint is /mcp; the status page is /.` },

@@ -4,6 +4,8 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'hono';
 import { shapeProblem } from './rpc-shape.js';
+import { createSessionTable, SESSION_DEFAULTS, type SessionLimits } from './session-table.js';
+import { onStreamEnd } from './stream-end.js';
 
 /** Bodies above this are refused with 413 before parsing. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -16,7 +18,7 @@ const rpcError = (status: number, code: number, message: string, id: string | nu
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
-  server: McpServer;
+  close(): Promise<void>;
 }
 
 const readLimited = async (request: Request): Promise<string | null> => {
@@ -60,10 +62,12 @@ const withAccept = (request: Request): Request => {
 /**
  * The `/mcp` endpoint for both kinds of client: session clients (`initialize`, then
  * `Mcp-Session-Id`) and one-shot JSON-RPC POSTs without a session, served statelessly as
- * PulseAgent does.
+ * PulseAgent does. Sessions idle past `limits.idleMs` are closed, and so is the least recently
+ * used idle one when a new one would pass `limits.maxSessions`; either then gets 404, on which
+ * clients initialize again.
  */
-export const createMcpRoute = (createServer: () => McpServer) => {
-  const sessions = new Map<string, Session>();
+export const createMcpRoute = (createServer: () => McpServer, limits: SessionLimits = SESSION_DEFAULTS) => {
+  const sessions = createSessionTable<Session>(limits);
 
   const serveOneShot = async (request: Request, body: unknown): Promise<Response> => {
     const server = createServer();
@@ -77,18 +81,38 @@ export const createMcpRoute = (createServer: () => McpServer) => {
   };
 
   const openSession = async (request: Request, body: unknown): Promise<Response> => {
-    const server = createServer();
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server });
-      },
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    return transport.handleRequest(request, { parsedBody: body });
+    if (!sessions.reserve()) {
+      return rpcError(
+        503,
+        -32000,
+        `Too many MCP sessions are in use (${limits.maxSessions}, each with an open stream): close an agent, or start pulse with a larger --max-sessions.`,
+      );
+    }
+    try {
+      const server = createServer();
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => {
+          sessions.add(id, {
+            transport,
+            async close() {
+              try {
+                await transport.close();
+              } finally {
+                await server.close();
+              }
+            },
+          });
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      return await transport.handleRequest(request, { parsedBody: body });
+    } finally {
+      sessions.release();
+    }
   };
 
   const handle = async function mcpRoute(c: Context): Promise<Response> {
@@ -110,7 +134,7 @@ export const createMcpRoute = (createServer: () => McpServer) => {
         return rpcError(problem.code === -32600 ? 400 : 200, problem.code, problem.message, problem.id);
     }
     if (sessionId) {
-      const session = sessions.get(sessionId);
+      const session = sessions.use(sessionId);
       if (!session) {
         return rpcError(
           404,
@@ -118,7 +142,12 @@ export const createMcpRoute = (createServer: () => McpServer) => {
           'Session not found: it expired or the daemon restarted. Initialize a new session.',
         );
       }
-      return session.transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body });
+      const response = await session.transport.handleRequest(
+        request,
+        body === undefined ? undefined : { parsedBody: body },
+      );
+      // The GET notification stream lives as long as the client listens: the session is in use till it ends.
+      return request.method === 'GET' ? onStreamEnd(response, sessions.openStream(sessionId)) : response;
     }
     if (request.method !== 'POST') {
       return rpcError(
@@ -141,18 +170,6 @@ export const createMcpRoute = (createServer: () => McpServer) => {
       return sessions.size;
     },
     /** Closes every session; one failing close does not skip the rest. */
-    async close(): Promise<void> {
-      const open = [...sessions.values()];
-      sessions.clear();
-      await Promise.allSettled(
-        open.map(async ({ transport, server }) => {
-          try {
-            await transport.close();
-          } finally {
-            await server.close();
-          }
-        }),
-      );
-    },
+    close: () => sessions.close(),
   };
 };

@@ -143,7 +143,8 @@ const renderLog = (s) =>
     ['watcher', [chip(s.watcher.state), ' ' + s.watcher.changes_seen + ' changes seen']],
     s.log.last_error && ['error', error(s.log.last_error)],
     ...(s.log.unobservable || []).map((u) => ['cannot see', error(u.file + ' ' + u.reason)]),
-    s.watcher.last_error && ['watcher error', error(s.watcher.last_error)],
+    s.watcher.down ? ['watcher down', error(s.watcher.down + ': .pulse/ is polled every second until the watch works again')]
+      : s.watcher.last_error && ['watcher error', error(s.watcher.last_error + ' (recovered)')],
     ...s.log.warnings.map((w) => ['warning', error(w)]),
   ]));
 const renderPollers = (src) =>

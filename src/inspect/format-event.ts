@@ -1,4 +1,5 @@
 import type { StatelyInspectionEvent } from '@statelyai/inspect';
+import { terminalText } from '../terminal-text.js';
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
@@ -24,13 +25,14 @@ export const formatStateValue = (value: unknown): string => {
 
 /**
  * Turns inspection events into readable lines, remembering each actor's name (its system id)
- * from its registration, so later events name it rather than its session id.
+ * from its registration, so later events name it rather than its session id. A line is safe for
+ * a terminal: actor names carry source names from the config.
  */
 export const createEventFormatter = () => {
   const names = new Map<string, string>();
   const nameOf = (sessionId: string | undefined) =>
     sessionId === undefined ? 'outside' : (names.get(sessionId) ?? sessionId);
-  return (event: StatelyInspectionEvent): string | null => {
+  const describe = (event: StatelyInspectionEvent): string | null => {
     const time = timeOf(event.createdAt);
     switch (event.type) {
       case '@xstate.actor': {
@@ -51,5 +53,9 @@ export const createEventFormatter = () => {
       default:
         return null;
     }
+  };
+  return (event: StatelyInspectionEvent): string | null => {
+    const line = describe(event);
+    return line === null ? null : terminalText(line);
   };
 };

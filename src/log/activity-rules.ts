@@ -171,8 +171,16 @@ export const focusRule: Rule<SnapshotFrom<typeof focusMachine>> = (previous, nex
 };
 
 export const watcherRule: Rule<SnapshotFrom<typeof watcherMachine>> = (previous, next, log) => {
-  const error = next.context.lastError;
-  if (error !== null && next.context.errorCount !== previous?.context.errorCount) {
-    log.warn({ error }, 'the file watcher reported an error');
+  const was = previous?.context;
+  const now = next.context;
+  if (now.down !== null && (was?.down ?? null) === null) {
+    log.warn(
+      { error: now.down },
+      'the .pulse/ file watcher failed: its files are polled every second until the watch works again',
+    );
+  } else if (now.down === null && was !== undefined && was.down !== null) {
+    log.info({ failed_tries: was.failures }, 'the .pulse/ file watcher recovered');
+  } else if (now.down !== null && was !== undefined && now.failures > was.failures) {
+    log.debug({ error: now.down, failed_tries: now.failures }, 'the .pulse/ watch failed again');
   }
 };

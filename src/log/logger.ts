@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger, type StreamEntry } from 'pino';
 import { prettyFactory } from 'pino-pretty';
+import { terminalText } from '../terminal-text.js';
 import type { LogLevel } from './levels.js';
 import { createRedactor } from './redact-fields.js';
 import { LOG_ROTATION, openRotatingFile, type Rotation } from './rotating-file.js';
@@ -33,12 +34,26 @@ export interface DaemonLogger {
 /** The level names as the CLI prints them (`warning:` as pulse always has). */
 const terminalLabel = (label: string) => (label === 'WARN' ? 'warning' : label.toLowerCase());
 
+/** Every string of a parsed record, keys included, passed through `clean`. */
+const mapStrings = (value: unknown, clean: (text: string) => string): unknown => {
+  if (typeof value === 'string') return clean(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, clean));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, field]) => [clean(key), mapStrings(field, clean)]),
+  );
+};
+
 /**
  * Readable lines, one per record, written synchronously. pino-pretty's factory rather than its
  * stream: the stream is an asynchronous Transform, and a line logged just before `exit` (the
  * shutdown, a fatal error) would be lost.
  */
-const readableLines = (terminal: Terminal, colour: boolean): DestinationStream => {
+const readableLines = (
+  terminal: Terminal,
+  colour: boolean,
+  redact: (text: string) => string,
+): DestinationStream => {
   const pretty = prettyFactory({
     colorize: colour,
     translateTime: 'HH:MM:ss.l',
@@ -49,7 +64,11 @@ const readableLines = (terminal: Terminal, colour: boolean): DestinationStream =
       level: (_value, _key, _log, { labelColorized }) => labelColorized.replace(/[A-Z]+/, terminalLabel),
     },
   });
-  return { write: (line: string) => terminal.write(pretty(line)) };
+  // Titles and stderr lines come from sources, and a terminal obeys the escape sequences they may
+  // hold. Only this copy is cleaned: the file keeps the record exact (JSON escapes every control
+  // character). Cleaning can join the parts of a secret that a sequence held apart: redact again.
+  const clean = (text: string) => redact(terminalText(text));
+  return { write: (line: string) => terminal.write(pretty(mapStrings(JSON.parse(line), clean) as object)) };
 };
 
 /**
@@ -66,6 +85,7 @@ export const createLogger = ({
   colour = terminal.isTTY === true && process.env.NO_COLOR === undefined,
   secrets = () => [],
 }: LoggerOptions): DaemonLogger => {
+  const { redact, redactValue } = createRedactor(secrets);
   const streams: StreamEntry[] = [];
   let fileStream: ReturnType<typeof openRotatingFile> | null = null;
   let fileError: string | null = null;
@@ -84,9 +104,8 @@ export const createLogger = ({
         fileError = (error as Error).message;
       }
     }
-    streams.push({ level, stream: readableLines(terminal, colour) });
+    streams.push({ level, stream: readableLines(terminal, colour, redact) });
   }
-  const { redact, redactValue } = createRedactor(secrets);
   const logger = pino(
     {
       level,

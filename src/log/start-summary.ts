@@ -1,5 +1,6 @@
 import type { Daemon, SourcesAtStart } from '../daemon.js';
 import { DEFAULT_PORT } from '../defaults.js';
+import { formatDuration } from '../duration.js';
 import { SETUP_AGENTS } from '../setup/agent-names.js';
 import { shellQuote } from '../setup/hook-handlers.js';
 
@@ -18,6 +19,15 @@ const logLine = ({ logFile, logLevel }: Daemon): string => {
   return 'Log: on stderr only: .pulse/pulse.log cannot be written (see the warning above)';
 };
 
+const connectionsPart = ({ max, fileLimit, loweredFrom }: Daemon['limits']['connections']): string => {
+  if (loweredFrom !== null)
+    return `${max} connections (not ${loweredFrom}: half the open-file limit of ${fileLimit} stays free)`;
+  return `${max} connections${fileLimit === null ? '' : ` (open-file limit ${fileLimit})`}`;
+};
+
+const limitsLine = ({ limits }: Daemon): string =>
+  `Limits: ${connectionsPart(limits.connections)}, headers within ${formatDuration(limits.headersTimeoutMs)}, requests within ${formatDuration(limits.requestTimeoutMs)}; ${limits.maxSessions} MCP sessions, each closed after ${formatDuration(limits.idleMs)} idle`;
+
 /** The exact `pulse setup` line for this daemon: its project and, when it is not the default, its port. */
 const setupCommand = ({ paths, port }: Daemon): string =>
   [
@@ -27,7 +37,7 @@ const setupCommand = ({ paths, port }: Daemon): string =>
 
 /**
  * What `pulse start` prints once it serves, a line per fact: the folder watched, what is served
- * where, the sources, the log, and how to connect an agent. `MCP endpoint:` is the line scripts
+ * where, the sources, the log, the HTTP limits, and how to connect an agent. `MCP endpoint:` is the line scripts
  * wait for.
  */
 export const startSummary = (daemon: Daemon): string[] => {
@@ -38,6 +48,7 @@ export const startSummary = (daemon: Daemon): string[] => {
     `Watching ${daemon.paths.dir}`,
     sourcesLine(daemon.sources),
     logLine(daemon),
+    limitsLine(daemon),
     ...(daemon.inspectUrl === null
       ? []
       : [

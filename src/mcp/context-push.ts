@@ -122,9 +122,14 @@ const requireContextUri = (uri: string) => {
 /**
  * `resources/subscribe` and `resources/unsubscribe` for the context, and the push itself. A
  * session server watches the actors from `notifications/initialized` until its transport
- * closes (DELETE, close, shutdown); a one-shot server has no session and watches nothing.
+ * closes (DELETE, expiry, eviction, shutdown), held in `watches` meanwhile; a one-shot server
+ * has no session and watches nothing.
  */
-export const registerContextPush = (server: McpServer, actor: PulseActor): void => {
+export const registerContextPush = (
+  server: McpServer,
+  actor: PulseActor,
+  watches: Set<ContextWatch> = new Set(),
+): void => {
   const protocol = server.server;
   let watch: ContextWatch | null = null;
 
@@ -140,6 +145,7 @@ export const registerContextPush = (server: McpServer, actor: PulseActor): void 
         protocol.sendLoggingMessage({ level, logger: 'pulse', data }, sessionId).catch(() => undefined);
       },
     });
+    watches.add(watch);
     return watch;
   };
 
@@ -147,7 +153,9 @@ export const registerContextPush = (server: McpServer, actor: PulseActor): void 
     startWatching();
   };
   protocol.onclose = () => {
-    watch?.stop();
+    if (watch === null) return;
+    watch.stop();
+    watches.delete(watch);
     watch = null;
   };
   protocol.setRequestHandler(SubscribeRequestSchema, ({ params }) => {

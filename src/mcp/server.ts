@@ -6,7 +6,7 @@ import { registerAckEvents } from './ack-events.js';
 import { registerAckReplan } from './ack-replan.js';
 import { AGENT_RULE } from './agent-rule.js';
 import { registerAttentionPrompt } from './attention-prompt.js';
-import { PUSH_CAPABILITIES, registerContextPush } from './context-push.js';
+import { type ContextWatch, PUSH_CAPABILITIES, registerContextPush } from './context-push.js';
 import { registerContextResource } from './context-resource.js';
 import { registerReplanPrompt } from './replan-prompt.js';
 import { registerShouldInterrupt } from './should-interrupt.js';
@@ -22,7 +22,14 @@ const sharedValidator = new AjvJsonSchemaValidator();
  * HTTP layer builds one per session (or per one-shot request); they are cheap. Only a session's
  * server watches the actors, to push context updates and log messages.
  */
-export const createMcpServer = ({ actor }: { actor: PulseActor }): McpServer => {
+export const createMcpServer = ({
+  actor,
+  watches,
+}: {
+  actor: PulseActor;
+  /** Where the session servers' watches on the actors are held while they last (for `/healthz`). */
+  watches?: Set<ContextWatch>;
+}): McpServer => {
   const server = new McpServer(
     { name: 'pulse-agent', version: VERSION },
     {
@@ -32,7 +39,7 @@ export const createMcpServer = ({ actor }: { actor: PulseActor }): McpServer => 
     },
   );
   registerContextResource(server, actor);
-  registerContextPush(server, actor);
+  registerContextPush(server, actor, watches);
   registerShouldInterrupt(server, actor);
   registerAckReplan(server, actor);
   registerAckEvents(server, actor);

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -17,22 +16,12 @@ export interface ConnectionOptions {
   onLog?: (message: string) => void;
 }
 
-/** How long to wait for a child to exit before the next, harder signal. */
-const EXIT_GRACE_MS = 2_000;
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-
 /** One client for one server config, from spawn or first request to the child's exit. */
 export class ServerConnection {
   readonly key: string;
   readonly client = new Client({ name: 'pulse', version: VERSION });
   readonly ready: Promise<Client>;
   #transport: StdioTransport | StreamableHTTPClientTransport;
-  #ended = false;
-  #onEnded = () => {};
-  #exited = new Promise<void>((resolve) => {
-    this.#onEnded = resolve;
-  });
   #shutdown: Promise<void> | undefined;
   #lastStderr = '';
 
@@ -44,11 +33,7 @@ export class ServerConnection {
   ) {
     this.key = JSON.stringify(config);
     this.#transport = this.#createTransport(options);
-    this.client.onclose = () => {
-      this.#ended = true;
-      this.#onEnded();
-      onLost();
-    };
+    this.client.onclose = onLost;
     this.client.onerror = (error) => options.onLog?.(`server "${name}": ${messageOf(error)}`);
     this.ready = this.#connect();
   }
@@ -66,15 +51,12 @@ export class ServerConnection {
       args: config.args,
       env: { ...getDefaultEnvironment(), ...config.env },
       cwd: config.cwd,
-      stderr: 'pipe',
     });
     // Always drained: an unread pipe fills up and blocks the child's writes, answers included.
-    if (transport.stderr instanceof Readable) {
-      forwardLines(transport.stderr, (line) => {
-        this.#lastStderr = line;
-        onStderr?.(this.name, line);
-      });
-    }
+    forwardLines(transport.stderr, (line) => {
+      this.#lastStderr = line;
+      onStderr?.(this.name, line);
+    });
     return transport;
   }
 
@@ -122,32 +104,18 @@ export class ServerConnection {
     }
   }
 
-  /** Closes the client and waits for a stdio child to exit; `force` signals the child at once. */
+  /** Closes the client and waits until a stdio server's process group has exited; `force` signals it at once. */
   shutdown(force: boolean, onLog?: (message: string) => void): Promise<void> {
     this.#shutdown ??= (async () => {
-      const pid = this.#transport instanceof StdioTransport ? this.#transport.spawnedPid : null;
-      if (force) this.#signal(pid, 'SIGTERM');
+      // Started first, so that the client's own close joins this one rather than the gentle one.
+      const ended = this.#transport instanceof StdioTransport ? this.#transport.close(force) : null;
       try {
         await this.client.close();
       } catch (error) {
         onLog?.(`server "${this.name}": closing failed: ${messageOf(error)}`);
       }
-      if (pid === null) return;
-      await Promise.race([this.#exited, delay(EXIT_GRACE_MS)]);
-      if (this.#ended) return;
-      this.#signal(pid, 'SIGKILL');
-      await Promise.race([this.#exited, delay(EXIT_GRACE_MS)]);
-      if (!this.#ended) onLog?.(`server "${this.name}": child ${pid} did not exit after SIGKILL`);
+      await ended;
     })();
     return this.#shutdown;
-  }
-
-  #signal(pid: number | null, signal: NodeJS.Signals) {
-    if (pid === null || this.#ended) return;
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // Already gone.
-    }
   }
 }

@@ -1,9 +1,11 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { access, chmod, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { shellQuote } from '../../src/setup/hook-handlers.js';
 import {
+  CLI,
   callTool,
   connectClient,
   oneShot,
@@ -15,6 +17,7 @@ import {
   waitUntil,
 } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
+import { isRunning } from '../helpers/processes.js';
 import { type Decision, TEMPLATES } from '../helpers/protocol.js';
 
 const exists = (path: string) =>
@@ -26,9 +29,11 @@ const exists = (path: string) =>
 const daemons: RunningDaemon[] = [];
 const projects: string[] = [];
 const servers: Server[] = [];
+const terminals: ChildProcess[] = [];
 
 afterEach(async () => {
   await Promise.all(daemons.splice(0).map((d) => d.kill9()));
+  for (const terminal of terminals.splice(0)) terminal.kill('SIGKILL');
   await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
   await Promise.all(projects.splice(0).map(removeProject));
 });
@@ -72,7 +77,7 @@ describe('pulse start', () => {
     expect(body.result!.structuredContent!.needs_replan).toBe(false);
   });
 
-  it('prints a short summary: folder, sources, log file, status page, endpoint, and how to connect an agent', async () => {
+  it('prints a short summary: folder, sources, log file, limits, status page, endpoint, and how to connect an agent', async () => {
     const dir = await project();
     const daemon = await start(dir);
     await waitUntil(() => daemon.output().includes('Connect an agent:'), { describe: () => 'the summary' });
@@ -86,6 +91,9 @@ describe('pulse start', () => {
       `Watching ${join(dir, '.pulse')}`,
       'Sources: none (.pulse/sources.json)',
       `Log: ${join(dir, '.pulse', 'pulse.log')} (--log-level info)`,
+      expect.stringMatching(
+        /^Limits: 256 connections \(open-file limit \d+\), headers within 10s, requests within 30s; 1000 MCP sessions, each closed after 30m idle$/,
+      ),
       `Status page: http://127.0.0.1:${daemon.port}/`,
       `MCP endpoint: ${daemon.url}`,
       `Connect an agent: pulse setup <claude|codex|cursor|vscode> --write -p ${shellQuote(dir)} --port ${daemon.port}`,
@@ -188,7 +196,7 @@ describe('pulse start', () => {
     expect(answer.needs_replan).toBe(false);
   });
 
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     it(`exits 0 on ${signal} and removes .pulse/daemon.json`, async () => {
       const dir = await project();
       const daemon = await start(dir);
@@ -201,6 +209,38 @@ describe('pulse start', () => {
       expect(await exists(discovery)).toBe(false);
     });
   }
+
+  // script(1) gives the daemon a terminal of its own; killing script closes that terminal, as
+  // closing a terminal window does: the kernel sends SIGHUP, and writes to it fail from then on.
+  it.runIf(process.platform === 'linux')(
+    'shuts down cleanly when its terminal closes: the shutdown logged, daemon.json removed',
+    async () => {
+      const dir = await project();
+      const command = ['exec', process.execPath, CLI, 'start', '--project', dir, '--port', '0'];
+      const terminal = spawn('script', [
+        '-qec',
+        command.map((word) => shellQuote(word)).join(' '),
+        '/dev/null',
+      ]);
+      terminals.push(terminal);
+      let output = '';
+      terminal.stdout!.on('data', (data) => {
+        output += data;
+      });
+      await waitUntil(() => output.includes('MCP endpoint:'), { timeoutMs: 15_000, describe: () => output });
+      const discovery = join(dir, '.pulse', 'daemon.json');
+      const { pid } = JSON.parse(await readFile(discovery, 'utf8')) as { pid: number };
+
+      terminal.kill('SIGKILL');
+
+      await waitUntil(async () => !isRunning(pid) && !(await exists(discovery)), {
+        describe: () => `pid ${pid} gone and daemon.json removed`,
+      });
+      const log = await readFile(join(dir, '.pulse', 'pulse.log'), 'utf8');
+      expect(log).toContain('Received SIGHUP; shutting down.');
+      expect(log).toContain('"msg":"pulse stopped"');
+    },
+  );
 });
 
 describe('pulse init', () => {

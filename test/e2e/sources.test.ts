@@ -1,10 +1,11 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SystemStatus } from '../../src/system-status.js';
 import {
+  CLI,
   callTool,
   connectClient,
   type RunningDaemon,
@@ -15,14 +16,17 @@ import {
   waitUntil,
 } from '../helpers/daemon.js';
 import { readJsonLines, save } from '../helpers/files.js';
-import { isAlive } from '../helpers/processes.js';
+import { groupMembers, groupOf, isAlive } from '../helpers/processes.js';
 import {
   type FixtureFiles,
+  fixtureBehindShell,
   fixtureCommand,
+  fixtureFamily,
   fixtureFiles,
   type RecordLine,
   startHttpFixture,
 } from '../helpers/source-fixture.js';
+import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../helpers/terminal.js';
 
 /*
  * The external sources, end to end: a real `pulse start` polls real MCP servers (the fixture,
@@ -632,6 +636,76 @@ describe('external sources, against real MCP servers', () => {
     expect(itemIds((await readInbox(project)).live)).toEqual(['cal-1', 'cal-2', 'cal-3', 'cal-4']);
   });
 
+  it('prints the titles, names, errors and stderr of sources to the terminal without escape sequences or control characters, and keeps --json and pulse.log exact', async () => {
+    const title = HOSTILE_TITLE;
+    const name = 'cal\x1b]0;pwned\x07';
+    const stderrLine = '\x1b]0;pwned\x07noise from cal';
+    const project = await newProject();
+    const cal = await fixtureFiles(project, 'cal', { items: [{ id: 'c1', title }] });
+    const bad = await fixtureFiles(project, 'bad', {
+      mode: 'isError',
+      errorText: 'boom\x1b]0;pwned\x07 failed',
+    });
+    const calServer = fixtureCommand(cal.args);
+    await writeSources(project, {
+      mcpServers: {
+        cal: {
+          command: 'sh',
+          args: [
+            '-c',
+            'printf \'%s\\n\' "$0" >&2; exec "$@"',
+            stderrLine,
+            calServer.command,
+            ...calServer.args,
+          ],
+        },
+        bad: stdioServer(bad),
+      },
+      sources: [source(name, 'cal'), source('bad', 'bad')],
+    });
+    const daemon = await start(project);
+    await eventually('the title offered to agents and the failing source', async () => {
+      const status = await getStatus(daemon);
+      return status.gate.delivery?.events[0]?.title === title && pollerOf(status, 'bad')?.last_error;
+    });
+    const printed = (text: string) => expect(controlsIn(text), JSON.stringify(text)).toEqual([]);
+
+    const status = await runCli(['status', '--project', project]);
+    printed(status.stdout);
+    expect(status.stdout).toContain(`"${HOSTILE_TITLE_SHOWN}"`);
+    expect(status.stdout).toMatch(/source: +cal \(cal\.list_events/);
+    expect(status.stdout).toContain('the tool answered isError: boom failed');
+    const statusJson = JSON.parse((await runCli(['status', '--project', project, '--json'])).stdout);
+    expect(statusJson.gate.delivery.events[0].title, '--json keeps the title exact').toBe(title);
+    expect(statusJson.sources.pollers.map((p: Poller) => p.source)).toContain(name);
+
+    const list = await runCli(['sources', 'list', '--project', project]);
+    printed(list.stdout);
+    expect(list.stdout).toMatch(/^cal \(cal\.list_events/m);
+
+    const tested = await runCli(['sources', 'test', name, '--project', project]);
+    expect(tested.code, tested.stderr).toBe(0);
+    printed(tested.stdout);
+    expect(tested.stdout).toContain(`- c1  ${HOSTILE_TITLE_SHOWN}`);
+    const testedJson = JSON.parse(
+      (await runCli(['sources', 'test', name, '--project', project, '--json'])).stdout,
+    );
+    expect(testedJson.items[0].title).toBe(title);
+    const failed = await runCli(['sources', 'test', 'bad', '--project', project]);
+    expect(failed.code).toBe(1);
+    printed(failed.stdout);
+    expect(failed.stdout).toContain('bad: poll failed: ');
+    expect(failed.stdout).toContain('boom failed');
+
+    await eventually('the stderr line logged', async () => daemon.output().includes('noise from cal'));
+    printed(daemon.output());
+    const logged = await readJsonLines<{ msg: string }>(join(project, '.pulse', 'pulse.log'));
+    expect(
+      logged.map((line) => line.msg),
+      'pulse.log keeps the line exact',
+    ).toContain(stderrLine);
+  });
+
   it('drops a source whose server is not configured, with a warning in pulse status and /status', async () => {
     const project = await newProject();
     const cal = await fixtureFiles(project, 'cal', { items: items('cal', 1) });
@@ -672,5 +746,108 @@ describe('external sources, against real MCP servers', () => {
 
     expect(await daemon.stop()).toBe(0);
     await eventually('every server process gone', async () => !pids.some(isAlive), 3_000);
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    it(`ends the process group of every stdio server on ${signal}: what a server, a busy one or one behind a shell, started dies with it`, async () => {
+      const project = await newProject();
+      const cal = await fixtureFiles(project, 'cal', { items: items('cal', 1) });
+      const slow = await fixtureFiles(project, 'slow', { items: items('slow', 1), delayMs: 60_000 });
+      const wrapped = await fixtureFiles(project, 'wrapped', { items: items('wrapped', 1) });
+      await writeSources(project, {
+        mcpServers: {
+          cal: fixtureCommand([...cal.args, '--grandchild']),
+          slow: fixtureCommand([...slow.args, '--grandchild']),
+          wrapped: fixtureBehindShell([...wrapped.args, '--grandchild']),
+        },
+        sources: [source('cal', 'cal'), source('slow', 'slow'), source('wrapped', 'wrapped')],
+      });
+      const daemon = await start(project);
+      const fixtures = [cal, slow, wrapped];
+      await eventually('a call to each server', async () =>
+        (await Promise.all(fixtures.map((files) => files.calls()))).every((calls) => calls.length > 0),
+      );
+      const families = await Promise.all(fixtures.map(fixtureFamily));
+      const groups = families.map((family) => family.group!);
+      expect(families.map((family) => family.grandchildGroup)).toEqual(groups);
+      expect(groups, 'groups of their own, apart from the daemon and its terminal').not.toContain(
+        groupOf(daemon.process.pid!),
+      );
+      // server and grandchild; shell, server and grandchild
+      expect(groups.map((group) => groupMembers(group).length)).toEqual([2, 2, 3]);
+
+      expect(await daemon.stop(signal)).toBe(0);
+      expect(daemon.output()).toContain(`Received ${signal}; shutting down.`);
+      // Killed before the daemon exited; dying takes the killed a moment.
+      await eventually(
+        'no process of any server group left',
+        async () => groups.flatMap(groupMembers).length === 0,
+        3_000,
+      );
+    });
+  }
+
+  it('pulse sources test, interrupted while its server is busy, exits 130 and leaves no process of the server group', async () => {
+    const project = await newProject();
+    const slow = await fixtureFiles(project, 'slow', { items: items('slow', 1), delayMs: 60_000 });
+    await writeSources(project, {
+      mcpServers: { slow: fixtureCommand([...slow.args, '--grandchild']) },
+      sources: [source('slow', 'slow')],
+    });
+    const cli = spawn(process.execPath, [CLI, 'sources', 'test', 'slow', '--project', project]);
+    children.push(cli);
+    const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
+    await eventually('the call under way', async () => (await slow.calls()).length > 0);
+    const { group } = await fixtureFamily(slow);
+    expect(groupMembers(group!)).toHaveLength(2);
+
+    // Ctrl-C reaches the CLI only: the server runs in a group of its own.
+    cli.kill('SIGINT');
+
+    expect(await exited).toBe(130);
+    await eventually(
+      'no process of the server group left',
+      async () => groupMembers(group!).length === 0,
+      3_000,
+    );
+  });
+
+  it('ends the process group of a stdio server that a sources.json edit changes or removes, and keeps the others', async () => {
+    const project = await newProject();
+    const kept = await fixtureFiles(project, 'kept', { items: items('kept', 1) });
+    const changed = await fixtureFiles(project, 'changed', { items: items('changed', 1) });
+    const removed = await fixtureFiles(project, 'removed', { items: items('removed', 1) });
+    const servers = {
+      kept: fixtureCommand([...kept.args, '--grandchild']),
+      changed: { ...fixtureCommand([...changed.args, '--grandchild']), env: { FIXTURE_ECHO_ENV: 'v1' } },
+      removed: fixtureBehindShell([...removed.args, '--grandchild']),
+    };
+    const sources = [source('kept', 'kept'), source('changed', 'changed'), source('removed', 'removed')];
+    await writeSources(project, { mcpServers: servers, sources });
+    await start(project);
+    const fixtures = [kept, changed, removed];
+    await eventually('a call to each server', async () =>
+      (await Promise.all(fixtures.map((files) => files.calls()))).every((calls) => calls.length > 0),
+    );
+    const [keptGroup, changedGroup, removedGroup] = (await Promise.all(fixtures.map(fixtureFamily))).map(
+      (family) => family.group!,
+    );
+    expect([keptGroup, changedGroup, removedGroup].map((group) => groupMembers(group!).length)).toEqual([
+      2, 2, 3,
+    ]);
+
+    await writeSources(project, {
+      mcpServers: { kept: servers.kept, changed: { ...servers.changed, env: { FIXTURE_ECHO_ENV: 'v2' } } },
+      sources: sources.slice(0, 2),
+    });
+
+    await eventually('the changed server called with its new env', async () =>
+      (await changed.calls()).some((call) => call.env === 'v2'),
+    );
+    await eventually(
+      'no process left of the changed and the removed server groups',
+      async () => groupMembers(changedGroup!).length === 0 && groupMembers(removedGroup!).length === 0,
+    );
+    expect(groupMembers(keptGroup!), 'the unchanged server and its grandchild still run').toHaveLength(2);
   });
 });

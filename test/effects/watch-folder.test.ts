@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
+import { type FSWatcher, watch as fsWatch } from 'node:fs';
 import { mkdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Actor, assign, createActor, setup } from 'xstate';
 import type { WatchReport } from '../../machines/watcher.js';
-import { createFolderWatcher } from '../../src/effects/watch-folder.js';
+import { createFolderWatcher, type WatchFolder } from '../../src/effects/watch-folder.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
 import {
@@ -16,17 +17,27 @@ import {
   tempProject,
   waitUntil,
 } from '../helpers/daemon.js';
+import { inotifyWatches, noInotifyCount } from '../helpers/inotify.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const projects: string[] = [];
 let daemon: RunningDaemon | undefined;
+const others: RunningDaemon[] = [];
 
 afterEach(async () => {
-  await daemon?.kill9();
+  await Promise.all([daemon, ...others.splice(0)].map((d) => d?.kill9()));
   daemon = undefined;
   await Promise.all(projects.splice(0).map(removeProject));
 });
+
+/** Writes `count` empty files that are not pulse's into `dir`, a few hundred at a time. */
+const writeStrays = async (dir: string, count: number, from = 0) => {
+  for (let i = from; i < from + count; i += 250) {
+    const batch = Array.from({ length: Math.min(250, from + count - i) }, (_, k) => `stray-${i + k}.txt`);
+    await Promise.all(batch.map((name) => writeFile(join(dir, name), '')));
+  }
+};
 
 /** events.jsonl as it is now; none while `.pulse/` itself is gone. */
 const eventsOf = async (project: string): Promise<LoggedEvent[]> => {
@@ -62,7 +73,7 @@ const startOnProject = async () => {
   return { project, pulse: join(project, '.pulse') };
 };
 
-describe('the .pulse/ watcher, through the daemon (real chokidar, no tool calls)', () => {
+describe('the .pulse/ watcher, through the daemon (real inotify, no tool calls)', () => {
   it('logs an edit to guidance.md without any tool call', async () => {
     const { project, pulse } = await startOnProject();
     await writeFile(join(pulse, 'guidance.md'), '# Guidance\n\nUse Postgres, not SQLite.\n');
@@ -159,17 +170,42 @@ describe('the .pulse/ watcher, through the daemon (real chokidar, no tool calls)
     const events = await eventsOf(project);
     expect(events.map((e) => `${e.kind} ${e.path}`)).toEqual(['modified .pulse/guidance.md']);
   });
-});
 
+  it('holds two inotify watches with 5,000 stray files in .pulse/, as with none, and still logs edits', async (ctx) => {
+    const unable = await noInotifyCount();
+    ctx.skip(unable !== null, unable ?? '');
+    // No stray file at start; then 5,000 made while it runs.
+    const { project, pulse } = await startOnProject();
+    await writeFile(join(pulse, 'guidance.md'), 'first\n');
+    await awaitEvent(project, 'guidance.md', 'modified', 'first\n');
+    const atStart = await inotifyWatches(daemon!.process.pid!);
+    await writeStrays(pulse, 5000);
+    // The edit is logged after the strays' notices: the watcher has been through them.
+    await writeFile(join(pulse, 'guidance.md'), 'after the strays\n');
+    await awaitEvent(project, 'guidance.md', 'modified', 'after the strays\n');
+    const withStrays = await inotifyWatches(daemon!.process.pid!);
+    // 5,000 stray files already there when the daemon starts.
+    const crowded = await tempProject('pulse-watch-');
+    projects.push(crowded);
+    await mkdir(join(crowded, '.pulse'));
+    await writeStrays(join(crowded, '.pulse'), 5000);
+    const other = await startDaemon(crowded);
+    others.push(other);
+    await writeFile(join(crowded, '.pulse', 'constraints.md'), 'no network\n');
+    await awaitEvent(crowded, 'constraints.md', 'modified|created', 'no network\n');
+    const startedCrowded = await inotifyWatches(other.process.pid!);
+    expect({ atStart, withStrays, startedCrowded }).toEqual({ atStart: 2, withStrays: 2, startedCrowded: 2 });
+  });
+});
 describe('createFolderWatcher on its own', () => {
   interface Recorded {
     reports: WatchReport[];
   }
 
-  const recorder = (project: string, closing: Promise<void>[]) =>
+  const recorder = (project: string, options: { watch?: WatchFolder } = {}) =>
     setup({
       types: { context: {} as Recorded, events: {} as WatchReport },
-      actors: { folder: createFolderWatcher(pulsePaths(project), (promise) => closing.push(promise)) },
+      actors: { folder: createFolderWatcher(pulsePaths(project), options) },
     }).createMachine({
       context: { reports: [] },
       invoke: { src: 'folder' },
@@ -184,63 +220,128 @@ describe('createFolderWatcher on its own', () => {
     actor = undefined;
   });
 
+  const reportsOf = (a: Actor<ReturnType<typeof recorder>>) => a.getSnapshot().context.reports;
   const changes = (a: Actor<ReturnType<typeof recorder>>) =>
-    a
-      .getSnapshot()
-      .context.reports.filter((r) => r.type === 'watch.change')
-      .map((r) => (r.type === 'watch.change' ? r.name : ''));
+    reportsOf(a).flatMap((r) => (r.type === 'watch.change' ? [r.name] : []));
+  const errors = (a: Actor<ReturnType<typeof recorder>>) =>
+    reportsOf(a).filter((r) => r.type === 'watch.error');
 
-  it('reports the four protocol files by name and stays silent about everything else in the project', async () => {
+  /** A project with `.pulse/` (unless told otherwise) and the effect started on it. */
+  const startOn = async ({
+    withFolder = true,
+    watch,
+  }: {
+    withFolder?: boolean;
+    watch?: WatchFolder;
+  } = {}) => {
     const project = await tempProject('pulse-watcher-');
     projects.push(project);
-    await ensurePulseFolder(pulsePaths(project));
-    await mkdir(join(project, 'src'));
-    const closing: Promise<void>[] = [];
-    actor = createActor(recorder(project, closing)).start();
-    const a = actor;
-    await waitUntil(() => a.getSnapshot().context.reports.some((r) => r.type === 'watch.ready'), {
-      describe: () => 'watch.ready',
+    if (withFolder) await ensurePulseFolder(pulsePaths(project));
+    actor = createActor(recorder(project, watch ? { watch } : {})).start();
+    return { project, pulse: join(project, '.pulse'), a: actor };
+  };
+
+  const enospc = (path: string) =>
+    Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached, watch '${path}'`), {
+      code: 'ENOSPC',
+      errno: -28,
+      syscall: 'watch',
     });
+
+  it('reports the six files pulse owns by name and stays silent about everything else in the project', async () => {
+    const { project, pulse, a } = await startOn();
+    expect(reportsOf(a)).toEqual([{ type: 'watch.ready' }]);
+    await mkdir(join(project, 'src'));
     await writeFile(join(project, 'guidance.md'), 'not the protocol file\n');
     await writeFile(join(project, 'src', 'plan.md'), 'deeper\n');
-    await writeFile(join(project, '.pulse', 'notes.txt'), 'not watched\n');
-    await writeFile(join(project, '.pulse', 'guidance.md~'), 'backup\n');
-    await writeFile(join(project, '.pulse', 'constraints.md'), 'only this one\n');
-    await waitUntil(() => changes(a).includes('constraints.md'), { describe: () => 'constraints.md' });
-    expect(new Set(changes(a))).toEqual(new Set(['constraints.md']));
-    expect(a.getSnapshot().context.reports.filter((r) => r.type === 'watch.error')).toEqual([]);
+    await writeFile(join(pulse, 'notes.txt'), 'not watched\n');
+    await writeFile(join(pulse, 'guidance.md~'), 'backup\n');
+    await writeFile(join(pulse, 'sources.json.tmp'), '{}');
+    await mkdir(join(pulse, 'plan.md.d'));
+    await writeFile(join(pulse, 'plan.md.d', 'plan.md'), 'in a folder of .pulse/\n');
+    for (const name of ['constraints.md', 'sources.json', 'focus.json'])
+      await writeFile(join(pulse, name), '{}');
+    await waitUntil(() => changes(a).includes('focus.json'), { describe: () => 'focus.json' });
+    expect(new Set(changes(a))).toEqual(new Set(['constraints.md', 'sources.json', 'focus.json']));
+    expect(errors(a)).toEqual([]);
   });
 
-  it("reports a second save made inside chokidar's 50 ms change throttle", async () => {
-    const project = await tempProject('pulse-watcher-');
-    projects.push(project);
-    await ensurePulseFolder(pulsePaths(project));
-    actor = createActor(recorder(project, [])).start();
-    const a = actor;
-    await waitUntil(() => a.getSnapshot().context.reports.some((r) => r.type === 'watch.ready'), {
-      describe: () => 'watch.ready',
-    });
+  it('reports a second save made inside the 50 ms window after the first report', async () => {
+    const { pulse, a } = await startOn();
     const guidanceReports = () => changes(a).filter((name) => name === 'guidance.md').length;
-    await writeFile(join(project, '.pulse', 'guidance.md'), 'first save\n');
+    await writeFile(join(pulse, 'guidance.md'), 'first save\n');
     await waitUntil(() => guidanceReports() > 0, { intervalMs: 1, describe: () => 'the first save' });
     const seen = guidanceReports();
     // A formatter rewriting the file right after the editor saved it, say.
-    await writeFile(join(project, '.pulse', 'guidance.md'), 'second save, a few ms later\n');
+    await writeFile(join(pulse, 'guidance.md'), 'second save, a few ms later\n');
     await waitUntil(() => guidanceReports() > seen, { timeoutMs: 2000, describe: () => 'the second save' });
   });
 
-  it('hands over a close promise that settles when the actor stops', async () => {
-    const project = await tempProject('pulse-watcher-');
-    projects.push(project);
-    await ensurePulseFolder(pulsePaths(project));
-    const closing: Promise<void>[] = [];
-    const a = createActor(recorder(project, closing)).start();
-    await waitUntil(() => a.getSnapshot().context.reports.some((r) => r.type === 'watch.ready'), {
-      describe: () => 'watch.ready',
+  it('watches .pulse/ once it is created, and has every owner look at it', async () => {
+    const { pulse, a } = await startOn({ withFolder: false });
+    expect(reportsOf(a)).toEqual([{ type: 'watch.ready' }]);
+    await mkdir(pulse);
+    await waitUntil(() => changes(a).includes('focus.json'), {
+      describe: () => 'the hints for a new .pulse/',
     });
-    expect(closing).toHaveLength(0);
+    expect(changes(a)).toEqual(expect.arrayContaining(['unknown', 'sources.json', 'focus.json']));
+    await writeFile(join(pulse, 'task.md'), 'in the new folder\n');
+    await waitUntil(() => changes(a).includes('task.md'), { describe: () => 'task.md in the new folder' });
+  });
+
+  it('lets go of both inotify watches when the actor stops', async (ctx) => {
+    const unable = await noInotifyCount();
+    ctx.skip(unable !== null, unable ?? '');
+    const before = await inotifyWatches('self');
+    const { a } = await startOn();
+    expect(await inotifyWatches('self')).toBe(before + 2);
     a.stop();
-    expect(closing).toHaveLength(1);
-    await expect(closing[0]).resolves.toBeUndefined();
+    expect(await inotifyWatches('self')).toBe(before);
+  });
+
+  it('reports ENOSPC once as watch.error, and keeps no watch, when .pulse/ cannot be watched', async (ctx) => {
+    const unable = await noInotifyCount();
+    const before = unable === null ? await inotifyWatches('self') : 0;
+    const watched: string[] = [];
+    const { pulse, a } = await startOn({
+      // The root gets its watch; .pulse/ finds none left.
+      watch: (path, listener) => {
+        watched.push(path);
+        if (path.endsWith('.pulse')) throw enospc(path);
+        return fsWatch(path, listener);
+      },
+    });
+    expect(reportsOf(a)).toEqual([
+      {
+        type: 'watch.error',
+        message: `ENOSPC: System limit for number of file watchers reached, watch '${pulse}'`,
+      },
+    ]);
+    expect(watched).toHaveLength(2);
+    ctx.skip(unable !== null, unable ?? '');
+    expect(await inotifyWatches('self'), 'the root watch was closed too').toBe(before);
+  });
+
+  it('reports a watch that fails while it runs once as watch.error, and closes both watches', async () => {
+    const opened: FSWatcher[] = [];
+    const { a } = await startOn({
+      watch: (path, listener) => {
+        const watcher = fsWatch(path, listener);
+        opened.push(watcher);
+        return watcher;
+      },
+    });
+    expect(opened).toHaveLength(2);
+    const closed = opened.map((watcher) => new Promise((resolve) => watcher.once('close', resolve)));
+    opened[1]!.emit(
+      'error',
+      Object.assign(new Error('EMFILE: too many open files, watch'), { code: 'EMFILE' }),
+    );
+    opened[0]!.emit('error', new Error('a second error is not reported'));
+    await Promise.all(closed);
+    expect(reportsOf(a)).toEqual([
+      { type: 'watch.ready' },
+      { type: 'watch.error', message: 'EMFILE: too many open files, watch' },
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
 /** Whether the process `pid` is still running, probed with signal 0 (which sends nothing). */
@@ -10,6 +11,38 @@ export const isAlive = (pid: number): boolean => {
     return false;
   }
 };
+
+/** A process's state letter and process group, from `/proc/<pid>/stat` (Linux), or null when it is gone. */
+const procStat = (pid: number | string): { state: string; group: number } | null => {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so read after the last one.
+  const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: state!, group: Number(group) };
+};
+
+/** Whether `pid` still runs: a zombie (exited, not yet reaped by its parent) does not. */
+export const isRunning = (pid: number): boolean => {
+  const stat = procStat(pid);
+  return stat !== null && stat.state !== 'Z';
+};
+
+/** The process group `pid` is in, or null when it is gone. */
+export const groupOf = (pid: number): number | null => procStat(pid)?.group ?? null;
+
+/** Every running process (zombies aside) of the process group `group`, read from /proc. */
+export const groupMembers = (group: number): number[] =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      const stat = procStat(entry);
+      return stat !== null && stat.group === group && stat.state !== 'Z';
+    })
+    .map(Number);
 
 /** What a finished child process printed and how it exited. */
 export interface ProcessOutput {

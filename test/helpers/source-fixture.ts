@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readJsonLines, save } from './files.js';
+import { groupOf } from './processes.js';
 
 // The fixture MCP server of the source tests (test/fixtures/source-server.mjs): its control
 // file, which it re-reads on every call, and the record it appends each initialize and call to.
@@ -18,15 +19,19 @@ export interface Control {
   window?: number;
   /** How deep `deep` nests its one item (100,000 levels unless given). */
   depth?: number;
+  /** The text of an `isError` answer. */
+  errorText?: string;
 }
 
 /** One line of the fixture's record: an initialize or a call, with the process that served it. */
 export interface RecordLine {
-  kind: 'initialize' | 'call';
+  kind: 'initialize' | 'call' | 'answered' | 'grandchild';
   tool?: string;
   args?: Record<string, unknown>;
   headers?: Record<string, string>;
   env: string | null;
+  /** With `--grandchild`: the process the server started, which ignores SIGTERM. */
+  grandchild?: number;
   pid: number;
   at: number;
 }
@@ -76,6 +81,23 @@ export const fixtureCommand = (args: readonly string[]) => ({
   command: process.execPath,
   args: [FIXTURE, ...args],
 });
+
+/**
+ * The command and args that run the fixture over stdio behind a shell that stays its parent
+ * (`; :` keeps it from exec'ing node), as wrappers such as npx do.
+ */
+export const fixtureBehindShell = (args: readonly string[]) => ({
+  command: 'sh',
+  args: ['-c', '"$0" "$@"; :', process.execPath, FIXTURE, ...args],
+});
+
+/** What a fixture run with `--grandchild` recorded: its pid, its grandchild's, and the process group of each. */
+export const fixtureFamily = async (files: FixtureFiles) => {
+  const line = (await files.records()).find((record) => record.kind === 'grandchild');
+  if (line === undefined) throw new Error(`${files.record} holds no grandchild: was --grandchild passed?`);
+  const grandchild = line.grandchild!;
+  return { server: line.pid, grandchild, group: groupOf(line.pid), grandchildGroup: groupOf(grandchild) };
+};
 
 /**
  * Spawns the fixture over streamable HTTP, hands the child to `track` for cleanup, and resolves

@@ -23,6 +23,13 @@ describe('pulse inspect lines', () => {
     expect(format(actor('x:3', 'gate', 'x:0'))).toBe('09:05:07.042  gate  started (child of pulse)');
   });
 
+  it("prints an actor named after a source without the escape sequences in the source's name", () => {
+    const format = createEventFormatter();
+    expect(format(actor('x:7', 'poller:cal\x1b]0;pwned\x07\x1b[2J\x9b31m'))).toBe(
+      '09:05:07.042  poller:cal  started',
+    );
+  });
+
   it('prints an event with its type and sender; one sent from outside the system says so', () => {
     const format = createEventFormatter();
     format(actor('x:3', 'gate'));

@@ -4,6 +4,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import { removeProject, tempProject } from '../helpers/daemon.js';
+import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../helpers/terminal.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -60,6 +61,42 @@ describe('the daemon logger', () => {
     second.close();
     expect(tty.text()).toContain('\x1b[');
     expect(stripVTControlCharacters(tty.text())).toContain('warning: source failing');
+  });
+
+  it("prints no source's escape sequence or control character on the terminal, and writes the record exact to the file", async () => {
+    const file = await logFile();
+    const plain = capture(false);
+    const secrets = () => ['s3cret'];
+    const { logger, close } = createLogger({ level: 'info', file, terminal: plain.terminal, secrets });
+    logger.info({ source_server: 'cal\x1b]0;pwned\x07' }, '\x1b]52;c;cHduZWQ=\x07noise\rfrom cal');
+    logger.warn({ title: HOSTILE_TITLE, [`key${HOSTILE_TITLE}`]: [HOSTILE_TITLE] }, 'dead letter');
+    // Cleaned, the two halves make the secret again.
+    logger.info('token s3\x1b[1mcret');
+    close();
+
+    expect(controlsIn(plain.text())).toEqual([]);
+    expect(plain.text()).toContain('info: noise from cal {"source_server":"cal"}');
+    expect(plain.text()).toContain('info: token ***');
+    expect(plain.text()).not.toContain('s3cret');
+    expect(plain.text()).toContain(
+      `"title":"${HOSTILE_TITLE_SHOWN}","key${HOSTILE_TITLE_SHOWN}":["${HOSTILE_TITLE_SHOWN}"]`,
+    );
+    const [first, second] = await records(file);
+    expect(first).toMatchObject({
+      msg: '\x1b]52;c;cHduZWQ=\x07noise\rfrom cal',
+      source_server: 'cal\x1b]0;pwned\x07',
+    });
+    expect(second).toMatchObject({ title: HOSTILE_TITLE });
+
+    // On a TTY, pulse's own colours stay; the source's sequences do not.
+    const tty = capture(true);
+    const coloured = createLogger({ level: 'info', file: null, terminal: tty.terminal, colour: true });
+    coloured.logger.warn({ title: HOSTILE_TITLE }, 'dead letter');
+    coloured.close();
+    expect(tty.text()).toContain('\x1b[');
+    expect(stripVTControlCharacters(tty.text())).toContain(`"title":"${HOSTILE_TITLE_SHOWN}"`);
+    expect(tty.text()).not.toContain('\x1b]');
+    expect(tty.text()).not.toContain('\x1b[2J');
   });
 
   it('writes no file and prints nothing when silent', async () => {

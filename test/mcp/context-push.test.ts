@@ -16,7 +16,7 @@ import { oneShot, tempProject, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 
 /*
- * The push against a real actor system in this process (real files, real chokidar), so the
+ * The push against a real actor system in this process (real files, real inotify), so the
  * observers on the actors can be counted: a session's watch adds one to each of the four actors
  * the context is rendered from, and every way a session ends takes it away again.
  */

@@ -7,9 +7,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ClientPool, type ClientPoolOptions } from '../../src/sources/client-pool.js';
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from '../../src/sources/config.js';
 import { SourceCallError } from '../../src/sources/source-call-error.js';
-import { isAlive } from '../helpers/processes.js';
+import { groupMembers, groupOf, isAlive } from '../helpers/processes.js';
 import {
+  type FixtureFiles,
+  fixtureBehindShell,
   fixtureCommand,
+  fixtureFamily,
   fixtureFiles,
   type RecordLine,
   startHttpFixture,
@@ -76,6 +79,14 @@ const failureOf = async (call: Promise<unknown>): Promise<SourceCallError> => {
 };
 
 const pidsOf = (records: RecordLine[]) => [...new Set(records.map((line) => line.pid))];
+
+/** The process group of a `--grandchild` fixture, checked to hold the grandchild and not to be ours. */
+const groupOfServer = async (files: FixtureFiles): Promise<number> => {
+  const { group, grandchildGroup } = await fixtureFamily(files);
+  expect(grandchildGroup, "the grandchild is in the server's group").toBe(group);
+  expect(group, 'a group of its own, out of reach of our terminal').not.toBe(groupOf(process.pid));
+  return group!;
+};
 
 describe('ClientPool', () => {
   it('returns the raw tool result of a stdio server, as structured content and JSON text', async () => {
@@ -185,17 +196,32 @@ describe('ClientPool', () => {
   it('kills a stdio server that hangs on a call, and starts it afresh on the next call', async () => {
     const files = await fixtureFiles(dir, 'cal', { items: [{ id: 'first' }] });
     // Generous: the limit also bounds the spawn and connect, which a loaded machine can make slow.
-    const pool = createPool({ cal: stdioServer('cal', files.args, { timeoutMs: 6_000 }) });
+    const pool = createPool({
+      cal: stdioServer('cal', [...files.args, '--grandchild'], { timeoutMs: 6_000 }),
+    });
     await callItems(pool, 'cal');
-    const [hungPid] = pidsOf(await files.records());
+    const hungGroup = await groupOfServer(files);
     await files.setControl({ mode: 'hang' });
 
     expect(await failureOf(pool.callTool('cal', 'list_items', {}))).toMatchObject({ reason: 'timeout' });
-    await vi.waitFor(() => expect(isAlive(hungPid!)).toBe(false), { timeout: 10_000 });
+    await vi.waitFor(() => expect(groupMembers(hungGroup)).toEqual([]), { timeout: 10_000 });
 
     await files.setControl({ items: [{ id: 'again' }] });
     expect(await callItems(pool, 'cal')).toEqual([{ id: 'again' }]);
     expect(pidsOf(await files.records())).toHaveLength(2);
+  });
+
+  it('ends what a crashed server left running in its process group', async () => {
+    const files = await fixtureFiles(dir, 'cal', { items: [{ id: 'first' }] });
+    const pool = createPool({ cal: stdioServer('cal', [...files.args, '--grandchild']) });
+    await callItems(pool, 'cal');
+    const group = await groupOfServer(files);
+    await files.setControl({ mode: 'crash' });
+
+    expect(await failureOf(pool.callTool('cal', 'list_items', {}))).toMatchObject({ reason: 'closed' });
+
+    // The grandchild ignores SIGTERM: only the SIGKILL that follows ends it.
+    await vi.waitFor(() => expect(groupMembers(group)).toEqual([]), { timeout: 10_000 });
   });
 
   it('times out a stdio server that never finishes connecting, and kills its child', async () => {
@@ -320,6 +346,23 @@ describe('ClientPool', () => {
     expect([...servers]).toEqual(['noisy']);
   });
 
+  it('ends the whole process group of each stdio server on close, through a shell wrapper too', async () => {
+    const direct = await fixtureFiles(dir, 'direct');
+    const wrapped = await fixtureFiles(dir, 'wrapped');
+    const pool = createPool({
+      direct: stdioServer('direct', [...direct.args, '--grandchild']),
+      wrapped: stdioServer('wrapped', [], fixtureBehindShell([...wrapped.args, '--grandchild'])),
+    });
+    await Promise.all(['direct', 'wrapped'].map((name) => pool.callTool(name, 'list_items', {})));
+    const groups = [await groupOfServer(direct), await groupOfServer(wrapped)];
+    expect(groups.map((group) => groupMembers(group).length)).toEqual([2, 3]);
+
+    await pool.close();
+
+    // SIGKILL is final but not instant: the grandchild, which ignored SIGTERM, may take a moment.
+    await vi.waitFor(() => expect(groups.flatMap(groupMembers)).toEqual([]), { timeout: 5_000 });
+  });
+
   it('leaves no child process alive after close, and refuses calls afterwards', async () => {
     const plain = await fixtureFiles(dir, 'plain');
     const stubborn = await fixtureFiles(dir, 'stubborn');
@@ -345,21 +388,29 @@ describe('ClientPool', () => {
     const keptFiles = await fixtureFiles(dir, 'kept', { items: [{ id: 'k' }] });
     const changedFiles = await fixtureFiles(dir, 'changed', { items: [{ id: 'c' }] });
     const removedFiles = await fixtureFiles(dir, 'removed', { items: [{ id: 'r' }] });
-    const kept = stdioServer('kept', keptFiles.args);
-    const changed = stdioServer('changed', changedFiles.args, { env: { FIXTURE_ECHO_ENV: 'v1' } });
-    const removed = stdioServer('removed', removedFiles.args);
+    const kept = stdioServer('kept', [...keptFiles.args, '--grandchild']);
+    const changed = stdioServer('changed', [...changedFiles.args, '--grandchild'], {
+      env: { FIXTURE_ECHO_ENV: 'v1' },
+    });
+    const removed = stdioServer('removed', [...removedFiles.args, '--grandchild']);
     const pool = createPool({ kept, changed, removed });
     await Promise.all(['kept', 'changed', 'removed'].map((name) => pool.callTool(name, 'list_items', {})));
-    const [changedPid] = pidsOf(await changedFiles.records());
-    const [removedPid] = pidsOf(await removedFiles.records());
+    const [keptGroup, changedGroup, removedGroup] = [
+      await groupOfServer(keptFiles),
+      await groupOfServer(changedFiles),
+      await groupOfServer(removedFiles),
+    ];
 
     await pool.update({
       kept: structuredClone(kept),
       changed: { ...changed, env: { FIXTURE_ECHO_ENV: 'v2' } },
     });
 
-    expect(isAlive(changedPid!)).toBe(false);
-    expect(isAlive(removedPid!)).toBe(false);
+    await vi.waitFor(() => {
+      expect(groupMembers(changedGroup), 'the changed server and its grandchild').toEqual([]);
+      expect(groupMembers(removedGroup), 'the removed server and its grandchild').toEqual([]);
+    }, 5_000);
+    expect(groupMembers(keptGroup)).toHaveLength(2);
     await Promise.all(['kept', 'changed'].map((name) => pool.callTool(name, 'list_items', {})));
     const initializes = async (files: typeof keptFiles) =>
       (await files.records()).filter((line) => line.kind === 'initialize');
