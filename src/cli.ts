@@ -318,7 +318,9 @@ const sources = program.command('sources').description('external MCP sources pol
 
 sources
   .command('list')
-  .description("each source's poller: state, last poll, next poll, last error, items seen")
+  .description(
+    'the servers (where, state) and sources (poller state, last poll, items seen, or why disabled), from the daemon or the file',
+  )
   .option('-p, --project <dir>', 'project folder', '.')
   .option('--json', 'print JSON')
   .action(async (options: { project: string; json?: boolean }) => {
@@ -329,17 +331,22 @@ sources
 
 sources
   .command('test')
-  .description('poll one source once now and print the items it lists; marks nothing seen')
+  .description(
+    "poll one source once now, in the running daemon (else here, with this shell's environment), and print the items read; marks nothing seen",
+  )
   .argument('<name>', 'the source name in .pulse/sources.json')
   .option('-p, --project <dir>', 'project folder', '.')
+  .option('--raw', 'also print what the tool answered (bounded) and the keys found in it')
   .option('--json', 'print JSON')
-  .action(async (name: string, options: { project: string; json?: boolean }) => {
-    const { formatSourceTest, testSource } = await import('./sources-command.js');
+  .action(async (name: string, options: { project: string; raw?: boolean; json?: boolean }) => {
+    const { formatSourceTest, testSource } = await import('./source-test-command.js');
     // The server runs in a process group of its own, out of reach of the terminal's Ctrl-C: an
     // exit, unlike a signal's default action, ends that group too.
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
       process.on(signal, () => process.exit(128 + constants.signals[signal]));
-    const result = await testSource(pulsePaths(options.project), name, process.env).catch(fail);
+    const result = await testSource(pulsePaths(options.project), name, { raw: options.raw ?? false }).catch(
+      fail,
+    );
     console.log(options.json ? JSON.stringify(result, null, 2) : formatSourceTest(result));
     if (!result.ok) process.exitCode = 1;
   });

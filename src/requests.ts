@@ -4,6 +4,8 @@ import type { AckOutcome, Caller, Delivery, GateAckReply, gateMachine } from '..
 import type { hookSessionsMachine } from '../machines/hook-sessions.js';
 import type { inboxMachine } from '../machines/inbox.js';
 import type { AckReply, replanMachine } from '../machines/replan.js';
+import type { SourceTestReply, sourcesMachine } from '../machines/sources.js';
+import { MAX_SOURCE_TEST_MS } from './sources/source-test.js';
 import { formatMicros, systemMicroClock } from './store/event-id.js';
 import type { PulseActor } from './wiring.js';
 
@@ -15,6 +17,7 @@ export type ReplanRef = ActorRefFrom<typeof replanMachine>;
 export type GateRef = ActorRefFrom<typeof gateMachine>;
 export type InboxRef = ActorRefFrom<typeof inboxMachine>;
 export type HookSessionsRef = ActorRefFrom<typeof hookSessionsMachine>;
+export type SourcesRef = ActorRefFrom<typeof sourcesMachine>;
 
 /** A request the actor system could not serve; the message says why. */
 export class PulseUnavailableError extends Error {
@@ -26,6 +29,7 @@ export const replanOf = (actor: PulseActor): ReplanRef => actor.system.get('repl
 export const gateOf = (actor: PulseActor): GateRef => actor.system.get('gate') as GateRef;
 export const inboxOf = (actor: PulseActor): InboxRef => actor.system.get('inbox') as InboxRef;
 export const hooksOf = (actor: PulseActor): HookSessionsRef => actor.system.get('hooks') as HookSessionsRef;
+export const sourcesOf = (actor: PulseActor): SourcesRef => actor.system.get('sources') as SourcesRef;
 
 let nextRequestId = 1;
 
@@ -173,5 +177,33 @@ export const ackEvents = async (
       `The ack was accepted but could not be written to inbox.jsonl: ${saved.context.settleError?.message}. Check that .pulse/ is writable.`,
     );
   }
+  return reply;
+};
+
+const DEFAULT_SERVER_TIMEOUT_MS = 30_000;
+
+/**
+ * Asks the sources supervisor to test one source through the daemon's own clients and
+ * environment, and waits for its reply: a result, or why no test ran. Bounded by twice the
+ * server's timeout (connect, then call) plus 5 s, and by `MAX_SOURCE_TEST_MS`.
+ */
+export const testSource = async (
+  actor: PulseActor,
+  source: string,
+  raw: boolean,
+): Promise<SourceTestReply> => {
+  const sources = sourcesOf(actor);
+  const { context } = sources.getSnapshot();
+  const server = context.sources.find((s) => s.name === source)?.server;
+  const timeoutMs = context.servers.find((s) => s.name === server)?.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_MS;
+  const waitMs = Math.min(2 * timeoutMs + 5_000, MAX_SOURCE_TEST_MS);
+  const requestId = nextRequestId++;
+  sources.send({ type: 'sources.test', requestId, source, raw });
+  const answered = await waitFor(sources, (s) => s.context.tests.some((t) => t.requestId === requestId), {
+    timeout: waitMs,
+  }).catch(() => null);
+  const reply = answered?.context.tests.find((t) => t.requestId === requestId);
+  if (reply === undefined)
+    throw new PulseUnavailableError(`The test of source "${source}" did not end within ${waitMs / 1000} s.`);
   return reply;
 };

@@ -1,30 +1,43 @@
 import { join } from 'node:path';
-import { ClientPool } from './sources/client-pool.js';
-import { extractItems } from './sources/extract.js';
+import { sourceBlocked } from '../machines/sources.js';
 import { loadSourcesConfig } from './sources/load-config.js';
-import { redactSecrets } from './sources/redact.js';
 import { fetchSystemStatus, formatPoller } from './status.js';
 import { readDiscovery } from './store/discovery-file.js';
 import type { PulsePaths } from './store/paths.js';
-import type { PollerStatus } from './system-status.js';
+import {
+  configErrorEffect,
+  DISABLED_IN_FILE,
+  type PollerStatus,
+  type ServerStatus,
+  type SourcesStatus,
+  serverStatus,
+} from './system-status.js';
 import { terminalText } from './terminal-text.js';
 
-/** `pulse sources list`: the running daemon's pollers, or the configured sources when none runs. */
-export const listSources = async (
-  paths: PulsePaths,
-  env: NodeJS.ProcessEnv,
-): Promise<{ running: boolean; pollers: PollerStatus[]; error: string | null }> => {
+/** What `pulse sources list` shows: from the running daemon, else from the file. */
+export interface SourceList extends SourcesStatus {
+  running: boolean;
+}
+
+const notRunning = (poller: Omit<PollerStatus, 'state'>): PollerStatus => ({
+  ...poller,
+  state: poller.disabled_reason === null ? 'not running' : 'disabled',
+});
+
+/** `pulse sources list`: the running daemon's servers and sources, or those of the file when none runs. */
+export const listSources = async (paths: PulsePaths, env: NodeJS.ProcessEnv): Promise<SourceList> => {
   const discovery = readDiscovery(paths.dir);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
-  if (live) return { running: true, pollers: live.sources.pollers, error: live.sources.error };
+  if (live) return { running: true, ...live.sources };
   const config = await loadSourcesConfig(join(paths.dir, 'sources.json'), env);
-  const pollers = (config?.sources ?? []).map(
-    (s): PollerStatus => ({
+  const summaries = config?.serverSummaries ?? [];
+  const pollers = (config?.sources ?? []).map((s) =>
+    notRunning({
       source: s.name,
       server: s.server,
       tool: s.tool,
       enabled: s.enabled,
-      state: s.enabled ? 'not running' : 'disabled',
+      disabled_reason: s.enabled ? sourceBlocked(s, summaries) : DISABLED_IN_FILE,
       interval_sec: s.intervalMs / 1000,
       polls: 0,
       last_poll_at: null,
@@ -36,64 +49,49 @@ export const listSources = async (
       catch_ups: 0,
     }),
   );
-  return { running: false, pollers, error: null };
+  const servers = summaries.map((server) =>
+    serverStatus(
+      server,
+      server.disabled === null
+        ? { state: 'not running', detail: null }
+        : { state: 'disabled', detail: server.disabled },
+    ),
+  );
+  const warnings = config?.warnings ?? [];
+  return { running: false, error: null, keeps_last_good: false, warnings, servers, pollers };
 };
+
+/** Names with their values hidden: `A=***, B=***`. */
+const hidden = (names: readonly string[], separator: string) =>
+  names.map((name) => `${name}${separator}***`).join(', ');
+
+/** One server on one line: name, where it runs, and its state. */
+const formatServer = (s: ServerStatus): string => {
+  const extras = [
+    ...(s.env.length > 0 ? [`env ${hidden(s.env, '=')}`] : []),
+    ...(s.headers.length > 0 ? [`headers ${hidden(s.headers, ': ')}`] : []),
+  ];
+  const where = [`${s.transport}: ${s.target}`, ...extras, `timeout ${s.timeout_sec} s`].join('; ');
+  return `- ${s.name} (${where}): ${s.state}${s.detail === null ? '' : `: ${s.detail}`}`;
+};
+
+/** One source on one line: what it polls and how its last poll went, or why it does not run. */
+const formatSource = (p: PollerStatus): string =>
+  p.disabled_reason === null
+    ? `- ${formatPoller(p)}`
+    : `- ${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): disabled: ${p.disabled_reason}`;
 
 /** The readable form of `pulse sources list`, safe for a terminal. */
-export const formatSourceList = ({
-  running,
-  pollers,
-  error,
-}: Awaited<ReturnType<typeof listSources>>): string => {
-  const lines = [running ? 'daemon running' : 'daemon not running (start it with `pulse start`)'];
-  if (error) lines.push(`config error: ${error}`);
-  if (pollers.length === 0) lines.push('no sources configured in .pulse/sources.json');
-  for (const poller of pollers) lines.push(formatPoller(poller));
-  return lines.map(terminalText).join('\n');
-};
-
-export interface SourceTestResult {
-  source: string;
-  ok: boolean;
-  error: string | null;
-  items: Array<{ item_id: string; title: string; starts_at: string | null }>;
-}
-
-/** `pulse sources test NAME`: polls one source once, now, and marks nothing seen. */
-export const testSource = async (
-  paths: PulsePaths,
-  name: string,
-  env: NodeJS.ProcessEnv,
-): Promise<SourceTestResult> => {
-  const config = await loadSourcesConfig(join(paths.dir, 'sources.json'), env);
-  const source = config?.sources.find((s) => s.name === name);
-  if (!config || !source) {
-    const known = config?.sources.map((s) => s.name).join(', ') || 'none';
-    throw new Error(`No source "${name}" in ${join(paths.dir, 'sources.json')}. Known: ${known}.`);
-  }
-  const server = config.servers[source.server];
-  const pool = new ClientPool(server ? { [source.server]: server } : {});
-  try {
-    const result = await pool.callTool(source.server, source.tool, source.args);
-    const items = extractItems(result).map((item) => ({
-      item_id: item.itemId,
-      title: item.title,
-      starts_at: item.startsAt,
-    }));
-    return { source: name, ok: true, error: null, items };
-  } catch (error) {
-    const text = error instanceof Error ? error.message : String(error);
-    return { source: name, ok: false, error: redactSecrets(text, config.secrets), items: [] };
-  } finally {
-    await pool.close();
-  }
-};
-
-/** The readable form of `pulse sources test`, safe for a terminal whatever the server answered. */
-export const formatSourceTest = (result: SourceTestResult): string => {
-  if (!result.ok) return terminalText(`${result.source}: poll failed: ${result.error}`);
-  const lines = [`${result.source}: ${result.items.length} item(s) (nothing marked seen)`];
-  for (const item of result.items)
-    lines.push(`- ${item.item_id}  ${item.title}${item.starts_at ? `  (starts ${item.starts_at})` : ''}`);
+export const formatSourceList = (list: SourceList): string => {
+  const lines = [
+    list.running
+      ? 'daemon running: its servers and sources as loaded'
+      : 'daemon not running: read from .pulse/sources.json (start it with `pulse start`)',
+  ];
+  if (list.error) lines.push(`config error: ${list.error} (${configErrorEffect(list.keeps_last_good)})`);
+  if (list.servers.length > 0) lines.push('servers:', ...list.servers.map(formatServer));
+  if (list.pollers.length === 0) lines.push('no sources configured in .pulse/sources.json');
+  else lines.push('sources:', ...list.pollers.map(formatSource));
+  for (const warning of list.warnings) lines.push(`warning: ${warning}`);
   return lines.map(terminalText).join('\n');
 };

@@ -8,6 +8,7 @@ import { formatFocusEnd, readFocus } from './store/focus-file.js';
 import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';
 import {
+  configErrorEffect,
   type DeadLetterStatus,
   deadLetterStatus,
   type GateStatus,
@@ -159,7 +160,9 @@ export const formatStatus = (report: StatusReport): string => {
   lines.push(...formatDeadLetters(report.dead_letters));
   if (report.sources) {
     if (report.sources.error)
-      lines.push(`sources:   ERROR ${report.sources.error} (the last good config keeps running)`);
+      lines.push(
+        `sources:   ERROR ${report.sources.error} (${configErrorEffect(report.sources.keeps_last_good ?? false)})`,
+      );
     if (report.sources.pollers.length === 0) lines.push('sources:   none configured (.pulse/sources.json)');
     for (const poller of report.sources.pollers) lines.push(`source:    ${formatPoller(poller)}`);
     for (const warning of report.sources.warnings) lines.push(`warning:   ${warning}`);

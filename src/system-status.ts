@@ -7,7 +7,7 @@ import { type FileFault, faultList } from '../machines/log-faults.js';
 import type { PollerContext } from '../machines/poller.js';
 import type { PulseEvent } from '../machines/pulse-files.js';
 import { needsReplan } from '../machines/replan.js';
-import { pollerId, type SourcesContext } from '../machines/sources.js';
+import { pollerId, type ServerSummary, type SourcesContext, sourceBlocked } from '../machines/sources.js';
 import type { WatcherContext } from '../machines/watcher.js';
 import { POLL_INTERVAL_MS } from './effects/poll-folder.js';
 import { logOf, replanOf } from './requests.js';
@@ -19,6 +19,8 @@ export interface PollerStatus {
   tool: string;
   enabled: boolean;
   state: string;
+  /** Why it does not run: `enabled` is false, or its server is disabled (a `${VAR}` not set). */
+  disabled_reason: string | null;
   interval_sec: number;
   polls: number;
   last_poll_at: string | null;
@@ -28,6 +30,36 @@ export interface PollerStatus {
   failures: number;
   items_seen: number;
   catch_ups: number;
+}
+
+/** A configured server as `/status` and `pulse sources list` show it: never a secret. */
+export interface ServerStatus {
+  name: string;
+  transport: 'stdio' | 'http';
+  /** The command line or URL as written (`${VAR}` unexpanded; a URL's password and query values masked). */
+  target: string;
+  /** The names of its env variables or headers; values are never shown. */
+  env: string[];
+  headers: string[];
+  timeout_sec: number;
+  /**
+   * `connected` (its last call answered), `failing` (its last call failed), `starting` (no call
+   * ended yet), `unused` (no enabled source uses it), `disabled` (a `${VAR}` is not set), or
+   * `not running` (read from the file: no daemon runs).
+   */
+  state: 'connected' | 'failing' | 'starting' | 'unused' | 'disabled' | 'not running';
+  /** The last error while failing, or why it is disabled. */
+  detail: string | null;
+}
+
+/** What the sources supervisor shows: the config's error and warnings, its servers and its sources. */
+export interface SourcesStatus {
+  error: string | null;
+  /** While `error` holds: true when pollers run on from an earlier good config, false when none runs. */
+  keeps_last_good: boolean;
+  warnings: string[];
+  servers: ServerStatus[];
+  pollers: PollerStatus[];
 }
 
 /** The live state of every actor, for `/status`, `pulse status` and `pulse sources list`. */
@@ -59,7 +91,7 @@ export interface SystemStatus {
     dropped: number;
     last_error: string | null;
   };
-  sources: { error: string | null; warnings: string[]; pollers: PollerStatus[] };
+  sources: SourcesStatus;
   /** The user's focus from `.pulse/focus.json`: external events are held until `until` (null: no focus). */
   focus: { until: string | null; last_error: string | null };
   gate: GateStatus;
@@ -205,6 +237,42 @@ export const watcherWarning = (actor: PulseActor): string | null => {
   return down === null ? null : watchDownWarning(down);
 };
 
+/** What a sources.json error means for the pollers: whether an earlier good config keeps them running. */
+export const configErrorEffect = (keepsLastGood: boolean): string =>
+  keepsLastGood ? 'the last good config keeps running' : 'no source runs until it is fixed';
+
+/** Why a source with `"enabled": false` does not run. */
+export const DISABLED_IN_FILE = '"enabled": false in sources.json';
+
+/** A server's summary with its state. */
+export const serverStatus = (
+  server: ServerSummary,
+  { state, detail }: Pick<ServerStatus, 'state' | 'detail'>,
+): ServerStatus => ({
+  name: server.name,
+  transport: server.transport,
+  target: server.target,
+  env: server.env,
+  headers: server.headers,
+  timeout_sec: server.timeoutMs / 1000,
+  state,
+  detail,
+});
+
+/** A running server's state, read from the last call of its sources' pollers. */
+const serverState = (server: ServerSummary, pollers: readonly PollerStatus[]) => {
+  if (server.disabled !== null) return { state: 'disabled' as const, detail: server.disabled };
+  const running = pollers.filter((p) => p.server === server.name && p.disabled_reason === null);
+  if (running.length === 0) return { state: 'unused' as const, detail: null };
+  const last = running
+    .filter((p) => p.last_poll_at !== null)
+    .sort((a, b) => (a.last_poll_at! < b.last_poll_at! ? 1 : -1))[0];
+  if (last === undefined) return { state: 'starting' as const, detail: null };
+  return last.last_error === null
+    ? { state: 'connected' as const, detail: null }
+    : { state: 'failing' as const, detail: last.last_error };
+};
+
 /** Reads the snapshots; sends nothing. */
 export const systemStatus = (actor: PulseActor): SystemStatus => {
   const log = logOf(actor).getSnapshot();
@@ -225,16 +293,19 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
   const watcher = snapshotOf<WatcherContext>(actor, 'watcher');
   // A focus that has run out while the daemon ran is over (the gate's own timer ended it).
   const focusUntil = focus?.context.until ?? null;
+  const servers = sources?.context.servers ?? [];
   const pollers: PollerStatus[] = (sources?.context.sources ?? []).map((source) => {
     const ref = actor.system.get(pollerId(source.name)) as AnyActorRef | undefined;
     const snapshot = ref?.getSnapshot() as { value: unknown; context: PollerContext } | undefined;
     const c = snapshot?.context;
+    const disabled = source.enabled ? sourceBlocked(source, servers) : DISABLED_IN_FILE;
     return {
       source: source.name,
       server: source.server,
       tool: source.tool,
       enabled: source.enabled,
-      state: !source.enabled ? 'disabled' : snapshot ? stateName(snapshot.value) : 'stopped',
+      state: disabled !== null ? 'disabled' : snapshot ? stateName(snapshot.value) : 'stopped',
+      disabled_reason: disabled,
       interval_sec: source.intervalMs / 1000,
       polls: c?.polls ?? 0,
       last_poll_at: iso(c?.lastPollAt ?? null),
@@ -271,7 +342,14 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
       last_error: inbox?.context.lastError ?? null,
     },
     gate: gateStatus(gate, inbox?.context),
-    sources: { error: sources?.context.error ?? null, warnings: sources?.context.warnings ?? [], pollers },
+    sources: {
+      error: sources?.context.error ?? null,
+      keeps_last_good:
+        (sources?.context.error ?? null) !== null && (sources?.context.goodConfigLoaded ?? false),
+      warnings: sources?.context.warnings ?? [],
+      servers: servers.map((server) => serverStatus(server, serverState(server, pollers))),
+      pollers,
+    },
     focus: {
       until: focusUntil !== null && focusUntil > Date.now() ? iso(focusUntil) : null,
       last_error: focus?.context.lastError ?? null,

@@ -15,6 +15,7 @@ import { createJournalLoader } from './effects/load-journal.js';
 import { createSourcesLoader, type SourcesRuntime } from './effects/load-sources.js';
 import { createFolderPoller } from './effects/poll-folder.js';
 import { createReconciler, filesUnchanged } from './effects/reconcile-files.js';
+import { createSourceTester } from './effects/test-source.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
 import { ClientPool } from './sources/client-pool.js';
 import { redactSecrets } from './sources/redact.js';
@@ -86,6 +87,7 @@ export const createPulseSystem = async (
   });
   const fetchItems = createItemFetcher({ pool, secrets });
   const loadSources = createSourcesLoader({ path: join(paths.dir, 'sources.json'), env, pool, runtime });
+  const testSource = createSourceTester({ pool, secrets });
 
   const machine = pulseMachine.provide({
     actors: {
@@ -143,6 +145,7 @@ export const createPulseSystem = async (
       sources: sourcesMachine.provide({
         actors: {
           loadSources: fromPromise(loadSources),
+          testSource: fromPromise(({ input }) => testSource(input)),
           poller: pollerMachine.provide({
             actors: { fetchItems: fromPromise(({ input }) => fetchItems(input)) },
           }),

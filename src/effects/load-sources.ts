@@ -46,5 +46,6 @@ export const createSourcesLoader =
       fingerprints[source.name] = `${sourceFingerprint(source)}|${server ? configFingerprint(server) : ''}`;
     }
     const gate = { ...GATE_DEFAULTS, ...config?.reflection.gate };
-    return { sources, fingerprints, warnings: config?.warnings ?? [], gate };
+    const servers = config?.serverSummaries ?? [];
+    return { sources, servers, fingerprints, warnings: config?.warnings ?? [], gate };
   };

@@ -13,10 +13,14 @@ import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
 import type { SessionLimits } from './session-table.js';
+import { createSourcesTestRoute } from './sources-test-route.js';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page.js';
 import { createStatusStream } from './status-stream.js';
 
-/** The daemon's HTTP surface: `/mcp`, `/healthz` for scripts, `/status` for the CLI, `/` for people. */
+/**
+ * The daemon's HTTP surface: `/mcp`, `/healthz` for scripts, `/status` and `/sources/test` for
+ * the CLI, `/` for people.
+ */
 export const createHttpApp = ({
   actor,
   projectRoot,
@@ -76,6 +80,7 @@ export const createHttpApp = ({
   });
   app.all('/mcp', mcp.handle);
   app.post('/hook/:agent/:event', ...createHookRoute(actor, projectRoot));
+  app.post('/sources/test', ...createSourcesTestRoute(actor));
   app.onError(function requestFailed(error, c) {
     if (error instanceof HTTPException) return error.getResponse();
     // A request cut short (the client left, or a timeout closed it) has no one to answer.

@@ -149,7 +149,8 @@ const renderLog = (s) =>
   ]));
 const renderPollers = (src) =>
   fill('pollers-body',
-    src.error && h('p', { class: 'error' }, 'sources.json: ' + src.error + ' (the last good config keeps running)'),
+    src.error && h('p', { class: 'error' }, 'sources.json: ' + src.error +
+      (src.keeps_last_good ? ' (the last good config keeps running)' : ' (no source runs until it is fixed)')),
     src.warnings.map((w) => h('p', { class: 'error' }, w)),
     table(['source', 'state', 'last poll', 'next poll', 'items', 'last error'], src.pollers.map((p) => [
       [h('span', { class: 'mono' }, p.source), h('div', { class: 'muted mono' }, p.server + '.' + p.tool + ', every ' + p.interval_sec + ' s')],

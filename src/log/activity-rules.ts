@@ -8,8 +8,9 @@ import type { inboxMachine } from '../../machines/inbox.js';
 import { faultList, type LogFaults } from '../../machines/log-faults.js';
 import type { pollerMachine } from '../../machines/poller.js';
 import type { replanMachine } from '../../machines/replan.js';
-import type { sourcesMachine } from '../../machines/sources.js';
+import { sourceBlocked, type sourcesMachine } from '../../machines/sources.js';
 import type { watcherMachine } from '../../machines/watcher.js';
+import { configErrorEffect } from '../system-status.js';
 
 // What the activity log says about each actor: a function of the snapshot before and after one
 // change, which logs only when something a user cares about changed. `previous` is undefined for
@@ -129,9 +130,11 @@ export const inboxRule: Rule<SnapshotFrom<typeof inboxMachine>> = (previous, nex
   }
 };
 
-/** Sources and distinct servers of the enabled sources: "2 sources from 1 server". */
+/** Sources that run (enabled, their server not disabled) and their distinct servers: "2 sources from 1 server". */
 export const sourceCounts = (context: SnapshotFrom<typeof sourcesMachine>['context']) => {
-  const enabled = context.sources.filter((source) => source.enabled);
+  const enabled = context.sources.filter(
+    (source) => source.enabled && sourceBlocked(source, context.servers) === null,
+  );
   return { sources: enabled.length, servers: new Set(enabled.map((source) => source.server)).size };
 };
 
@@ -140,7 +143,7 @@ export const sourcesRule: Rule<SnapshotFrom<typeof sourcesMachine>> = (previous,
   const now = next.context;
   if (now.loads === (was?.loads ?? 0)) return;
   if (now.error !== null) {
-    log.warn({ error: now.error }, 'sources.json rejected: the last good config keeps running');
+    log.warn({ error: now.error }, `sources.json rejected: ${configErrorEffect(now.goodConfigLoaded)}`);
     return;
   }
   const counts = sourceCounts(now);

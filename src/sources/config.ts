@@ -1,4 +1,5 @@
 import type { PolledSource } from '../../machines/external.js';
+import type { ServerSummary } from '../../machines/sources.js';
 import type { ReflectionConfig } from './reflection-config.js';
 
 /** A local MCP server, spawned by pulse and spoken to over stdin/stdout. */
@@ -38,7 +39,10 @@ export interface SourceConfig extends PolledSource {
 
 /** `.pulse/sources.json` merged with `PULSE_MCP_SERVERS`, validated and expanded. */
 export interface SourcesConfig {
+  /** The servers that can run, expanded: what the client pool connects to. */
   servers: Record<string, ServerConfig>;
+  /** Every configured server, those disabled by an unset `${VAR}` included, as status shows them. */
+  serverSummaries: ServerSummary[];
   sources: SourceConfig[];
   storeDetail: boolean;
   /** The reflection gate's settings and which thinker judges. */

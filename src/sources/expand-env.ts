@@ -1,30 +1,18 @@
-import { ConfigError } from './config-error.js';
-import { formatPath, type Parsing, type Path } from './config-parsing.js';
+import type { Parsing, Path } from './config-parsing.js';
+import { replaceVariables, type VariableReference, variableReferences } from './variables.js';
 
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/** The `${VAR}` of a server's strings that the environment does not set; the server cannot run while any is. */
+export const unsetVariables = (server: unknown, at: Path, parsing: Parsing): VariableReference[] =>
+  variableReferences(server, at).filter(({ variable }) => parsing.env[variable] === undefined);
 
-/** Replaces each `${VAR}` from the environment; what it put in is a secret. */
-export const expand = (text: string, path: Path, parsing: Parsing): string =>
-  text.replace(VARIABLE, (_match, variable: string) => {
-    const value = parsing.env[variable];
-    if (value === undefined) {
-      throw new ConfigError({
-        file: parsing.file,
-        jsonPath: formatPath(path),
-        problem: `\${${variable}} is not set in the environment`,
-        fix: `export ${variable}=… before starting pulse.`,
-      });
-    }
+/** Replaces each `${VAR}` from the environment (all of them set: see `unsetVariables`); what it put in is a secret. */
+export const expand = (text: string, parsing: Parsing): string =>
+  replaceVariables(text, (variable) => {
+    const value = parsing.env[variable] ?? '';
     if (value !== '') parsing.secrets.add(value);
     return value;
   });
 
-/** Expands every value of a record, each at its own key's path. */
-export const expandValues = (
-  record: Record<string, string>,
-  at: Path,
-  parsing: Parsing,
-): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(record).map(([key, value]) => [key, expand(value, [...at, key], parsing)]),
-  );
+/** Expands every value of a record. */
+export const expandValues = (record: Record<string, string>, parsing: Parsing): Record<string, string> =>
+  Object.fromEntries(Object.entries(record).map(([key, value]) => [key, expand(value, parsing)]));

@@ -1,7 +1,6 @@
-import type { ServerConfig } from './config.js';
 import { ConfigError } from './config-error.js';
 import { isRecord, type Parsing, parseJson, TOP_LEVEL, typeName } from './config-parsing.js';
-import { serverOf } from './server-config.js';
+import { type ConfiguredServer, serverOf } from './server-config.js';
 
 const ENV_SERVERS = 'PULSE_MCP_SERVERS';
 
@@ -25,23 +24,19 @@ const serversFromEnv = (parsing: Parsing): Record<string, unknown> => {
  * The file's mcpServers, then those of `PULSE_MCP_SERVERS` the file does not name; a server in
  * both keeps the file's entry, with a warning.
  */
-export const mergeServers = (
-  fileServers: Record<string, unknown>,
-  parsing: Parsing,
-): [string, ServerConfig][] => {
+export const mergeServers = (fileServers: Record<string, unknown>, parsing: Parsing): ConfiguredServer[] => {
   const fromEnv = serversFromEnv(parsing);
   const envParsing: Parsing = { ...parsing, file: ENV_SERVERS };
-  const servers: [string, ServerConfig][] = Object.entries(fileServers).map(([name, server]) => [
-    name,
+  const servers = Object.entries(fileServers).map(([name, server]) =>
     serverOf(name, server, ['mcpServers', name], parsing),
-  ]);
+  );
   for (const [name, server] of Object.entries(fromEnv)) {
     if (Object.hasOwn(fileServers, name)) {
       parsing.warnings.push(
         `server "${name}" is configured in both ${parsing.file} and ${ENV_SERVERS}; the file's entry is used.`,
       );
     } else {
-      servers.push([name, serverOf(name, server, [name], envParsing)]);
+      servers.push(serverOf(name, server, [name], envParsing));
     }
   }
   return servers;

@@ -13,7 +13,9 @@ import {
 } from './config-parsing.js';
 import { mergeServers } from './merge-servers.js';
 import { reflectionOf } from './reflection-config.js';
+import type { ConfiguredServer } from './server-config.js';
 import { sourceOf } from './source-config.js';
+import { variableReferences } from './variables.js';
 
 const fileSchema = z.object({
   mcpServers: z.record(z.string(), z.unknown()).default({}),
@@ -31,9 +33,30 @@ const FILE_FIXES: Fixes = {
   '': 'Write a JSON object with "mcpServers" and "sources".',
 };
 
+/** Warns that a source's args hold `${VAR}`, which goes to the tool as written. */
+const warnArgsVariables = (source: SourceConfig, index: number, parsing: Parsing) => {
+  const references = variableReferences(source.args, ['sources', index, 'args']);
+  if (references.length === 0) return;
+  const { variable, path } = references[0]!;
+  parsing.warnings.push(
+    `${parsing.file}: ${formatPath(path)} holds \${${variable}}, which is sent to the tool as written: pulse expands \${VAR} in servers only (their env, args, url, headers).`,
+  );
+};
+
+/** Says which sources do not run because their server is disabled, and why. */
+const warnDisabledServers = (servers: ConfiguredServer[], sources: SourceConfig[], parsing: Parsing) => {
+  for (const { summary } of servers) {
+    if (summary.disabled === null) continue;
+    const users = sources.filter((source) => source.server === summary.name).map((source) => source.name);
+    const stopped = users.length === 0 ? 'no source uses it' : `its sources ${users.join(', ')} do not run`;
+    parsing.warnings.push(`server "${summary.name}" is disabled, ${stopped}: ${summary.disabled}`);
+  }
+};
+
 /**
  * Validates `.pulse/sources.json` (and the servers of `PULSE_MCP_SERVERS`), expands `${VAR}`
- * in server strings, and drops sources whose server is not configured, with a warning.
+ * in server strings, and drops sources whose server is not configured, with a warning. A server
+ * with an unset `${VAR}` is kept, disabled, with the reason: its sources do not run, the others do.
  */
 export const parseSourcesConfig = (
   text: string,
@@ -51,7 +74,7 @@ export const parseSourcesConfig = (
 
   const firstIndexByName = new Map<string, number>();
   const sources: SourceConfig[] = [];
-  const configured = servers.map(([name]) => name).sort(compareText);
+  const configured = servers.map(({ summary }) => summary.name).sort(compareText);
   top.sources.forEach((raw, index) => {
     const source = sourceOf(raw, ['sources', index], parsing);
     const first = firstIndexByName.get(source.name);
@@ -64,6 +87,7 @@ export const parseSourcesConfig = (
       });
     }
     firstIndexByName.set(source.name, index);
+    warnArgsVariables(source, index, parsing);
     if (configured.includes(source.server)) {
       sources.push(source);
     } else {
@@ -73,8 +97,13 @@ export const parseSourcesConfig = (
     }
   });
 
+  warnDisabledServers(servers, sources, parsing);
+
   return {
-    servers: Object.fromEntries(servers),
+    servers: Object.fromEntries(
+      servers.flatMap(({ summary, config }) => (config === null ? [] : [[summary.name, config]])),
+    ),
+    serverSummaries: servers.map(({ summary }) => summary),
     sources,
     storeDetail: top.store_detail,
     reflection: reflectionOf(top.reflection, ['reflection'], parsing),

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in plain strings is the config's own syntax, not a mistaken template.
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import type { ServerSummary } from '../../machines/sources.js';
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from './config.js';
 import { ConfigError } from './config-error.js';
 import {
@@ -14,7 +15,9 @@ import {
   typeName,
   warnUnknownKeys,
 } from './config-parsing.js';
-import { expand, expandValues } from './expand-env.js';
+import { expand, expandValues, unsetVariables } from './expand-env.js';
+import { httpSummary, stdioSummary } from './server-summary.js';
+import { unsetVariablesReason } from './variables.js';
 
 const timeoutSec = z.number().positive().max(MAX_TIMER_SEC).default(30);
 
@@ -47,9 +50,11 @@ const httpSchema = z.object({
   timeout_sec: timeoutSec,
 });
 
-const stdioServer = (name: string, raw: unknown, at: Path, parsing: Parsing): StdioServerConfig => {
-  const server = parseWith(stdioSchema, raw, at, parsing, SERVER_FIXES);
-  const cwd = server.cwd === undefined ? undefined : expand(server.cwd, [...at, 'cwd'], parsing);
+type StdioEntry = z.output<typeof stdioSchema>;
+type HttpEntry = z.output<typeof httpSchema>;
+
+const stdioServer = (name: string, server: StdioEntry, at: Path, parsing: Parsing): StdioServerConfig => {
+  const cwd = server.cwd === undefined ? undefined : expand(server.cwd, parsing);
   if (cwd !== undefined && !isAbsolute(cwd)) {
     throw new ConfigError({
       file: parsing.file,
@@ -61,9 +66,9 @@ const stdioServer = (name: string, raw: unknown, at: Path, parsing: Parsing): St
   return {
     kind: 'stdio',
     name,
-    command: expand(server.command, [...at, 'command'], parsing),
-    args: server.args.map((arg, index) => expand(arg, [...at, 'args', index], parsing)),
-    env: expandValues(server.env, [...at, 'env'], parsing),
+    command: expand(server.command, parsing),
+    args: server.args.map((arg) => expand(arg, parsing)),
+    env: expandValues(server.env, parsing),
     cwd,
     timeoutMs: Math.round(server.timeout_sec * 1000),
   };
@@ -79,13 +84,12 @@ const checkUrl = (url: string, path: Path, parsing: Parsing): void => {
     throw fail(`uses ${protocol.slice(0, -1)}, but only http and https are supported`);
 };
 
-const httpServer = (name: string, raw: unknown, at: Path, parsing: Parsing): HttpServerConfig => {
-  const server = parseWith(httpSchema, raw, at, parsing, SERVER_FIXES);
-  const url = expand(server.url, [...at, 'url'], parsing);
+const httpServer = (name: string, server: HttpEntry, at: Path, parsing: Parsing): HttpServerConfig => {
+  const url = expand(server.url, parsing);
   checkUrl(url, [...at, 'url'], parsing);
-  const headers = expandValues(server.headers, [...at, 'headers'], parsing);
+  const headers = expandValues(server.headers, parsing);
   if (server.bearer_token !== undefined) {
-    const token = expand(server.bearer_token, [...at, 'bearer_token'], parsing);
+    const token = expand(server.bearer_token, parsing);
     if (token === '') {
       throw new ConfigError({
         file: parsing.file,
@@ -107,8 +111,17 @@ const httpServer = (name: string, raw: unknown, at: Path, parsing: Parsing): Htt
   return { kind: 'http', name, url, headers, timeoutMs: Math.round(server.timeout_sec * 1000) };
 };
 
-/** Validates and expands one entry of mcpServers: "command" makes a stdio server, "url" an HTTP one. */
-export const serverOf = (name: string, raw: unknown, at: Path, parsing: Parsing): ServerConfig => {
+/** One entry of mcpServers: how status shows it, and its expanded config unless an unset `${VAR}` disables it. */
+export interface ConfiguredServer {
+  summary: ServerSummary;
+  config: ServerConfig | null;
+}
+
+/**
+ * Validates and expands one entry of mcpServers: "command" makes a stdio server, "url" an HTTP
+ * one. A `${VAR}` that is not set disables this server only (`config` null), with the reason.
+ */
+export const serverOf = (name: string, raw: unknown, at: Path, parsing: Parsing): ConfiguredServer => {
   const fail = (problem: string, fix: string) =>
     new ConfigError({ file: parsing.file, jsonPath: formatPath(at), problem, fix });
   if (name === '') throw fail('a server has an empty name', 'Give the server a name, e.g. "cal".');
@@ -124,5 +137,19 @@ export const serverOf = (name: string, raw: unknown, at: Path, parsing: Parsing)
   }
   const schema = hasCommand ? stdioSchema : httpSchema;
   warnUnknownKeys(raw, schema.shape, at, parsing, hasCommand ? 'a stdio server' : 'an http server');
-  return hasCommand ? stdioServer(name, raw, at, parsing) : httpServer(name, raw, at, parsing);
+  const entry = parseWith(schema, raw, at, parsing, SERVER_FIXES);
+  const unset = unsetVariables(entry, at, parsing);
+  const disabled = unset.length === 0 ? null : unsetVariablesReason(unset, parsing.file);
+  if (hasCommand) {
+    const stdio = entry as StdioEntry;
+    return {
+      summary: stdioSummary(name, stdio, disabled),
+      config: disabled === null ? stdioServer(name, stdio, at, parsing) : null,
+    };
+  }
+  const http = entry as HttpEntry;
+  return {
+    summary: httpSummary(name, http, disabled),
+    config: disabled === null ? httpServer(name, http, at, parsing) : null,
+  };
 };

@@ -129,6 +129,7 @@ describe('parseSourcesConfig: the example of the spec', () => {
   it('reads an empty object as no servers and no sources', () => {
     expect(parse({})).toEqual({
       servers: {},
+      serverSummaries: [],
       sources: [],
       storeDetail: false,
       reflection: { thinker: 'rules', gate: {} },
@@ -220,34 +221,127 @@ describe('parseSourcesConfig: ${VAR} expansion and secrets', () => {
     expect(stdio(config, 's').args).toEqual(['x-y', '$A', '${not a var}']);
   });
 
-  it('does not expand variables in sources: their args are passed to the tool as written', () => {
+  it('does not expand variables in sources: their args are passed to the tool as written, with a warning', () => {
     const config = parse({
       mcpServers: { cal: { command: 'c' } },
-      sources: [{ name: 's', server: 'cal', tool: 't', args: { q: '${CAL_KEY}' } }],
+      sources: [{ name: 's', server: 'cal', tool: 't', args: { q: ['x', '${CAL_KEY}'] } }],
     });
-    expect(config.sources[0]?.args).toEqual({ q: '${CAL_KEY}' });
+    expect(config.sources[0]?.args).toEqual({ q: ['x', '${CAL_KEY}'] });
+    expect(config.warnings).toEqual([
+      '.pulse/sources.json: sources[0].args.q[1] holds ${CAL_KEY}, which is sent to the tool as written: pulse expands ${VAR} in servers only (their env, args, url, headers).',
+    ]);
   });
 
-  it('rejects an unset variable, naming the file, the JSON path, the variable and the export to run', () => {
-    const error = configErrorOf(() => parse(EXAMPLE, { CAL_KEY: 'k' }));
-    expect(error.file).toBe(FILE);
-    expect(error.jsonPath).toBe('mcpServers.mail.bearer_token');
-    expect(error.fix).toBe('export MAIL_TOKEN=… before starting pulse.');
-    expect(error.message).toBe(
-      '.pulse/sources.json at mcpServers.mail.bearer_token: ${MAIL_TOKEN} is not set in the environment. export MAIL_TOKEN=… before starting pulse.',
+  it('disables only the server of an unset variable, naming the variable, the path and the fix; the others run', () => {
+    const config = parse(
+      { ...EXAMPLE, sources: [...EXAMPLE.sources, { name: 'mail-unread', server: 'mail', tool: 'search' }] },
+      { CAL_KEY: 'k' },
+    );
+    expect(Object.keys(config.servers), 'only cal can run').toEqual(['cal']);
+    expect(
+      config.sources.map((s) => s.name),
+      'both sources stay configured',
+    ).toEqual(['cal-upcoming', 'mail-unread']);
+    const mail = config.serverSummaries.find((s) => s.name === 'mail')!;
+    expect(mail.disabled).toBe(
+      '${MAIL_TOKEN} is not set in the environment (.pulse/sources.json at mcpServers.mail.bearer_token). ' +
+        'Export MAIL_TOKEN=… in the shell that starts pulse, then restart pulse (it reads its environment once, at start); ' +
+        'or write the value in place of ${MAIL_TOKEN}.',
+    );
+    expect(config.serverSummaries.find((s) => s.name === 'cal')!.disabled).toBeNull();
+    expect(config.warnings).toEqual([
+      `server "mail" is disabled, its sources mail-unread do not run: ${mail.disabled}`,
+    ]);
+  });
+
+  it('names every unset variable of a server and the exact element of each, in args, env and headers', () => {
+    const reason = (server: unknown) => parse({ mcpServers: { s: server } }, {}).serverSummaries[0]!.disabled;
+    expect(reason({ command: 'c', args: ['ok', '${MISSING}'] })).toContain(
+      '(.pulse/sources.json at mcpServers.s.args[1])',
+    );
+    expect(reason({ command: 'c', env: { API_KEY: '${MISSING}' } })).toContain(
+      'at mcpServers.s.env.API_KEY)',
+    );
+    expect(reason({ url: 'http://h/mcp', headers: { 'X-Api-Key': '${MISSING}' } })).toContain(
+      'at mcpServers.s.headers.X-Api-Key)',
+    );
+    expect(reason({ url: 'http://h/mcp', headers: { 'x key': '${MISSING}' } })).toContain(
+      'at mcpServers.s.headers["x key"])',
+    );
+    expect(reason({ command: '${BIN}', env: { A: '${A}-${B}', C: '${A}' } })).toMatch(
+      /^\$\{BIN\}, \$\{A\} and \$\{B\} are not set in the environment \(\.pulse\/sources\.json at mcpServers\.s\.command, mcpServers\.s\.env\.A, mcpServers\.s\.env\.C\)\. Export BIN=…, A=… and B=… in the shell/,
     );
   });
 
-  it('names the exact element of an unset variable in args, env and headers', () => {
-    const at = (server: unknown) => configErrorOf(() => parse({ mcpServers: { s: server } }, {})).jsonPath;
-    expect(at({ command: 'c', args: ['ok', '${MISSING}'] })).toBe('mcpServers.s.args[1]');
-    expect(at({ command: 'c', env: { API_KEY: '${MISSING}' } })).toBe('mcpServers.s.env.API_KEY');
-    expect(at({ url: 'http://h/mcp', headers: { 'X-Api-Key': '${MISSING}' } })).toBe(
-      'mcpServers.s.headers.X-Api-Key',
+  it('does not validate or expand a disabled server, and keeps the values of its set variables out of secrets', () => {
+    const config = parse(
+      { mcpServers: { s: { url: '${HOST}/mcp', headers: { 'X-Key': '${KEY}' }, bearer_token: '${TOKEN}' } } },
+      { KEY: 'key-value', TOKEN: 'token-value' },
     );
-    expect(at({ url: 'http://h/mcp', headers: { 'x key': '${MISSING}' } })).toBe(
-      'mcpServers.s.headers["x key"]',
+    expect(config.servers).toEqual({});
+    expect(config.serverSummaries[0]!.disabled).toMatch(/^\$\{HOST\} is not set/);
+    expect(config.secrets).toEqual([]);
+    expect(JSON.stringify(config)).not.toMatch(/key-value|token-value/);
+  });
+
+  it('says when no source uses a disabled server, and names the variables of PULSE_MCP_SERVERS there', () => {
+    const config = parse(
+      { mcpServers: {} },
+      {
+        PULSE_MCP_SERVERS: JSON.stringify({ jira: { url: 'https://j/mcp', bearer_token: '${JIRA_TOKEN}' } }),
+      },
     );
+    expect(config.warnings).toEqual([
+      expect.stringMatching(
+        /^server "jira" is disabled, no source uses it: \$\{JIRA_TOKEN\} is not set in the environment \(PULSE_MCP_SERVERS at jira\.bearer_token\)/,
+      ),
+    ]);
+  });
+
+  it('still rejects a broken shape in a server that has an unset variable: the file must be fixed either way', () => {
+    const error = configErrorOf(() => parse({ mcpServers: { s: { command: '${BIN}', args: 'x' } } }, {}));
+    expect(error.jsonPath).toBe('mcpServers.s.args');
+  });
+
+  it('shows each server as written, never a value: the command line, the URL masked, env and header names', () => {
+    const config = parse(
+      {
+        mcpServers: {
+          local: {
+            command: 'npx',
+            args: ['-y', 'some server', '--key=${API_KEY}'],
+            env: { API_KEY: '${API_KEY}' },
+          },
+          remote: {
+            url: 'https://user:pw@h.example/mcp?key=abc&team=${TEAM}',
+            headers: { 'X-Team': 'core' },
+            bearer_token: '${MAIL_TOKEN}',
+            timeout_sec: 5,
+          },
+        },
+      },
+      { API_KEY: 'key-1', MAIL_TOKEN: 'mail-2', TEAM: 'team-3' },
+    );
+    expect(config.serverSummaries).toEqual([
+      {
+        name: 'local',
+        transport: 'stdio',
+        target: 'npx -y "some server" --key=${API_KEY}',
+        env: ['API_KEY'],
+        headers: [],
+        timeoutMs: 30_000,
+        disabled: null,
+      },
+      {
+        name: 'remote',
+        transport: 'http',
+        target: 'https://***@h.example/mcp?key=***&team=***',
+        env: [],
+        headers: ['X-Team', 'Authorization'],
+        timeoutMs: 5_000,
+        disabled: null,
+      },
+    ]);
   });
 
   it('treats a variable set to the empty string as set, and keeps the empty value out of secrets', () => {

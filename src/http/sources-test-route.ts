@@ -1,0 +1,39 @@
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { z } from 'zod';
+import { PulseUnavailableError, testSource } from '../requests.js';
+import type { PulseActor } from '../wiring.js';
+
+/** A request names one source: a few hundred bytes. */
+const MAX_BODY_BYTES = 16 * 1024;
+
+const requestSchema = z.object({ source: z.string().min(1), raw: z.boolean().default(false) });
+
+const USAGE = 'Send a JSON object: {"source": "<name in sources.json>", "raw": false}.';
+
+/**
+ * `POST /sources/test`: tests one source now, through the daemon's own clients and environment
+ * (what `pulse sources test` asks). 200 with the result, also when the poll failed; 404 for a
+ * source the daemon does not know; 429 while tests are running at capacity.
+ */
+export const createSourcesTestRoute = (actor: PulseActor) => {
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => c.json({ error: `The request is over ${MAX_BODY_BYTES} bytes. ${USAGE}` }, 413),
+  });
+  return [
+    limit,
+    async function sourcesTest(c: Context) {
+      const body = requestSchema.safeParse(await c.req.json().catch(() => undefined));
+      if (!body.success) return c.json({ error: `The request is not a source test. ${USAGE}` }, 400);
+      try {
+        const reply = await testSource(actor, body.data.source, body.data.raw);
+        if ('result' in reply) return c.json(reply.result, 200);
+        return c.json({ error: reply.error }, reply.refused === 'unknown' ? 404 : 429);
+      } catch (error) {
+        if (error instanceof PulseUnavailableError) return c.json({ error: error.message }, 504);
+        throw error;
+      }
+    },
+  ] as const;
+};

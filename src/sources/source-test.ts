@@ -1,0 +1,63 @@
+import type { PolledSource } from '../../machines/external.js';
+import { type RawAnswer, type SourceTestResult, TESTED_ITEMS_SHOWN } from '../../machines/sources.js';
+import type { ClientPool } from './client-pool.js';
+import { extractItems } from './extract.js';
+import { redactSecrets } from './redact.js';
+import { keysFound } from './result-keys.js';
+
+/** How much of a tool's answer `--raw` shows: enough to write a `map`, not a whole mailbox. */
+export const RAW_CHARS = 20_000;
+
+/** A test connects, then calls, each within its server's timeout; past this the daemon answers that it did not end. */
+export const MAX_SOURCE_TEST_MS = 10 * 60_000;
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+const rawAnswer = (result: unknown, secrets: readonly string[]): RawAnswer => {
+  const text = redactSecrets(JSON.stringify(result, null, 2) ?? String(result), secrets);
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(RAW_CHARS - 1)) ? RAW_CHARS - 1 : RAW_CHARS;
+  return {
+    text: text.length > RAW_CHARS ? text.slice(0, end) : text,
+    cut: Math.max(0, text.length - end),
+    keys: keysFound(result),
+  };
+};
+
+/**
+ * Calls a source's tool once through `pool` and reads its items as its poller would, marking
+ * nothing seen. Never throws: a failed call or an answer without items is a result with the
+ * error (its server named, secrets redacted); with `raw`, what the tool answered comes too.
+ */
+export const runSourceTest = async (
+  pool: ClientPool,
+  source: PolledSource,
+  { raw, secrets }: { raw: boolean; secrets: readonly string[] },
+): Promise<SourceTestResult> => {
+  const base = { source: source.name, server: source.server };
+  let result: unknown;
+  try {
+    result = await pool.callTool(source.server, source.tool, source.args);
+  } catch (error) {
+    const text = redactSecrets(messageOf(error), secrets);
+    return { ...base, ok: false, error: text, items: [], item_count: 0, raw: null };
+  }
+  const answer = raw ? rawAnswer(result, secrets) : null;
+  try {
+    const items = extractItems(result);
+    return {
+      ...base,
+      ok: true,
+      error: null,
+      items: items.slice(0, TESTED_ITEMS_SHOWN).map((item) => ({
+        item_id: item.itemId,
+        title: item.title,
+        starts_at: item.startsAt,
+      })),
+      item_count: items.length,
+      raw: answer,
+    };
+  } catch (error) {
+    const text = `server "${source.server}", tool "${source.tool}": ${redactSecrets(messageOf(error), secrets)}`;
+    return { ...base, ok: false, error: text, items: [], item_count: 0, raw: answer };
+  }
+};

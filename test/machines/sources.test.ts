@@ -1,0 +1,224 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in plain strings is the config syntax the reasons quote.
+import { describe, expect, it } from 'vitest';
+import { createActor, createMachine, fromPromise, waitFor } from 'xstate';
+import type { PolledSource } from '../../machines/external.js';
+import { GATE_DEFAULTS } from '../../machines/gate.js';
+import {
+  type LoadedSources,
+  type ServerSummary,
+  type SourceTestResult,
+  sourcesMachine,
+} from '../../machines/sources.js';
+
+const source = (name: string, server: string, enabled = true): PolledSource => ({
+  name,
+  server,
+  tool: 'list',
+  args: {},
+  intervalMs: 60_000,
+  enabled,
+});
+
+const server = (name: string, disabled: string | null = null): ServerSummary => ({
+  name,
+  transport: 'stdio',
+  target: 'node server.js',
+  env: [],
+  headers: [],
+  timeoutMs: 30_000,
+  disabled,
+});
+
+const loaded = (sources: PolledSource[], servers: ServerSummary[]): LoadedSources => ({
+  sources,
+  servers,
+  fingerprints: Object.fromEntries(sources.map((s) => [s.name, `${s.name}|${s.server}`])),
+  warnings: [],
+  gate: GATE_DEFAULTS,
+});
+
+const passed = (name: string): SourceTestResult => ({
+  source: name,
+  server: 'cal',
+  ok: true,
+  error: null,
+  items: [],
+  item_count: 0,
+  raw: null,
+});
+
+/**
+ * The sources supervisor with a scripted sequence of loads (an Error is a broken file), a
+ * poller that does nothing, and tests that end when the test says so.
+ */
+const supervisor = (loads: Array<LoadedSources | Error>) => {
+  const pending: Array<{ name: string; end: (result: SourceTestResult) => void }> = [];
+  const actor = createActor(
+    sourcesMachine.provide({
+      actors: {
+        loadSources: fromPromise(async () => {
+          const next = loads.shift();
+          if (next === undefined || next instanceof Error) throw next ?? new Error('no load scripted');
+          return next;
+        }),
+        poller: createMachine({}),
+        testSource: fromPromise<SourceTestResult, { source: PolledSource; raw: boolean }>(
+          ({ input }) => new Promise((end) => pending.push({ name: input.source.name, end })),
+        ),
+      },
+    }),
+  ).start();
+  const loadedOnce = (count: number) =>
+    waitFor(actor, (s) => s.matches('running') && s.context.loads >= count);
+  const replyTo = (requestId: number) =>
+    actor.getSnapshot().context.tests.find((t) => t.requestId === requestId);
+  const pollers = () =>
+    ['cal', 'gh', 'off'].filter((name) => actor.system.get(`poller:${name}`) !== undefined);
+  return { actor, pending, loadedOnce, replyTo, pollers };
+};
+
+describe('sources supervisor: servers disabled by an unset variable', () => {
+  it('starts no poller for a source whose server is disabled, and starts the others', async () => {
+    const s = supervisor([
+      loaded(
+        [source('cal', 'cal'), source('gh', 'gh'), source('off', 'cal', false)],
+        [server('cal'), server('gh', '${T} is not set')],
+      ),
+    ]);
+    await s.loadedOnce(1);
+    expect(s.pollers()).toEqual(['cal']);
+    expect(s.actor.getSnapshot().context.error).toBeNull();
+  });
+
+  it('starts the poller once an edit makes the server runnable, and stops it when the server is disabled again', async () => {
+    const sources = [source('cal', 'cal'), source('gh', 'gh')];
+    const s = supervisor([
+      loaded(sources, [server('cal'), server('gh', '${T} is not set')]),
+      loaded(sources, [server('cal'), server('gh')]),
+      loaded(sources, [server('cal'), server('gh', '${T} is not set')]),
+    ]);
+    await s.loadedOnce(1);
+    expect(s.pollers()).toEqual(['cal']);
+    s.actor.send({ type: 'config.changed' });
+    await s.loadedOnce(2);
+    expect(s.pollers()).toEqual(['cal', 'gh']);
+    s.actor.send({ type: 'config.changed' });
+    await s.loadedOnce(3);
+    expect(s.pollers()).toEqual(['cal']);
+  });
+
+  it('knows whether a last good config keeps running through a broken edit, or none was ever loaded', async () => {
+    const broken = supervisor([new Error('sources.json at line 1: is not valid JSON')]);
+    await broken.loadedOnce(1);
+    expect(broken.actor.getSnapshot().context).toMatchObject({
+      error: expect.any(String),
+      goodConfigLoaded: false,
+    });
+
+    const good = supervisor([loaded([source('cal', 'cal')], [server('cal')]), new Error('not valid JSON')]);
+    await good.loadedOnce(1);
+    good.actor.send({ type: 'config.changed' });
+    await good.loadedOnce(2);
+    expect(good.actor.getSnapshot().context).toMatchObject({
+      error: 'not valid JSON',
+      goodConfigLoaded: true,
+    });
+    expect(good.pollers(), 'the last good config keeps polling').toEqual(['cal']);
+  });
+});
+
+describe('sources supervisor: testing a source on request', () => {
+  const config = () =>
+    loaded(
+      [source('cal', 'cal'), source('gh', 'gh'), source('off', 'cal', false)],
+      [server('cal'), server('gh', '${GITHUB_TOKEN} is not set')],
+    );
+
+  it('refuses an unknown source at once, listing the known ones', async () => {
+    const s = supervisor([config()]);
+    await s.loadedOnce(1);
+    s.actor.send({ type: 'sources.test', requestId: 1, source: 'nope', raw: false });
+    expect(s.replyTo(1)).toEqual({
+      requestId: 1,
+      refused: 'unknown',
+      error: 'No source "nope" in sources.json. Known: cal, gh, off.',
+    });
+    expect(s.pending).toEqual([]);
+  });
+
+  it("answers a source of a disabled server at once with the reason, naming the source's own server", async () => {
+    const s = supervisor([config()]);
+    await s.loadedOnce(1);
+    s.actor.send({ type: 'sources.test', requestId: 2, source: 'gh', raw: true });
+    expect(s.replyTo(2)).toMatchObject({
+      result: {
+        source: 'gh',
+        server: 'gh',
+        ok: false,
+        error: 'source "gh" cannot run: server "gh" is disabled: ${GITHUB_TOKEN} is not set',
+      },
+    });
+    expect(s.pending).toEqual([]);
+  });
+
+  it('runs a test through the provided effect, a source with enabled false included, and records its result', async () => {
+    const s = supervisor([config()]);
+    await s.loadedOnce(1);
+    s.actor.send({ type: 'sources.test', requestId: 3, source: 'off', raw: false });
+    expect(s.pending.map((p) => p.name)).toEqual(['off']);
+    expect(s.replyTo(3)).toBeUndefined();
+    s.pending[0]!.end(passed('off'));
+    await waitFor(s.actor, () => s.replyTo(3) !== undefined);
+    expect(s.replyTo(3)).toEqual({ requestId: 3, result: passed('off') });
+    expect(s.actor.getSnapshot().context.testsRunning).toBe(0);
+    expect(Object.keys(s.actor.getSnapshot().children), 'the ended test is no child any more').not.toContain(
+      'test.3',
+    );
+  });
+
+  it('refuses a fifth test while four run, and takes one again once a test ended', async () => {
+    const s = supervisor([config()]);
+    await s.loadedOnce(1);
+    for (const requestId of [10, 11, 12, 13])
+      s.actor.send({ type: 'sources.test', requestId, source: 'cal', raw: false });
+    s.actor.send({ type: 'sources.test', requestId: 14, source: 'cal', raw: false });
+    expect(s.replyTo(14)).toMatchObject({ refused: 'busy' });
+    s.pending[0]!.end(passed('cal'));
+    await waitFor(s.actor, () => s.replyTo(10) !== undefined);
+    s.actor.send({ type: 'sources.test', requestId: 15, source: 'cal', raw: false });
+    expect(s.replyTo(15)).toBeUndefined();
+    expect(s.pending).toHaveLength(5);
+  });
+
+  it('answers a test that the effect failed to run as a failed result, not a stuck request', async () => {
+    const actor = createActor(
+      sourcesMachine.provide({
+        actors: {
+          loadSources: fromPromise(async () => config()),
+          poller: createMachine({}),
+          testSource: fromPromise<SourceTestResult, { source: PolledSource; raw: boolean }>(async () => {
+            throw new Error('the effect broke');
+          }),
+        },
+      }),
+    ).start();
+    await waitFor(actor, (s) => s.matches('running'));
+    actor.send({ type: 'sources.test', requestId: 20, source: 'cal', raw: false });
+    const done = await waitFor(actor, (s) => s.context.tests.some((t) => t.requestId === 20));
+    expect(done.context.tests.find((t) => t.requestId === 20)).toMatchObject({
+      result: { ok: false, error: 'the effect broke' },
+    });
+    expect(done.context.testsRunning).toBe(0);
+  });
+
+  it('keeps tests running through a reload of sources.json', async () => {
+    const s = supervisor([config(), config()]);
+    await s.loadedOnce(1);
+    s.actor.send({ type: 'sources.test', requestId: 30, source: 'cal', raw: false });
+    s.actor.send({ type: 'config.changed' });
+    await s.loadedOnce(2);
+    s.pending[0]!.end(passed('cal'));
+    await waitFor(s.actor, () => s.replyTo(30) !== undefined);
+    expect(s.replyTo(30)).toMatchObject({ result: { ok: true } });
+  });
+});
