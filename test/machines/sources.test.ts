@@ -1,8 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in plain strings is the config syntax the reasons quote.
 import { describe, expect, it } from 'vitest';
-import { createActor, createMachine, fromPromise, waitFor } from 'xstate';
+import { createActor, fromPromise, waitFor } from 'xstate';
 import type { PolledSource } from '../../machines/external.js';
 import { GATE_DEFAULTS } from '../../machines/gate.js';
+import { type FetchOutcome, pollerMachine } from '../../machines/poller.js';
 import {
   type LoadedSources,
   type ServerSummary,
@@ -37,6 +38,11 @@ const loaded = (sources: PolledSource[], servers: ServerSummary[]): LoadedSource
   gate: GATE_DEFAULTS,
 });
 
+/** A poller whose first call never ends: here only whether it runs matters. */
+const idlePoller = pollerMachine.provide({
+  actors: { fetchItems: fromPromise<FetchOutcome, PolledSource>(() => new Promise(() => {})) },
+});
+
 const passed = (name: string): SourceTestResult => ({
   source: name,
   server: 'cal',
@@ -61,7 +67,7 @@ const supervisor = (loads: Array<LoadedSources | Error>) => {
           if (next === undefined || next instanceof Error) throw next ?? new Error('no load scripted');
           return next;
         }),
-        poller: createMachine({}),
+        poller: idlePoller,
         testSource: fromPromise<SourceTestResult, { source: PolledSource; raw: boolean }>(
           ({ input }) => new Promise((end) => pending.push({ name: input.source.name, end })),
         ),
@@ -195,7 +201,7 @@ describe('sources supervisor: testing a source on request', () => {
       sourcesMachine.provide({
         actors: {
           loadSources: fromPromise(async () => config()),
-          poller: createMachine({}),
+          poller: idlePoller,
           testSource: fromPromise<SourceTestResult, { source: PolledSource; raw: boolean }>(async () => {
             throw new Error('the effect broke');
           }),
