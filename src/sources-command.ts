@@ -76,10 +76,13 @@ const formatServer = (s: ServerStatus): string => {
 };
 
 /** One source on one line: what it polls and how its last poll went, or why it does not run. */
-const formatSource = (p: PollerStatus): string =>
-  p.disabled_reason === null
-    ? `- ${formatPoller(p)}`
-    : `- ${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): disabled: ${p.disabled_reason}`;
+const formatSource = (p: PollerStatus, servers: readonly ServerStatus[]): string => {
+  if (p.disabled_reason === null) return `- ${formatPoller(p)}`;
+  // The server's line above says why at length.
+  const serverDisabled = p.enabled && servers.some((s) => s.name === p.server && s.state === 'disabled');
+  const why = serverDisabled ? `its server "${p.server}" is disabled (above)` : p.disabled_reason;
+  return `- ${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): disabled: ${why}`;
+};
 
 /** The readable form of `pulse sources list`, safe for a terminal. */
 export const formatSourceList = (list: SourceList): string => {
@@ -91,7 +94,7 @@ export const formatSourceList = (list: SourceList): string => {
   if (list.error) lines.push(`config error: ${list.error} (${configErrorEffect(list.keeps_last_good)})`);
   if (list.servers.length > 0) lines.push('servers:', ...list.servers.map(formatServer));
   if (list.pollers.length === 0) lines.push('no sources configured in .pulse/sources.json');
-  else lines.push('sources:', ...list.pollers.map(formatSource));
+  else lines.push('sources:', ...list.pollers.map((p) => formatSource(p, list.servers)));
   for (const warning of list.warnings) lines.push(`warning: ${warning}`);
   return lines.map(terminalText).join('\n');
 };

@@ -95,7 +95,7 @@ export interface SystemStatus {
   /** The user's focus from `.pulse/focus.json`: external events are held until `until` (null: no focus). */
   focus: { until: string | null; last_error: string | null };
   gate: GateStatus;
-  /** Every actor by system id and the state it is in: the core actors, then one per source's poller. */
+  /** Every actor by system id and the state it is in: the core actors, then the poller of each source that runs. */
   actors: ActorStatus[];
   /** The `.pulse/` file watcher: changes seen, its last error, and why it only polls while its watch is down. */
   watcher: {
@@ -359,7 +359,9 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
         const snapshot = snapshotOf(actor, id);
         return { id, state: snapshot ? stateName(snapshot.value) : 'stopped' };
       }),
-      ...pollers.map((p) => ({ id: pollerId(p.source), state: p.state })),
+      ...pollers
+        .filter((p) => p.disabled_reason === null)
+        .map((p) => ({ id: pollerId(p.source), state: p.state })),
     ],
     watcher: {
       state: watcher ? stateName(watcher.value) : 'stopped',

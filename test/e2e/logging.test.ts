@@ -124,7 +124,7 @@ describe('the log file and --log-level', () => {
     expect(await daemon.stop()).toBe(0);
     const lines = await logOf(project);
     expect(lines.map((line) => line.msg)).toContain(
-      'sources.json rejected: the last good config keeps running',
+      'sources.json rejected: no source runs until it is fixed',
     );
     expect(lines.filter((line) => line.level !== 'warn' && line.level !== 'error')).toEqual([]);
     expect(daemon.output()).not.toMatch(/\] info: /);

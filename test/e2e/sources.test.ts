@@ -681,7 +681,7 @@ describe('external sources, against real MCP servers', () => {
 
     const list = await runCli(['sources', 'list', '--project', project]);
     printed(list.stdout);
-    expect(list.stdout).toMatch(/^cal \(cal\.list_events/m);
+    expect(list.stdout).toMatch(/^- cal \(cal\.list_events/m);
 
     const tested = await runCli(['sources', 'test', name, '--project', project]);
     expect(tested.code, tested.stderr).toBe(0);
