@@ -60,6 +60,15 @@ const ROUTES = [
       tool_input: {},
     }),
   },
+  {
+    name: 'POST /sources/test',
+    path: '/sources/test',
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ source: 'none-configured' }),
+    // Let in, it names the source it does not know.
+    allowedStatus: 404,
+  },
   { name: 'GET /nowhere', path: '/nowhere' },
 ];
 
@@ -117,7 +126,9 @@ describe('pulse start beyond loopback', () => {
       expect(basic.headers['www-authenticate']).toBe('Bearer error="invalid_request"');
       expect(JSON.parse(basic.body).error).toContain('not "Bearer <token>"');
       const allowed = await call(base, route, bearer(TOKEN));
-      expect(allowed.status, `${route.name} with the token`).toBe(route.path === '/nowhere' ? 404 : 200);
+      expect(allowed.status, `${route.name} with the token`).toBe(
+        route.allowedStatus ?? (route.path === '/nowhere' ? 404 : 200),
+      );
     }
     // The token is never printed nor written to .pulse/; daemon.json says one is needed.
     const discovery = await readFile(join(project, '.pulse', 'daemon.json'), 'utf8');
@@ -203,6 +214,11 @@ describe('pulse start beyond loopback', () => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('refused PULSE_TOKEN');
     expect(wrong.stderr).not.toContain('x'.repeat(32));
+    const untested = await runCli(['sources', 'test', 'cal', '-p', project], without);
+    expect(untested.code).toBe(1);
+    expect(untested.stderr, 'refused, not tested here instead').toContain(
+      `the daemon at ${daemon.url} requires a token: set PULSE_TOKEN`,
+    );
     const sources = await runCli(['sources', 'list', '-p', project, '--json'], withToken);
     expect(sources.code, sources.stderr).toBe(0);
     expect(JSON.parse(sources.stdout).running).toBe(true);
