@@ -65,6 +65,17 @@ export interface SourceTestResult {
   raw: RawAnswer | null;
 }
 
+/** A test that read nothing, and why. */
+export const failedTest = (source: string, server: string, error: string): SourceTestResult => ({
+  source,
+  server,
+  ok: false,
+  error,
+  items: [],
+  item_count: 0,
+  raw: null,
+});
+
 /** The most items a test result lists, so that a huge answer stays a readable one. */
 export const TESTED_ITEMS_SHOWN = 200;
 
@@ -162,16 +173,10 @@ export const sourcesMachine = setup({
     answerBlockedSource: assign(({ context, event }) => {
       const { requestId } = testEvent(event);
       const source = sourceNamed(context, testEvent(event).source)!;
-      const result: SourceTestResult = {
-        source: source.name,
-        server: source.server,
-        ok: false,
-        error: `source "${source.name}" cannot run: ${sourceBlocked(source, context.servers)}`,
-        items: [],
-        item_count: 0,
-        raw: null,
+      const why = `source "${source.name}" cannot run: ${sourceBlocked(source, context.servers)}`;
+      return {
+        tests: kept(context.tests, { requestId, result: failedTest(source.name, source.server, why) }),
       };
-      return { tests: kept(context.tests, { requestId, result }) };
     }),
     startTest: enqueueActions(({ context, event, enqueue }) => {
       const { requestId, source, raw } = testEvent(event);
@@ -196,7 +201,7 @@ export const sourcesMachine = setup({
       const id = event.type.slice('xstate.error.actor.'.length);
       const requestId = Number(id.slice('test.'.length));
       const error = errorMessage('error' in event ? event.error : event);
-      const result = { source: '', server: '', ok: false, error, items: [], item_count: 0, raw: null };
+      const result = failedTest('', '', error);
       enqueue.stopChild(id);
       enqueue.assign({
         testsRunning: context.testsRunning - 1,

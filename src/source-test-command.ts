@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type SourceTestResult, sourceBlocked } from '../machines/sources.js';
+import { failedTest, type SourceTestResult, sourceBlocked } from '../machines/sources.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from './daemon-token.js';
 import { ClientPool } from './sources/client-pool.js';
 import { loadSourcesConfig } from './sources/load-config.js';
@@ -44,16 +44,6 @@ const askDaemon = async (
   throw new Error(body.error);
 };
 
-const failed = (source: string, server: string, error: string): SourceTestResult => ({
-  source,
-  server,
-  ok: false,
-  error,
-  items: [],
-  item_count: 0,
-  raw: null,
-});
-
 /** Tests in this process, with this shell's environment: what `pulse sources test` does when no daemon answers. */
 const testHere = async (paths: PulsePaths, name: string, raw: boolean, env: NodeJS.ProcessEnv) => {
   const file = join(paths.dir, 'sources.json');
@@ -64,7 +54,8 @@ const testHere = async (paths: PulsePaths, name: string, raw: boolean, env: Node
     throw new Error(`No source "${name}" in ${file}. Known: ${known}.`);
   }
   const blocked = sourceBlocked(source, config.serverSummaries);
-  if (blocked !== null) return failed(source.name, source.server, `source "${name}" cannot run: ${blocked}`);
+  if (blocked !== null)
+    return failedTest(source.name, source.server, `source "${name}" cannot run: ${blocked}`);
   const pool = new ClientPool({ [source.server]: config.servers[source.server]! });
   try {
     return await runSourceTest(pool, source, { raw, secrets: config.secrets });

@@ -1,5 +1,10 @@
 import type { PolledSource } from '../../machines/external.js';
-import { type RawAnswer, type SourceTestResult, TESTED_ITEMS_SHOWN } from '../../machines/sources.js';
+import {
+  failedTest,
+  type RawAnswer,
+  type SourceTestResult,
+  TESTED_ITEMS_SHOWN,
+} from '../../machines/sources.js';
 import type { ClientPool } from './client-pool.js';
 import { extractItems } from './extract.js';
 import { redactSecrets } from './redact.js';
@@ -33,19 +38,18 @@ export const runSourceTest = async (
   source: PolledSource,
   { raw, secrets }: { raw: boolean; secrets: readonly string[] },
 ): Promise<SourceTestResult> => {
-  const base = { source: source.name, server: source.server };
   let result: unknown;
   try {
     result = await pool.callTool(source.server, source.tool, source.args);
   } catch (error) {
-    const text = redactSecrets(messageOf(error), secrets);
-    return { ...base, ok: false, error: text, items: [], item_count: 0, raw: null };
+    return failedTest(source.name, source.server, redactSecrets(messageOf(error), secrets));
   }
   const answer = raw ? rawAnswer(result, secrets) : null;
   try {
     const items = extractItems(result);
     return {
-      ...base,
+      source: source.name,
+      server: source.server,
       ok: true,
       error: null,
       items: items.slice(0, TESTED_ITEMS_SHOWN).map((item) => ({
@@ -58,6 +62,6 @@ export const runSourceTest = async (
     };
   } catch (error) {
     const text = `server "${source.server}", tool "${source.tool}": ${redactSecrets(messageOf(error), secrets)}`;
-    return { ...base, ok: false, error: text, items: [], item_count: 0, raw: answer };
+    return { ...failedTest(source.name, source.server, text), raw: answer };
   }
 };
