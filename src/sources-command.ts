@@ -95,6 +95,9 @@ export const formatSourceList = (list: SourceList): string => {
   if (list.servers.length > 0) lines.push('servers:', ...list.servers.map(formatServer));
   if (list.pollers.length === 0) lines.push('no sources configured in .pulse/sources.json');
   else lines.push('sources:', ...list.pollers.map((p) => formatSource(p, list.servers)));
-  for (const warning of list.warnings) lines.push(`warning: ${warning}`);
+  // A disabled server's line says it already.
+  const told = list.servers.flatMap((s) => (s.state === 'disabled' && s.detail !== null ? [s.detail] : []));
+  for (const warning of list.warnings)
+    if (!told.some((detail) => warning.endsWith(detail))) lines.push(`warning: ${warning}`);
   return lines.map(terminalText).join('\n');
 };

@@ -48,7 +48,10 @@ const warnDisabledServers = (servers: ConfiguredServer[], sources: SourceConfig[
   for (const { summary } of servers) {
     if (summary.disabled === null) continue;
     const users = sources.filter((source) => source.server === summary.name).map((source) => source.name);
-    const stopped = users.length === 0 ? 'no source uses it' : `its sources ${users.join(', ')} do not run`;
+    const stopped =
+      users.length === 0
+        ? 'no source uses it'
+        : `its source${users.length === 1 ? '' : 's'} ${users.join(', ')} ${users.length === 1 ? 'does' : 'do'} not run`;
     parsing.warnings.push(`server "${summary.name}" is disabled, ${stopped}: ${summary.disabled}`);
   }
 };

@@ -250,7 +250,7 @@ describe('parseSourcesConfig: ${VAR} expansion and secrets', () => {
     );
     expect(config.serverSummaries.find((s) => s.name === 'cal')!.disabled).toBeNull();
     expect(config.warnings).toEqual([
-      `server "mail" is disabled, its sources mail-unread do not run: ${mail.disabled}`,
+      `server "mail" is disabled, its source mail-unread does not run: ${mail.disabled}`,
     ]);
   });
 
