@@ -619,6 +619,7 @@ const execute = async (run: InboxRun, event: ModelEvent, before: ModelContext, a
       run.listed += 1;
       const again = enteredIds(before).map(toItem);
       const { reply } = await run.offerItems([...again, fresh, ...again, fresh]);
+      expect(run.problems, 'no item listed again is in the inbox twice').toEqual([]);
       const inserted = after.queue.length - before.queue.length;
       expect(reply, 'only the new item enters, once').toMatchObject({ inserted, capped: inserted === 0 });
       expect(
