@@ -28,6 +28,8 @@ export interface AcceptInput {
   items: ExternalItem[];
   /** How many may enter now: the per-tick cap, bounded by the room left. */
   limit: number;
+  /** Item ids of this source the inbox holds (queued, or out with the gate): listed again, they do not enter again. */
+  held: string[];
 }
 
 export interface AcceptOutput {
@@ -66,6 +68,8 @@ export interface LoadedInbox {
 
 export interface InboxContext {
   events: InboxEvent[];
+  /** Events drained and not settled yet: out with the gate, still the inbox's to dedupe against. */
+  out: InboxEvent[];
   capacity: number;
   perTickCap: number;
   offers: Offer[];
@@ -106,7 +110,9 @@ export const putBack = (
  * The durable inbox and the only writer of its files: takes offers from pollers one at a time
  * (written before they count as inserted, marked seen after), is drained whole by a reflection,
  * and records each of the gate's settlements: consumed events leave, undelivered ones come back
- * at the front, and dead letters are kept in view. Every drop is recorded, never silent.
+ * at the front, and dead letters are kept in view. Every drop is recorded, never silent. An item
+ * it holds (queued, or out with the gate until settled) never enters a second time, whatever the
+ * seen store says.
  */
 export const inboxMachine = setup({
   types: {
@@ -138,7 +144,8 @@ export const inboxMachine = setup({
   guards: {
     hasOffers: ({ context }) => context.offers.length > 0,
     /**
-     * Every item of the offer was seen before, so taking it would write nothing. The wiring
+     * Every item of the offer was seen before and its mark is recent, so taking it would write
+     * nothing (a mark older than a day is written again when its item is listed). The wiring
      * provides the check against the seen store (in memory, read-only); without it, every offer
      * is queued and written.
      */
@@ -148,6 +155,7 @@ export const inboxMachine = setup({
   id: 'inbox',
   context: ({ input }) => ({
     events: [],
+    out: [],
     capacity: input?.capacity ?? INBOX_CAPACITY,
     perTickCap: input?.perTickCap ?? PER_TICK_CAP,
     offers: [],
@@ -194,7 +202,7 @@ export const inboxMachine = setup({
     },
     ready: {
       description:
-        'The inbox is restored: drains and settlements are handled at once, while offers are written one at a time in the order they came; an offer of items all seen before is answered at once, having nothing to write.',
+        'The inbox is restored: drains and settlements are handled at once, while offers are written one at a time in the order they came; an offer of items all seen recently is answered at once, having nothing to write.',
       on: {
         'inbox.offer': {
           guard: 'offerAllSeen',
@@ -213,6 +221,7 @@ export const inboxMachine = setup({
         'inbox.drain': {
           actions: assign(({ context, event }) => ({
             events: [],
+            out: [...context.out, ...context.events],
             lastDrain: { requestId: event.requestId, events: context.events },
           })),
         },
@@ -220,6 +229,11 @@ export const inboxMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { type: _, ...settlement } = event;
             const { events, dropped } = putBack(context.events, settlement.putBack, context.capacity);
+            const settled = new Set([
+              ...settlement.consumed,
+              ...settlement.putBack.map((e) => e.id),
+              ...settlement.deadLettered.map((e) => e.id),
+            ]);
             const at = new Date(settlement.at).toISOString();
             const deadLetters: DeadLetter[] = [
               ...settlement.deadLettered.map((e) => ({ at, reason: 'max_attempts' as const, event: e })),
@@ -227,6 +241,7 @@ export const inboxMachine = setup({
             ];
             enqueue.assign({
               events,
+              out: context.out.filter((e) => !settled.has(e.id)),
               dropped: context.dropped + dropped.length,
               deadLettered: context.deadLettered + deadLetters.length,
               deadLetters: [...context.deadLetters, ...deadLetters].slice(-DEAD_LETTERS_KEPT),
@@ -253,13 +268,22 @@ export const inboxMachine = setup({
           always: { guard: 'hasOffers', target: 'accepting' },
         },
         accepting: {
-          description: 'Writing one offer durably: new items go to the journal first, then are marked seen.',
+          description:
+            'Writing one offer durably: new items (neither held nor seen) go to the journal first, then they and the items listed again are marked seen.',
           invoke: {
             src: 'acceptItems',
             input: ({ context }) => {
               const offer = context.offers[0]!;
               const room = Math.max(0, context.capacity - context.events.length);
-              return { source: offer.source, items: offer.items, limit: Math.min(context.perTickCap, room) };
+              const held = [...context.events, ...context.out]
+                .filter((e) => e.source === offer.source)
+                .map((e) => e.item_id);
+              return {
+                source: offer.source,
+                items: offer.items,
+                limit: Math.min(context.perTickCap, room),
+                held,
+              };
             },
             onDone: {
               target: 'idle',

@@ -109,7 +109,8 @@ export const createPulseSystem = async (
         },
         guards: {
           offerAllSeen: ({ event }) =>
-            event.type === 'inbox.offer' && event.items.every((item) => seen.has(event.source, item.itemId)),
+            event.type === 'inbox.offer' &&
+            event.items.every((item) => seen.markedRecently(event.source, item.itemId)),
         },
         actions: {
           persistSettlement: ({ self }, { settlement, deadLetters }) => {

@@ -9,9 +9,12 @@ export const inboxEventId = (source: string, itemId: string): string =>
   `ext_${createHash('sha256').update(`${source}\u0000${itemId}`).digest('hex').slice(0, 16)}`;
 
 /**
- * Lets the unseen items of one poll into the inbox, up to `limit`: written to the journal
- * (fsynced) before they count as inserted, and marked seen only after that. Items over the
- * limit stay unseen, so the next poll offers them again.
+ * Lets the new items of one poll into the inbox, up to `limit`: written to the journal
+ * (fsynced) before they count as inserted, and marked seen only after that. An item is new
+ * when the inbox does not hold it (`held`) and no mark says it was listed in the last 7 days;
+ * an item listed twice in one poll counts once. Every item listed again is marked again (its
+ * TTL counts from this listing), so one a source keeps listing stays seen however long it
+ * runs. Items over the limit stay unmarked, so the next poll offers them again.
  */
 export const createItemAcceptor =
   ({
@@ -25,16 +28,19 @@ export const createItemAcceptor =
     storeDetail: () => boolean;
     now?: () => Date;
   }) =>
-  async ({ source, items, limit }: AcceptInput): Promise<AcceptOutput> => {
+  async ({ source, items, limit, held }: AcceptInput): Promise<AcceptOutput> => {
     const at = now();
-    const unseen = [];
+    const inInbox = new Set(held);
+    const fresh = [];
+    const again: string[] = [];
     const listed = new Set<string>();
     for (const item of items) {
-      if (listed.has(item.itemId) || seen.has(source, item.itemId, at.getTime())) continue;
+      if (listed.has(item.itemId)) continue;
       listed.add(item.itemId);
-      unseen.push(item);
+      if (inInbox.has(item.itemId) || seen.has(source, item.itemId, at.getTime())) again.push(item.itemId);
+      else fresh.push(item);
     }
-    const taken = unseen.slice(0, limit);
+    const taken = fresh.slice(0, limit);
     const inserted: InboxEvent[] = taken.map((item) => ({
       id: inboxEventId(source, item.itemId),
       source,
@@ -46,10 +52,6 @@ export const createItemAcceptor =
       attempts: 0,
     }));
     await inbox.insert(inserted);
-    await seen.mark(
-      source,
-      taken.map((item) => item.itemId),
-      at.getTime(),
-    );
-    return { inserted, capped: unseen.length > taken.length };
+    await seen.mark(source, [...taken.map((item) => item.itemId), ...again], at.getTime());
+    return { inserted, capped: fresh.length > taken.length };
   };

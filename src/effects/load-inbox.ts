@@ -7,7 +7,7 @@ import type { SeenStore } from '../store/seen-store.js';
  * inserted just before a crash may not be marked yet), then compacts the journal and cuts a torn last line off the dead letters.
  */
 export const createInboxLoader =
-  ({ inbox, seen }: { inbox: InboxFile; seen: SeenStore }) =>
+  ({ inbox, seen, now = () => Date.now() }: { inbox: InboxFile; seen: SeenStore; now?: () => number }) =>
   async (): Promise<LoadedInbox> => {
     const { events, inserted, journalRows } = await inbox.load();
     const bySource = new Map<string, string[]>();
@@ -16,7 +16,7 @@ export const createInboxLoader =
       ids.push(event.item_id);
       bySource.set(event.source, ids);
     }
-    for (const [source, ids] of bySource) await seen.mark(source, ids);
+    for (const [source, ids] of bySource) await seen.mark(source, ids, now());
     if (journalRows !== events.length) await inbox.compact(events);
     await inbox.repairDeadLetters();
     return { events, deadLetters: await inbox.loadDeadLetters() };

@@ -7,7 +7,7 @@ import { tokenHeaders, tokenRefusal } from '../daemon-token.js';
  * enforcing the replan exactly when the agent is busiest. A daemon that is not running is known
  * at once (connection refused); only a hung one costs this wait.
  */
-export const ASK_TIMEOUT_MS = 2000;
+export const ASK_TIMEOUT_MS = 8000;
 
 const describeError = (error: NodeJS.ErrnoException, url: string): string =>
   error.code === 'ECONNREFUSED' ? `connection refused at ${url}` : error.message;

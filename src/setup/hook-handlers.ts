@@ -40,8 +40,11 @@ export const registeredEvents = (agent: HookAgent, transport: HookTransport): re
 /** Seconds Claude Code and Codex give a hook before they cancel it; a pulse hook answers in milliseconds. */
 export const HOOK_TIMEOUT_SECONDS = 10;
 
-/** Past this a command hook gives up on the daemon and lets the agent go on (it fails open). */
-const CURL_MAX_SECONDS = 2;
+/**
+ * Past this a command hook gives up on the daemon and lets the agent go on (it fails open), as
+ * `ASK_TIMEOUT_MS`; below `HOOK_TIMEOUT_SECONDS`, so the warning comes before the agent cancels.
+ */
+const CURL_MAX_SECONDS = 8;
 
 /**
  * The node running this and the `pulse` bin next to this module (`dist/src/bin.cjs` once built):

@@ -516,9 +516,8 @@ describe('pulse hook, finding and asking the daemon', () => {
     await discovery((silent.address() as { port: number }).port);
     const hung = await runHook('claude', bash(project));
     expect(hung.output).toEqual({ systemMessage: hung.stderr.trimEnd() });
-    expect(hung.stderr).toMatch(/\(no answer from \S+ within 2000 ms\); not enforcing replans/);
+    expect(hung.stderr).toMatch(/\(no answer from \S+ within 8000 ms\); not enforcing replans/);
     expect(hung.stderr.split('\n')).toHaveLength(2);
-    expect(hung.ms).toBeLessThan(5_000);
   });
 
   it('tells a session of a pending replan once as context, not again at its first prompt', async () => {

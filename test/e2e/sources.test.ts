@@ -37,7 +37,8 @@ import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../helpers/termi
 
 const SECRET = 's3cret';
 const OTHER_SECRET = 'other-0f-a-kind';
-const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 
 interface InboxRow {
   op: 'insert' | 'remove';
@@ -296,16 +297,18 @@ describe('external sources, against real MCP servers', () => {
     const project = await newProject();
     const cal = await fixtureFiles(project, 'cal', {
       items: [
-        { id: 'expired', title: 'Seen 8 days ago' },
-        { id: 'recent', title: 'Seen yesterday' },
+        { id: 'expired', title: 'Last listed 8 days ago' },
+        { id: 'stale', title: 'Last listed 2 days ago' },
+        { id: 'recent', title: 'Last listed 2 hours ago' },
         { id: 'new', title: 'Never seen' },
       ],
     });
     await writeSources(project, { mcpServers: { cal: stdioServer(cal) }, sources: [source('cal', 'cal')] });
     const now = Date.now();
+    const mark = (id: string, t: number) => `${JSON.stringify({ k: `cal\u0000${id}`, t })}\n`;
     await writeFile(
       join(project, '.pulse', 'external_seen.jsonl'),
-      `${JSON.stringify({ k: 'cal\u0000expired', t: now - 8 * DAY_MS })}\n${JSON.stringify({ k: 'cal\u0000recent', t: now - DAY_MS })}\n`,
+      mark('expired', now - 8 * DAY_MS) + mark('stale', now - 2 * DAY_MS) + mark('recent', now - 2 * HOUR_MS),
     );
     await start(project);
 
@@ -315,14 +318,64 @@ describe('external sources, against real MCP servers', () => {
     const seen = await readJsonLines<{ k: string; t: number }>(
       join(project, '.pulse', 'external_seen.jsonl'),
     );
-    const expired = seen.filter((row) => row.k === 'cal\u0000expired');
-    expect(expired.length).toBeGreaterThan(0);
+    const timesOf = (id: string) => seen.filter((row) => row.k === `cal\u0000${id}`).map((row) => row.t);
+    expect(timesOf('expired').length).toBeGreaterThan(0);
     expect(
-      expired.every((row) => row.t >= now),
+      timesOf('expired').every((t) => t >= now),
       'the expired entry is replaced, not kept',
     ).toBe(true);
-    expect(seen.find((row) => row.k === 'cal\u0000recent')?.t).toBe(now - DAY_MS);
+    expect(timesOf('stale'), 'listed again, a mark older than a day is written again').toEqual([
+      now - 2 * DAY_MS,
+      expect.any(Number),
+    ]);
+    expect(timesOf('stale')[1]).toBeGreaterThanOrEqual(now);
+    expect(timesOf('recent'), 'a mark younger than a day is left as it is').toEqual([now - 2 * HOUR_MS]);
   });
+
+  it('never lets in again an item its source keeps listing, across restarts: the 7 days count from the last listing', async () => {
+    const project = await newProject();
+    const cal = await fixtureFiles(project, 'cal', {
+      items: [
+        { id: 'open-task', title: 'Delivered and consumed a week ago, still open' },
+        { id: 'new', title: 'Never seen' },
+      ],
+    });
+    await writeSources(project, { mcpServers: { cal: stdioServer(cal) }, sources: [source('cal', 'cal')] });
+    const seenPath = join(project, '.pulse', 'external_seen.jsonl');
+    const marksOf = async (id: string) =>
+      (await readJsonLines<{ k: string; t: number }>(seenPath))
+        .filter((row) => row.k === `cal\u0000${id}`)
+        .map((row) => row.t);
+    /** Time passing while the daemon is stopped: every mark moves `ms` into the past. */
+    const age = async (ms: number) => {
+      const rows = await readJsonLines<{ k: string; t: number }>(seenPath);
+      await writeFile(seenPath, rows.map((row) => `${JSON.stringify({ ...row, t: row.t - ms })}\n`).join(''));
+    };
+    await writeFile(
+      seenPath,
+      `${JSON.stringify({ k: 'cal\u0000open-task', t: Date.now() - 6.5 * DAY_MS })}\n`,
+    );
+
+    const markedAgain: boolean[] = [];
+    for (const run of [1, 2, 3]) {
+      const startedAt = Date.now();
+      const daemon = await start(project);
+      await eventually(`three polls in run ${run}`, async () => {
+        const calls = await cal.calls();
+        return calls.filter((call) => call.at >= startedAt).length >= 3;
+      });
+      const inbox = await readInbox(project);
+      expect(itemIds(inbox.inserts), `run ${run}: the open task is not let in again`).toEqual(['new']);
+      markedAgain.push((await marksOf('open-task')).some((t) => t >= startedAt));
+      expect(await daemon.stop()).toBe(0);
+      // Six and a half days pass before the next start: 13 days since the first mark after two runs.
+      await age(6.5 * DAY_MS);
+    }
+    expect(
+      markedAgain,
+      'listed with a mark 6.5 days old, the open task was marked again in each run',
+    ).toEqual([true, true, true]);
+  }, 60_000);
 
   it('times out a server that never answers, reports it, and keeps polling the other source on schedule', async () => {
     const project = await newProject();

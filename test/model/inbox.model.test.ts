@@ -22,15 +22,17 @@ import {
   type OfferReply,
   type Settlement,
 } from '../../machines/inbox.js';
+import { createItemAcceptor } from '../../src/effects/accept-items.js';
 import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*
- * Model-based test of the inbox's put-back and settlement rules. A small test-only statechart
- * says what the inbox must hold after each step (written here, not borrowed from
- * machines/inbox.ts); paths generated from it with xstate/graph run against the real
- * `inboxMachine` actor, with in-memory fakes for its effects. The gate's decisions reach it as
- * `inbox.settle` (consumed, put back with one more attempt, out of attempts); a small capacity
- * makes put-backs overflow.
+ * Model-based test of the inbox's put-back and settlement rules, and of its dedupe: an item is
+ * in the inbox at most once, however often it is listed. A small test-only statechart says what
+ * the inbox must hold after each step (written here, not borrowed from machines/inbox.ts); paths
+ * generated from it with xstate/graph run against the real `inboxMachine` actor, with the real
+ * acceptor (src/effects/accept-items.ts) over in-memory stand-ins for the journal and the seen
+ * store. The gate's decisions reach it as `inbox.settle` (consumed, put back with one more
+ * attempt, out of attempts); a small capacity makes put-backs overflow.
  */
 
 const CAPACITY = 4;
@@ -48,6 +50,12 @@ type ModelEvent =
   | { type: 'offerFailing' }
   /** A poll lists again only items the inbox has seen: answered at once, nothing written. */
   | { type: 'offerSeen' }
+  /**
+   * A poll lists every item that ever entered, each twice, and one new item twice, while the
+   * seen store has forgotten the items the inbox holds, queued or out with the gate (as the old
+   * store did seven days after an item first entered): only the new item enters, once.
+   */
+  | { type: 'offerRepeats' }
   | { type: 'drain' }
   /** The batch out comes back, one more attempt each. */
   | { type: 'putBack' }
@@ -82,6 +90,13 @@ interface ModelContext {
 }
 
 const restoredIds = (n: number) => Array.from({ length: n }, (_, i) => `restored-${i + 1}`);
+/** Every item that entered the inbox so far, wherever it is now. */
+const enteredIds = (context: ModelContext) => [
+  ...context.queue,
+  ...context.out,
+  ...context.consumed,
+  ...context.dead.map((d) => d.id),
+];
 
 /** Where the event at `index` of the batch out goes in a settlement of this kind. */
 const fateOf = (kind: Kind, index: number): 'consume' | 'putBack' | 'deadLetter' => {
@@ -155,6 +170,16 @@ const model = setup({
         },
         // Changes nothing; the action only makes the step a transition the graph can take.
         offerSeen: { actions: assign(({ context }) => ({ listed: context.listed })) },
+        offerRepeats: {
+          actions: assign(({ context }) => {
+            const fresh = `item-${context.listed + 1}`;
+            const limit = Math.min(PER_TICK_CAP, CAPACITY - context.queue.length);
+            return {
+              listed: context.listed + 1,
+              queue: limit > 0 ? [...context.queue, fresh] : context.queue,
+            };
+          }),
+        },
         drain: {
           guard: ({ context }) => context.out.length === 0,
           actions: assign(({ context }) => ({ queue: [], out: context.queue })),
@@ -187,6 +212,7 @@ const PUT_BACK_EVENTS: ModelEvent[] = [
 const EVENTS: ModelEvent[] = [
   ...PUT_BACK_EVENTS,
   { type: 'offerSeen' },
+  { type: 'offerRepeats' },
   { type: 'deadLetter' },
   { type: 'settleMixed' },
   { type: 'consumeUnsaved' },
@@ -225,9 +251,11 @@ const describeEvent = (event: ModelEvent): string => {
 
 const paths: Path[] = [
   ...createTestModel(model, { events: EVENTS, filterEvents }).getShortestPaths({ serializeState: byFill }),
-  ...createTestModel(model, { events: PUT_BACK_EVENTS, filterEvents }).getSimplePaths({
-    serializeState: byPhase,
-  }),
+  // Repeats are taken at every fill level by the shortest paths; left out here, they would double the simple paths.
+  ...createTestModel(model, {
+    events: PUT_BACK_EVENTS,
+    filterEvents: (snapshot, event) => event.type !== 'offerRepeats' && filterEvents(snapshot, event),
+  }).getSimplePaths({ serializeState: byPhase }),
 ];
 
 /** The model replayed along a path's events: a vertex's stored state may come from another path. */
@@ -283,6 +311,7 @@ class InboxRun {
   readonly replies: OfferReply[] = [];
   /** Every event that ever entered the inbox, restored ones included. */
   readonly inserted = new Map<string, InboxEvent>();
+  /** The seen store's marks (one source): item ids. */
   readonly seen = new Set<string>();
   out: InboxEvent[] = [];
   listed = 0;
@@ -290,6 +319,22 @@ class InboxRun {
   failWrite = false;
   /** Offers that reached acceptItems (a write). */
   writes = 0;
+  /** The real acceptor, over a journal that keeps nothing (the actor's context is the inbox) and the marks above. */
+  readonly accept = createItemAcceptor({
+    inbox: {
+      insert: async () => {
+        if (this.failAccept) throw new Error('disk full');
+        this.writes++;
+      },
+    },
+    seen: {
+      has: (_source, itemId) => this.seen.has(itemId),
+      mark: async (_source, itemIds) => {
+        for (const id of itemIds) this.seen.add(id);
+      },
+    },
+    storeDetail: () => false,
+  });
   requests = 0;
   seq = 0;
   readonly problems: string[] = [];
@@ -307,17 +352,7 @@ class InboxRun {
           if (restored instanceof Error) throw restored;
           return restored;
         }),
-        acceptItems: fromPromise<AcceptOutput, AcceptInput>(async ({ input }) => {
-          if (this.failAccept) throw new Error('disk full');
-          const unseen = input.items.filter((item) => !this.seen.has(item.itemId));
-          const taken = unseen.slice(0, input.limit);
-          for (const item of taken) this.seen.add(item.itemId);
-          this.writes++;
-          return {
-            inserted: taken.map((item) => toEvent(item.itemId)),
-            capped: unseen.length > taken.length,
-          };
-        }),
+        acceptItems: fromPromise<AcceptOutput, AcceptInput>(({ input }) => this.accept(input)),
       },
       guards: {
         offerAllSeen: ({ event }) =>
@@ -356,6 +391,8 @@ class InboxRun {
         this.problems.push(`${snapshot.context.events.length} events exceed the capacity ${CAPACITY}`);
       const ids = snapshot.context.events.map((e) => e.id);
       if (new Set(ids).size !== ids.length) this.problems.push(`an event is in the inbox twice: ${ids}`);
+      const held = [...snapshot.context.events, ...this.out].map((e) => `${e.source}/${e.item_id}`);
+      if (new Set(held).size !== held.length) this.problems.push(`an item is held twice: ${held}`);
     }
   }
 
@@ -365,7 +402,11 @@ class InboxRun {
 
   async start(restored: LoadedInbox | Error) {
     if (!(restored instanceof Error)) {
-      for (const event of restored.events) this.inserted.set(event.id, event);
+      // The loader marks seen every item the journal records as inserted.
+      for (const event of restored.events) {
+        this.inserted.set(event.id, event);
+        this.seen.add(event.item_id);
+      }
       this.restoredDead = restored.deadLetters;
     }
     this.actor = this.create(restored);
@@ -449,6 +490,7 @@ const checkInvariants = (run: InboxRun, expected: ModelContext, where: string) =
     expected.queue,
   );
   expect(idsOf(run.out), `${where}: the batch out`).toEqual(expected.out);
+  expect(idsOf(context.out), `${where}: the inbox knows what is out`).toEqual(expected.out);
 
   // Dead letters: handed to the effect with their settlement, and in the inbox's view.
   const dead = run.persisted.flatMap((p) => p.deadLetters);
@@ -571,6 +613,21 @@ const execute = async (run: InboxRun, event: ModelEvent, before: ModelContext, a
       expect(run.writes, 'nothing written for items seen before').toBe(writes);
       return;
     }
+    case 'offerRepeats': {
+      for (const id of [...before.queue, ...before.out]) run.seen.delete(id);
+      const fresh = toItem(`item-${run.listed + 1}`);
+      run.listed += 1;
+      const again = enteredIds(before).map(toItem);
+      const { reply } = await run.offerItems([...again, fresh, ...again, fresh]);
+      expect(run.problems, 'no item listed again is in the inbox twice').toEqual([]);
+      const inserted = after.queue.length - before.queue.length;
+      expect(reply, 'only the new item enters, once').toMatchObject({ inserted, capped: inserted === 0 });
+      expect(
+        again.every((item) => run.seen.has(item.itemId)),
+        'every item listed again is marked seen again',
+      ).toBe(true);
+      return;
+    }
     case 'drain': {
       const taken = run.drain();
       expect(idsOf(taken), 'a drain takes everything, in order').toEqual(before.queue);
@@ -647,6 +704,21 @@ describe('inbox put-back and settlement rules, model-based, against the real inb
       return event.type === 'settleMixed' && fresh.includes('max_attempts') && fresh.includes('overflow');
     });
     expect(bothKinds, 'some settlement dead-letters for both reasons at once').toBe(true);
+    const repeats = visited
+      .filter(({ event }) => event.type === 'offerRepeats')
+      .map(({ before }) => before.context);
+    expect(
+      repeats.some((c) => c.queue.length > 0 && c.out.length > 0),
+      'some repeat lists items queued and out at once',
+    ).toBe(true);
+    expect(
+      repeats.some((c) => c.consumed.length > 0 && c.dead.length > 0),
+      'some repeat lists consumed and dead-lettered items',
+    ).toBe(true);
+    expect(
+      repeats.some((c) => c.queue.length === CAPACITY),
+      'some repeat finds the inbox full',
+    ).toBe(true);
   });
 
   describe.each(

@@ -100,11 +100,10 @@ describe('the curl hook command', () => {
 
   it('gives up within its time limit on a daemon that never answers, and on a refusal (401)', async () => {
     const silent = await daemon(null);
-    const started = Date.now();
+    // curl's own limit ends it (exit 28, named in the message); a hang would end the test instead.
     const hung = await sh(curlHookCommand('cursor', 'stop', { port: silent.port, project: PROJECT }), '{}');
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(hung.stdout).toBe('{}\n');
-    expect(hung.stderr).toMatch(/^pulse: the daemon did not answer within 2 s at 127\.0\.0\.1:\d+ for /);
+    expect(hung.stderr).toMatch(/^pulse: the daemon did not answer within 8 s at 127\.0\.0\.1:\d+ for /);
 
     const refusing = await daemon({ status: 401, body: '{"error":"This pulse daemon requires a token."}' });
     const refused = await sh(
