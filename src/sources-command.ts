@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { ClientPool } from './sources/client-pool.js';
 import { extractItems } from './sources/extract.js';
 import { loadSourcesConfig } from './sources/load-config.js';
+import { readingOf } from './sources/reading.js';
 import { redactSecrets } from './sources/redact.js';
 import { fetchSystemStatus, formatPoller } from './status.js';
 import { readDiscovery } from './store/discovery-file.js';
@@ -75,7 +76,7 @@ export const testSource = async (
   const pool = new ClientPool(server ? { [source.server]: server } : {});
   try {
     const result = await pool.callTool(source.server, source.tool, source.args);
-    const items = extractItems(result).map((item) => ({
+    const items = extractItems(result, readingOf(source)).map((item) => ({
       item_id: item.itemId,
       title: item.title,
       starts_at: item.startsAt,

@@ -17,6 +17,7 @@ import { createFolderPoller } from './effects/poll-folder.js';
 import { createReconciler, filesUnchanged } from './effects/reconcile-files.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
 import { ClientPool } from './sources/client-pool.js';
+import { readingOf } from './sources/reading.js';
 import { redactSecrets } from './sources/redact.js';
 import { createStderrBudget } from './sources/stderr-budget.js';
 import { createEventStamper } from './store/event-id.js';
@@ -84,7 +85,11 @@ export const createPulseSystem = async (
     seen,
     storeDetail: () => runtime.config?.storeDetail ?? false,
   });
-  const fetchItems = createItemFetcher({ pool, secrets });
+  const fetchItems = createItemFetcher({
+    pool,
+    secrets,
+    readingOf: (name) => readingOf(runtime.config?.sources.find((source) => source.name === name)),
+  });
   const loadSources = createSourcesLoader({ path: join(paths.dir, 'sources.json'), env, pool, runtime });
 
   const machine = pulseMachine.provide({
