@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InboxEvent } from '../../machines/external.js';
 import type { SystemStatus } from '../../src/system-status.js';
 import {
   callTool,
@@ -14,7 +15,7 @@ import {
   tempProject,
   waitUntil,
 } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
+import { readJsonLines, save } from '../helpers/files.js';
 import type { CheckIn, EventsAck, ExternalEvent } from '../helpers/protocol.js';
 import { rowsMissingFrom, sourcesDoc, summarizeRead, tableRow } from '../helpers/read-summary.js';
 import { fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';
@@ -244,7 +245,7 @@ describe('real third-party MCP servers as sources', { timeout: 90_000 }, () => {
     ]);
   });
 
-  it('reads taskmanager’s requests: untitled without a map, titled with one, and a field rule sets the urgency', () => {
+  it('reads taskmanager’s requests: untitled without a map, titled with one, and a field rule sets the urgency', async () => {
     expect(read('tasks-plain').map((e) => [e.item_id, e.title])).toEqual([
       ['req-1', '(untitled)'],
       ['req-2', '(untitled)'],
@@ -253,6 +254,19 @@ describe('real third-party MCP servers as sources', { timeout: 90_000 }, () => {
       ['req-1', 'Ship the release', 0.6],
       ['req-2', 'Fix the login bug', 0.95],
     ]);
+    // The value the rule tests was kept in the inbox journal at poll time, and only for the source whose rules name it.
+    const inserted = (
+      await readJsonLines<{ op: string; event?: InboxEvent }>(join(project, '.pulse', 'inbox.jsonl'))
+    )
+      .flatMap((row) => (row.op === 'insert' && row.event?.source.startsWith('tasks-') ? [row.event] : []))
+      .map((event) => [event.source, event.item_id, event.fields]);
+    expect(inserted).toEqual(
+      expect.arrayContaining([
+        ['tasks-mapped', 'req-1', { completedTasks: 0 }],
+        ['tasks-mapped', 'req-2', { completedTasks: 1 }],
+        ['tasks-plain', 'req-1', undefined],
+      ]),
+    );
   });
 
   it('reads the Python SDK’s result wrapper, sent with the bearer token: start and link reach the agent', async () => {

@@ -321,7 +321,11 @@ describe('extractItems: real shapes, without a map', () => {
   });
 
   it('reads several text blocks that are each one JSON object as one item each (a Python SDK list without output schema)', () => {
-    const result = text('{"id": "a", "title": "Standup"}', '{"id": "b", "title": "Retro"}');
+    // Each element holds a list of objects of its own: those are not the list.
+    const result = text(
+      '{"id": "a", "title": "Standup", "labels": [{"name": "team"}]}',
+      '{"id": "b", "title": "Retro", "labels": [{"name": "team"}]}',
+    );
     expect(ids(result)).toEqual(['a', 'b']);
   });
 
