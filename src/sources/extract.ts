@@ -3,9 +3,22 @@ import type { ExternalItem } from '../../machines/external.js';
 import { canonicalJson } from './canonical-json.js';
 import type { ItemMap } from './config.js';
 import { conventionalList, describeResult, LIST_FIELDS, mappedList, textsOf } from './find-list.js';
-import { cut, detailOf, type PickedField } from './item-detail.js';
+import {
+  ID_PATHS,
+  idText,
+  type KnownPath,
+  mappedUrlText,
+  oneLine,
+  START_PATHS,
+  startText,
+  TITLE_PATHS,
+  titleText,
+  URL_PATHS,
+  urlText,
+} from './item-conventions.js';
+import { detailOf, type PickedField } from './item-detail.js';
 import { fieldPathsOf, fieldValues } from './item-fields.js';
-import { describeMiss, type PathStep, parsePath, valueAt } from './item-path.js';
+import { describeMiss, parsePath, valueAt } from './item-path.js';
 
 /** One item a source listed, reduced to what the inbox and the thinker need; extraction always reads a url and fields. */
 export type ExtractedItem = Required<ExternalItem>;
@@ -21,52 +34,9 @@ export interface ItemReading {
   fields?: readonly string[];
 }
 
-interface KnownPath {
-  path: string;
-  steps: PathStep[];
-}
-
-const known = (...paths: string[]): KnownPath[] => paths.map((path) => ({ path, steps: parsePath(path) }));
-
-const ID_PATHS = known('id', 'uid', 'uuid', 'key', 'eventId', 'messageId', 'threadId', 'requestId', 'uri');
-const TITLE_PATHS = known(
-  'title',
-  'summary',
-  'subject',
-  'subject.title',
-  'fields.summary',
-  'payload.headers[name=Subject].value',
-  'name',
-  'description',
-  'text',
-  'snippet',
-);
-const START_PATHS = known(
-  'start',
-  'startsAt',
-  'start_time',
-  'startTime',
-  'starts_at',
-  'date',
-  'payload.headers[name=Date].value',
-);
-const URL_PATHS = known(
-  'html_url',
-  'htmlLink',
-  'permalink',
-  'webLink',
-  'web_url',
-  'webUrl',
-  'url',
-  'link',
-  'uri',
-);
-
 const MAX_ITEMS = 10_000;
-const TITLE_CHARS = 300;
 /** Longer ids are hashed, so a garbage id cannot bloat the seen store. */
 const ID_CHARS = 256;
-const URL_CHARS = 2048;
 const ID_JOINER = ':';
 
 type Json = Record<string, unknown>;
@@ -75,43 +45,6 @@ const isRecord = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-const oneLine = (text: string, max: number): string =>
-  cut(
-    // Only the head can be shown, so only the head is scanned: huge strings stay cheap.
-    text
-      .slice(0, max * 4)
-      .replace(/\s+/g, ' ')
-      .trim(),
-    max,
-  );
-
-const idText = (value: unknown): string | null => {
-  const id = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-  return typeof id === 'string' && id !== '' ? id : null;
-};
-
-const titleText = (value: unknown): string | null => {
-  const title = typeof value === 'string' ? oneLine(value, TITLE_CHARS) : '';
-  return title === '' ? null : title;
-};
-
-/** A four-digit year keeps Date.parse's leniency out: it reads "1" as 2001-01-01. */
-const isoDate = (value: unknown): string | null => {
-  if (typeof value !== 'string' || value.length > 100 || !/\d{4}/.test(value)) return null;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
-};
-
-/** Google Calendar writes `{dateTime}` for timed events and `{date}` for all-day ones. */
-const startText = (value: unknown): string | null =>
-  isRecord(value) ? (isoDate(value.dateTime) ?? isoDate(value.date)) : isoDate(value);
-
-const urlText = (value: unknown): string | null =>
-  typeof value === 'string' && value.length <= URL_CHARS && URL.canParse(value) ? value : null;
-
-const mappedUrlText = (value: unknown): string | null =>
-  typeof value === 'string' && value !== '' ? oneLine(value, URL_CHARS) : null;
 
 /** The first of `paths` whose value `read` accepts, with that path. */
 const firstOf = <T>(

@@ -55,7 +55,10 @@ const step = (node: unknown, next: PathStep): unknown => {
   }
   if (!Array.isArray(node)) return undefined;
   if (next.kind === 'index') return node.at(next.index);
-  return node.find((element) => isRecord(element) && String(element[next.key]) === next.value);
+  return node.find(
+    (element) =>
+      isRecord(element) && Object.hasOwn(element, next.key) && String(element[next.key]) === next.value,
+  );
 };
 
 /** The value at `steps` inside `value`, or undefined when any step is missing. */

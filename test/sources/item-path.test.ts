@@ -26,6 +26,7 @@ describe('item paths', () => {
     expect(at(issue, 'fields.severity.name')).toBeUndefined();
     expect(at(issue, 'fields.labels[5]')).toBeUndefined();
     expect(at(issue, 'headers[name=Cc].value')).toBeUndefined();
+    expect(at({ headers: [{ value: 'no name' }] }, 'headers[name=undefined].value')).toBeUndefined();
     expect(at(issue, 'fields.priority.name.length')).toBeUndefined();
     expect(at(issue, 'constructor')).toBeUndefined();
     expect(at({}, '__proto__')).toBeUndefined();
