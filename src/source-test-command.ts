@@ -3,6 +3,7 @@ import { failedTest, type SourceTestResult, sourceBlocked } from '../machines/so
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from './daemon-token.js';
 import { ClientPool } from './sources/client-pool.js';
 import { loadSourcesConfig } from './sources/load-config.js';
+import { readingOf } from './sources/reading.js';
 import { MAX_SOURCE_TEST_MS, runSourceTest } from './sources/source-test.js';
 import { type Discovery, readDiscovery } from './store/discovery-file.js';
 import type { PulsePaths } from './store/paths.js';
@@ -58,7 +59,7 @@ const testHere = async (paths: PulsePaths, name: string, raw: boolean, env: Node
     return failedTest(source.name, source.server, `source "${name}" cannot run: ${blocked}`);
   const pool = new ClientPool({ [source.server]: config.servers[source.server]! });
   try {
-    return await runSourceTest(pool, source, { raw, secrets: config.secrets });
+    return await runSourceTest(pool, source, { raw, secrets: config.secrets, reading: readingOf(source) });
   } finally {
     await pool.close();
   }

@@ -18,6 +18,7 @@ import { createReconciler, filesUnchanged } from './effects/reconcile-files.js';
 import { createSourceTester } from './effects/test-source.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
 import { ClientPool } from './sources/client-pool.js';
+import { readingOf } from './sources/reading.js';
 import { redactSecrets } from './sources/redact.js';
 import { createStderrBudget } from './sources/stderr-budget.js';
 import { createEventStamper } from './store/event-id.js';
@@ -85,9 +86,11 @@ export const createPulseSystem = async (
     seen,
     storeDetail: () => runtime.config?.storeDetail ?? false,
   });
-  const fetchItems = createItemFetcher({ pool, secrets });
+  const readingOfSource = (name: string) =>
+    readingOf(runtime.config?.sources.find((source) => source.name === name));
+  const fetchItems = createItemFetcher({ pool, secrets, readingOf: readingOfSource });
   const loadSources = createSourcesLoader({ path: join(paths.dir, 'sources.json'), env, pool, runtime });
-  const testSource = createSourceTester({ pool, secrets });
+  const testSource = createSourceTester({ pool, secrets, readingOf: readingOfSource });
 
   const machine = pulseMachine.provide({
     actors: {

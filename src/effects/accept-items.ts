@@ -47,7 +47,9 @@ export const createItemAcceptor =
       item_id: item.itemId,
       title: item.title,
       starts_at: item.startsAt,
+      url: item.url ?? null,
       detail: storeDetail() ? item.detail : null,
+      ...(item.fields === undefined || Object.keys(item.fields).length === 0 ? {} : { fields: item.fields }),
       received_at: at.toISOString(),
       attempts: 0,
     }));

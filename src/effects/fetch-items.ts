@@ -1,7 +1,7 @@
 import type { PolledSource } from '../../machines/external.js';
 import type { FetchOutcome } from '../../machines/poller.js';
 import type { ClientPool } from '../sources/client-pool.js';
-import { extractItems } from '../sources/extract.js';
+import { extractItems, type ItemReading } from '../sources/extract.js';
 import { redactSecrets } from '../sources/redact.js';
 
 /**
@@ -12,11 +12,14 @@ export const createItemFetcher =
   ({
     pool,
     secrets,
+    readingOf = () => ({}),
     random = Math.random,
     now = Date.now,
   }: {
     pool: ClientPool;
     secrets: () => readonly string[];
+    /** The source's map and rule fields in the current config: an edit counts from the next poll. */
+    readingOf?: (source: string) => ItemReading;
     random?: () => number;
     now?: () => number;
   }) =>
@@ -25,7 +28,7 @@ export const createItemFetcher =
     const jitter = random();
     try {
       const result = await pool.callTool(source.server, source.tool, source.args);
-      const items = extractItems(result);
+      const items = extractItems(result, readingOf(source.name));
       return { ok: true, items, at, durationMs: now() - at, jitter };
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);

@@ -33,9 +33,13 @@ const oneLine = (text: string, max: number) => {
 export const headline = (event: Pick<InboxEvent, 'source' | 'title'>): string =>
   `[${oneLine(event.source, 80)}] "${oneLine(event.title, TITLE_MAX)}"`;
 
-/** The headline, and the detail (only kept with store_detail) on the next line. */
+const URL_MAX = 300;
+
+/** The headline, then on lines of their own what is known: start, link, detail (only kept with store_detail). */
 const describe = (event: InboxEvent): string[] => [
   headline(event),
+  ...(event.starts_at === null ? [] : [`  starts_at: ${oneLine(event.starts_at, 40)}`]),
+  ...(event.url == null ? [] : [`  url: ${oneLine(event.url, URL_MAX)}`]),
   ...(event.detail === null ? [] : [`  detail: ${oneLine(event.detail, 500)}`]),
 ];
 

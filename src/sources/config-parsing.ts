@@ -56,6 +56,8 @@ const problemOf = (issue: z.core.$ZodIssue, received: unknown): string => {
       return `must be ${issue.inclusive ? 'at least' : 'greater than'} ${issue.minimum}, got ${String(received)}`;
     case 'too_big':
       return `must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}, got ${String(received)}`;
+    case 'unrecognized_keys':
+      return `has unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
     case 'invalid_value':
       return `must be ${issue.values.map((value) => JSON.stringify(value)).join(' or ')}, got ${JSON.stringify(received)}`;
     default:

@@ -26,15 +26,40 @@ export interface HttpServerConfig {
 /** A configured MCP server, local or remote. */
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
+/** How one field rule compares the value at its path. */
+export type FieldTest =
+  | { equals: string | number | boolean | null }
+  | { in: (string | number | boolean | null)[] }
+  | { matches: string }
+  | { gte: number }
+  | { lte: number };
+
 /** Raises or lowers a source's urgency for the items it matches. */
 export type SourceRule =
   | { title_matches: string; urgency: number }
-  | { starts_within_min: number; urgency: number };
+  | { starts_within_min: number; urgency: number }
+  | ({ field: string; urgency: number } & FieldTest);
+
+/**
+ * Where a source's items and their parts are in its tool's answer, as paths (docs/sources.md,
+ * "map"); what it leaves out is read by the conventions.
+ */
+export interface ItemMap {
+  /** The list, from the top of structuredContent or of a JSON text block. */
+  items?: string;
+  /** From the top of an item; several paths are joined into one id with ":". */
+  id?: string | string[];
+  title?: string;
+  starts_at?: string;
+  url?: string;
+  detail?: string;
+}
 
 /** Which tool of which server to poll, how often (what a poller needs), and how urgent its items are. */
 export interface SourceConfig extends PolledSource {
   urgency: number;
   rules: SourceRule[];
+  map?: ItemMap;
 }
 
 /** `.pulse/sources.json` merged with `PULSE_MCP_SERVERS`, validated and expanded. */

@@ -29,8 +29,9 @@ export const configFingerprint = (server: ServerConfig): string =>
   );
 
 /**
- * Equal iff a running poller can go on as it is: what it calls and when counts, the order of
- * keys in `args` does not; `urgency` and `rules` do not either (they are read when thinking).
+ * Equal iff a running poller can go on as it is: what it calls and when counts, and its `map`
+ * (a new map re-reads the items at once, with their new ids); the order of keys in `args` does
+ * not; `urgency` and `rules` do not either (they are read when thinking and at the next poll).
  */
 export const sourceFingerprint = (source: SourceConfig): string =>
   sha256(
@@ -41,5 +42,6 @@ export const sourceFingerprint = (source: SourceConfig): string =>
       args: source.args,
       intervalMs: source.intervalMs,
       enabled: source.enabled,
+      map: source.map ?? null,
     }),
   );

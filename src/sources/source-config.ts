@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SourceConfig, SourceRule } from './config.js';
+import type { SourceConfig } from './config.js';
 import {
   type Fixes,
   isRecord,
@@ -9,6 +9,8 @@ import {
   parseWith,
   warnUnknownKeys,
 } from './config-parsing.js';
+import { MAP_FIXES, mapSchema } from './map-config.js';
+import { RULE_FIXES, ruleFields, ruleSchema } from './rule-config.js';
 
 const MAX_ARGS_DEPTH = 64;
 
@@ -25,56 +27,18 @@ const SOURCE_FIXES: Fixes = {
   interval_sec: `Write a number of seconds from 1 to ${MAX_TIMER_SEC}, e.g. "interval_sec": 300.`,
   enabled: 'Write true or false.',
   urgency: 'Write a number from 0 to 1, e.g. "urgency": 0.5.',
-  rules: 'Write rules as a list, e.g. "rules": [{"title_matches": "urgent|asap", "urgency": 0.9}].',
-  title_matches:
-    'Write a JavaScript regular expression; in JSON a backslash is written twice, e.g. "v\\\\d+".',
-  starts_within_min: 'Write a number of minutes of 0 or more, e.g. "starts_within_min": 15.',
+  ...RULE_FIXES,
+  ...MAP_FIXES,
 };
+
+/** Each field rule's values are kept with every item of the source: a bound on what that costs. */
+const MAX_RULE_FIELDS = 20;
 
 const nestsDeeperThan = (value: unknown, levels: number): boolean => {
   if (typeof value !== 'object' || value === null) return false;
   if (levels === 0) return true;
   return Object.values(value).some((child) => nestsDeeperThan(child, levels - 1));
 };
-
-const ruleSchema = z
-  .object({
-    title_matches: z.string().optional(),
-    starts_within_min: z.number().min(0).optional(),
-    urgency,
-  })
-  .superRefine((rule, ctx) => {
-    const hasTitle = rule.title_matches !== undefined;
-    if (hasTitle === (rule.starts_within_min !== undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: hasTitle
-          ? 'has both title_matches and starts_within_min'
-          : 'has neither title_matches nor starts_within_min',
-        params: {
-          fix: 'Write one test a rule: {"title_matches": "<regex>", …} or {"starts_within_min": 15, …}.',
-        },
-      });
-      return;
-    }
-    if (!hasTitle) return;
-    try {
-      new RegExp(rule.title_matches!);
-    } catch (error) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['title_matches'],
-        message: `is not a valid regular expression (${(error as Error).message})`,
-        params: { fix: SOURCE_FIXES.title_matches },
-      });
-    }
-  })
-  .transform(
-    ({ title_matches, starts_within_min, urgency }): SourceRule =>
-      title_matches === undefined
-        ? { starts_within_min: starts_within_min!, urgency }
-        : { title_matches, urgency },
-  );
 
 const sourceSchema = z.object({
   name: z.string().min(1),
@@ -90,7 +54,14 @@ const sourceSchema = z.object({
   interval_sec: seconds(1).default(300),
   enabled: z.boolean().default(true),
   urgency: urgency.default(0.5),
-  rules: z.array(ruleSchema).default([]),
+  rules: z
+    .array(ruleSchema)
+    .default([])
+    .refine((rules) => ruleFields(rules).length <= MAX_RULE_FIELDS, {
+      message: `tests more than ${MAX_RULE_FIELDS} different fields`,
+      params: { fix: 'Test fewer paths: each one is kept with every item of the source.' },
+    }),
+  map: mapSchema.optional(),
 });
 
 /** Validates one entry of sources, with defaults filled in and its rules checked. */
@@ -106,5 +77,6 @@ export const sourceOf = (raw: unknown, at: Path, parsing: Parsing): SourceConfig
     enabled: source.enabled,
     urgency: source.urgency,
     rules: source.rules,
+    ...(source.map === undefined ? {} : { map: source.map }),
   };
 };

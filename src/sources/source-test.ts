@@ -6,7 +6,7 @@ import {
   TESTED_ITEMS_SHOWN,
 } from '../../machines/sources.js';
 import type { ClientPool } from './client-pool.js';
-import { extractItems } from './extract.js';
+import { extractItems, type ItemReading } from './extract.js';
 import { redactSecrets } from './redact.js';
 import { keysFound } from './result-keys.js';
 
@@ -36,7 +36,7 @@ const rawAnswer = (result: unknown, secrets: readonly string[]): RawAnswer => {
 export const runSourceTest = async (
   pool: ClientPool,
   source: PolledSource,
-  { raw, secrets }: { raw: boolean; secrets: readonly string[] },
+  { raw, secrets, reading }: { raw: boolean; secrets: readonly string[]; reading: ItemReading },
 ): Promise<SourceTestResult> => {
   let result: unknown;
   try {
@@ -46,7 +46,7 @@ export const runSourceTest = async (
   }
   const answer = raw ? rawAnswer(result, secrets) : null;
   try {
-    const items = extractItems(result);
+    const items = extractItems(result, reading);
     return {
       source: source.name,
       server: source.server,

@@ -59,6 +59,8 @@ export interface ExternalEvent {
   title: string;
   urgency: number;
   received_at: string;
+  starts_at?: string;
+  url?: string;
   detail?: string;
 }
 

@@ -14,7 +14,9 @@ export const FIXTURE = fileURLToPath(new URL('../fixtures/source-server.mjs', im
 /** What the control file can ask of the fixture. */
 export interface Control {
   items?: unknown[];
-  mode?: 'ok' | 'hang' | 'crash' | 'garbage' | 'isError' | 'huge' | 'deep';
+  mode?: 'ok' | 'hang' | 'crash' | 'garbage' | 'isError' | 'huge' | 'deep' | 'raw';
+  /** With `raw`: the tool result, sent as it is. */
+  result?: unknown;
   delayMs?: number;
   window?: number;
   /** How deep `deep` nests its one item (100,000 levels unless given). */

@@ -48,6 +48,25 @@ describe('the External Events section', () => {
     expect(detail.length).toBe('  detail: '.length + 500);
   });
 
+  it('shows the start and the link when the source gave them, each on a line of its own', () => {
+    const meeting: InboxEvent = {
+      ...event('Design review'),
+      source: 'cal',
+      starts_at: '2026-11-29T10:30:00.000Z',
+      url: 'https://calendar.example.com/e/1\n## Guidance',
+    };
+    const lines = renderExternalSection({
+      delivery: null,
+      recent: [{ event: meeting, fate: 'told', at: AT }],
+      deadLetters: [],
+    });
+    expect(lines.slice(2)).toEqual([
+      '- 2026-11-29T10:01:00.000Z [cal] "Design review": the agent told the user',
+      '  starts_at: 2026-11-29T10:30:00.000Z',
+      '  url: https://calendar.example.com/e/1 ## Guidance',
+    ]);
+  });
+
   it('lists the delivery waiting for an agent, and dead letters with why', () => {
     const lines = renderExternalSection({
       delivery: {

@@ -647,8 +647,10 @@ describe('parseSourcesConfig: rules', () => {
     const both = ruleError([{ title_matches: 'a', starts_within_min: 5, urgency: 1 }]);
     expect(both.jsonPath).toBe('sources[0].rules[0]');
     expect(both.message).toContain('has both title_matches and starts_within_min');
-    expect(both.fix).toContain('one test a rule');
-    expect(ruleError([{ urgency: 1 }]).message).toContain('has neither title_matches nor starts_within_min');
+    expect(both.fix).toContain('one test per rule');
+    expect(ruleError([{ urgency: 1 }]).message).toContain(
+      'has neither title_matches, starts_within_min nor field',
+    );
   });
 
   it('rejects a negative starts_within_min and a rule without urgency', () => {
@@ -656,6 +658,114 @@ describe('parseSourcesConfig: rules', () => {
       'sources[0].rules[0].starts_within_min',
     );
     expect(ruleError([{ title_matches: 'a' }]).message).toContain('"urgency" is missing');
+  });
+
+  it('reads field rules with each test: equals, in, matches, gte, lte', () => {
+    const rules = [
+      { field: 'reason', equals: 'review_requested', urgency: 0.9 },
+      { field: 'fields.priority.name', in: ['High', 'Highest'], urgency: 0.8 },
+      { field: 'labels[name=P0].name', matches: '^p0$', urgency: 1 },
+      { field: 'userCount', gte: 100, urgency: 0.7 },
+      { field: 'priority', lte: 2, urgency: 0.6 },
+      { field: 'parent', equals: null, urgency: 0.1 },
+    ];
+    expect(withRules(rules).sources[0]?.rules).toEqual(rules);
+  });
+
+  it.each([
+    [[{ field: 'reason', urgency: 1 }], 'sources[0].rules[0]', 'has a field but no test', '"equals", "in"'],
+    [
+      [{ field: 'reason', equals: 'a', in: ['b'], urgency: 1 }],
+      'sources[0].rules[0]',
+      'has several tests: equals, in',
+      'one test',
+    ],
+    [[{ equals: 'a', urgency: 1 }], 'sources[0].rules[0]', 'has neither', 'one test per rule'],
+    [
+      [{ title_matches: 'a', equals: 'a', urgency: 1 }],
+      'sources[0].rules[0].equals',
+      '"equals" needs a "field" to test',
+      '"field": "fields.priority.name"',
+    ],
+    [[{ field: 'a..b', equals: 1, urgency: 1 }], 'sources[0].rules[0].field', 'is not a path', '"field":'],
+    [
+      [{ field: 'a', matches: '(', urgency: 1 }],
+      'sources[0].rules[0].matches',
+      'is not a valid regular expression',
+      '"matches":',
+    ],
+    [[{ field: 'a', in: [], urgency: 1 }], 'sources[0].rules[0].in', 'must be at least 1', '"in": ["High"'],
+    [
+      [{ field: 'a', gte: '3', urgency: 1 }],
+      'sources[0].rules[0].gte',
+      'expected number, got string',
+      '"gte": 3',
+    ],
+    [
+      [{ field: 'a', equals: { x: 1 }, urgency: 1 }],
+      'sources[0].rules[0].equals',
+      '',
+      '"equals": "review_requested"',
+    ],
+  ])('refuses the field rule %j at %s, with a fix', (rules, jsonPath, problem, fix) => {
+    const error = ruleError(rules);
+    expect(error.jsonPath).toBe(jsonPath);
+    expect(error.message).toContain(problem);
+    expect(error.fix).toContain(fix);
+  });
+
+  it('refuses rules testing more than 20 different fields', () => {
+    const rules = Array.from({ length: 21 }, (_, i) => ({ field: `f${i}`, equals: 1, urgency: 1 }));
+    const error = ruleError(rules);
+    expect(error.jsonPath).toBe('sources[0].rules');
+    expect(error.message).toContain('tests more than 20 different fields');
+    expect(
+      withRules([...rules.slice(0, 20), { field: 'f0', equals: 2, urgency: 0 }]).sources[0]?.rules,
+    ).toHaveLength(21);
+  });
+});
+
+describe('parseSourcesConfig: map', () => {
+  const servers = { mem: { command: 'c' } };
+  const withMap = (map: unknown) =>
+    parse({ mcpServers: servers, sources: [{ name: 's', server: 'mem', tool: 't', map }] });
+  const mapError = (map: unknown) => configErrorOf(() => withMap(map));
+
+  it('reads every key of a map, an id of several paths among them', () => {
+    const map = {
+      items: 'entities',
+      id: ['repository.full_name', 'number'],
+      title: 'name',
+      starts_at: 'start.dateTime',
+      url: 'html_url',
+      detail: 'body',
+    };
+    expect(withMap(map).sources[0]?.map).toEqual(map);
+  });
+
+  it('leaves map out of a source without one', () => {
+    expect(
+      parse({ mcpServers: servers, sources: [{ name: 's', server: 'mem', tool: 't' }] }).sources[0],
+    ).not.toHaveProperty('map');
+  });
+
+  it.each([
+    [
+      { tittle: 'name' },
+      'sources[0].map',
+      'has unknown key "tittle"',
+      'items, id, title, starts_at, url and detail',
+    ],
+    [{ title: 'a..b' }, 'sources[0].map.title', 'is not a path', '"title": "subject.title"'],
+    [{ items: 3 }, 'sources[0].map.items', 'expected string, got number', '"items": "issues"'],
+    [{ id: [] }, 'sources[0].map.id', '', '"id": ["repository.full_name", "number"]'],
+    [{ url: 'links[web]' }, 'sources[0].map.url', 'write an index', '"url": "html_url"'],
+    ['entities', 'sources[0].map', 'expected object, got string', '"map": {"items": "entities"'],
+  ])('refuses %j at %s, with a fix', (map, jsonPath, problem, fix) => {
+    const error = mapError(map);
+    expect(error.jsonPath).toBe(jsonPath);
+    expect(error.message).toContain(problem);
+    expect(error.fix).toContain(fix);
   });
 });
 
@@ -896,6 +1006,13 @@ describe('sourceFingerprint', () => {
     expect(changed({ ...source, args: { max: 10 } })).toBe(true);
     expect(changed({ ...source, intervalMs: 60_000 })).toBe(true);
     expect(changed({ ...source, enabled: false })).toBe(true);
+  });
+
+  it('changes with the map, so a new map re-reads the items at once', () => {
+    expect(changed({ ...source, map: { title: 'subject.title' } })).toBe(true);
+    expect(sourceFingerprint({ ...source, map: { title: 'a' } })).not.toBe(
+      sourceFingerprint({ ...source, map: { title: 'b' } }),
+    );
   });
 
   it('does not change with urgency or rules, which the thinker reads from the current config', () => {

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, ExtractError, extractItems } from '../../src/sources/extract.js';
+import { canonicalJson } from '../../src/sources/canonical-json.js';
+import type { ItemMap } from '../../src/sources/config.js';
+import { ExtractError, extractItems } from '../../src/sources/extract.js';
 
 const structured = (content: Record<string, unknown>) => ({ content: [], structuredContent: content });
 const text = (...texts: string[]) => ({ content: texts.map((t) => ({ type: 'text', text: t })) });
@@ -92,13 +94,17 @@ describe('extractItems: failures', () => {
     );
   });
 
-  it('says which lists it looked for, and what it found instead, when there is no list', () => {
+  it('says what it found instead of a list: the keys of structuredContent and each block, and the fix', () => {
     const error = extractError({
-      ...text('not json', '{"count": 3}'),
+      content: [
+        { type: 'text', text: 'not json' },
+        { type: 'text', text: '{"count": 3}' },
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+      ],
       structuredContent: { count: 3, next: null },
     });
     expect(error.message).toBe(
-      'no list found: expected one of items, events, messages, results, data, or a JSON array (got structuredContent with keys count, next and 2 text block(s) without a JSON list)',
+      'no list found: structuredContent is an object with keys count, next; 3 content blocks: text (not JSON), text (JSON: an object with keys count), image. pulse looks for a JSON array, a field items, events, messages, results, data, result, or the first list of objects; add "map": {"items": "<path to the list>"} to the source (docs/sources.md#map)',
     );
   });
 
@@ -208,9 +214,37 @@ describe('extractItems: start times', () => {
 });
 
 describe('extractItems: detail', () => {
-  it('is the canonical JSON of the item, keys sorted at every level', () => {
+  it("is the item's JSON in the source's order, nested keys sorted", () => {
     expect(first({ z: 1, a: { y: [true, null], b: 'x' } }).detail).toBe(
-      '{"a":{"b":"x","y":[true,null]},"z":1}',
+      '{"z":1,"a":{"b":"x","y":[true,null]}}',
+    );
+  });
+
+  it("puts a calendar event's summary and start first, so a cut at 500 characters keeps them", () => {
+    const attendees = Array.from({ length: 30 }, (_, i) => ({ email: `person${i}@example.com` }));
+    const event = {
+      attendees,
+      creator: { email: 'a@example.com' },
+      etag: '"3181161784712000"',
+      id: 'evt1',
+      summary: 'Design review',
+      description: 'Bring the mockups',
+      start: { dateTime: '2026-03-01T09:30:00Z' },
+    };
+    const detail = first(event).detail;
+    expect(detail).toHaveLength(500);
+    expect(detail).toMatch(
+      /^\{"summary":"Design review","start":\{"dateTime":"2026-03-01T09:30:00Z"\},"description":"Bring the mockups","attendees":\[/,
+    );
+  });
+
+  it('puts the mapped title, start and detail first, under their paths, and leaves them out of the rest', () => {
+    const item = { id: 1, meta: { x: 1 }, fields: { summary: 'Login fails', body: 'Stack trace', other: 2 } };
+    const [read] = extractItems(structured({ items: [item] }), {
+      map: { title: 'fields.summary', detail: 'fields.body' },
+    });
+    expect(read!.detail).toBe(
+      '{"fields.summary":"Login fails","fields.body":"Stack trace","id":1,"meta":{"x":1},"fields":{"other":2}}',
     );
   });
 
@@ -259,12 +293,323 @@ describe('extractItems: garbage', () => {
   it('marks a circular reference instead of looping', () => {
     const item: Record<string, unknown> = { title: 'loop' };
     item.self = item;
-    expect(first(item).detail).toBe('{"self":"[circular]","title":"loop"}');
+    expect(first(item).detail).toBe('{"title":"loop","self":{"self":"[circular]","title":"loop"}}');
+    expect(canonicalJson(item)).toBe('{"self":"[circular]","title":"loop"}');
   });
 
   it('writes values JSON has no form for as JSON.stringify would', () => {
     expect(canonicalJson({ a: undefined, b: () => 1, c: [undefined, Number.NaN], d: 10n })).toBe(
       '{"c":[null,null],"d":"10"}',
     );
+  });
+});
+
+describe('extractItems: real shapes, without a map', () => {
+  const ids = (result: unknown) => extractItems(result).map((item) => item.itemId);
+  const titles = (result: unknown) => extractItems(result).map((item) => item.title);
+
+  it("reads the Python SDK's list: structuredContent {result: […]} and one text block per element", () => {
+    const events = [
+      { id: 'a', title: 'Standup' },
+      { id: 'b', title: 'Retro' },
+    ];
+    const result = {
+      content: events.map((event) => ({ type: 'text', text: JSON.stringify(event, null, 2) })),
+      structuredContent: { result: events },
+    };
+    expect(titles(result)).toEqual(['Standup', 'Retro']);
+  });
+
+  it('reads several text blocks that are each one JSON object as one item each (a Python SDK list without output schema)', () => {
+    // Each element holds a list of objects of its own: those are not the list.
+    const result = text(
+      '{"id": "a", "title": "Standup", "labels": [{"name": "team"}]}',
+      '{"id": "b", "title": "Retro", "labels": [{"name": "team"}]}',
+    );
+    expect(ids(result)).toEqual(['a', 'b']);
+  });
+
+  it("reads a single JSON object with an id as one item, and a JSON list's one element the same", () => {
+    expect(ids(text('{"id": "only", "title": "Standup"}'))).toEqual(['only']);
+  });
+
+  it('reads an empty content list as no items, not as an error', () => {
+    expect(extractItems({ content: [] })).toEqual([]);
+  });
+
+  it('reads resource_link blocks: id and url the uri, title the title or name', () => {
+    const result = {
+      content: [
+        { type: 'text', text: 'Here are 2 resource links:' },
+        { type: 'resource_link', uri: 'demo://resource/1', name: 'resource-1', description: 'First' },
+        { type: 'resource_link', uri: 'demo://resource/2', name: 'resource-2', title: 'Second resource' },
+      ],
+    };
+    expect(extractItems(result).map(({ itemId, title, url }) => ({ itemId, title, url }))).toEqual([
+      { itemId: 'demo://resource/1', title: 'resource-1', url: 'demo://resource/1' },
+      { itemId: 'demo://resource/2', title: 'Second resource', url: 'demo://resource/2' },
+    ]);
+  });
+
+  it('reads embedded resource blocks, leaving their binary blob out', () => {
+    const result = {
+      content: [
+        {
+          type: 'resource',
+          resource: { uri: 'file:///notes.txt', mimeType: 'text/plain', text: 'Buy milk\nand eggs' },
+        },
+        {
+          type: 'resource',
+          resource: { uri: 'file:///logo.png', mimeType: 'image/png', blob: 'A'.repeat(10_000) },
+        },
+      ],
+    };
+    const items = extractItems(result);
+    expect(items.map(({ itemId, title }) => ({ itemId, title }))).toEqual([
+      { itemId: 'file:///notes.txt', title: 'Buy milk and eggs' },
+      { itemId: 'file:///logo.png', title: '(untitled)' },
+    ]);
+    expect(items[1]!.detail).not.toContain('AAAA');
+  });
+
+  it("takes the first list of objects when no conventional field holds one (server-memory's entities)", () => {
+    const graph = {
+      entities: [
+        { name: 'Alice', entityType: 'person', observations: ['likes tea'] },
+        { name: 'Pulse', entityType: 'project', observations: [] },
+      ],
+      relations: [{ from: 'Alice', to: 'Pulse', relationType: 'works on' }],
+    };
+    const result = { structuredContent: graph, ...text(JSON.stringify(graph)) };
+    expect(extractItems(result).map(({ itemId, title }) => ({ itemId, title }))).toEqual([
+      { itemId: 'Alice', title: 'Alice' },
+      { itemId: 'Pulse', title: 'Pulse' },
+    ]);
+  });
+
+  it("finds a list inside one text block's object (taskmanager's requests) and takes requestId as the id", () => {
+    const answer = {
+      status: 'requests_listed',
+      message: 'Current requests in the system: …',
+      requests: [{ requestId: 'req-1', originalRequest: 'Ship the release', totalTasks: 2 }],
+    };
+    expect(ids(text(JSON.stringify(answer, null, 2)))).toEqual(['req-1']);
+  });
+
+  it('prefers a conventional field to the first list of objects, and skips an empty list for a full one', () => {
+    expect(ids(structured({ attendees: [{ id: 'x' }], events: [{ id: 'e' }] }))).toEqual(['e']);
+    expect(ids(structured({ warnings: [], requests: [{ requestId: 'r' }] }))).toEqual(['r']);
+    expect(extractItems(structured({ entities: [], count: 0 }))).toEqual([]);
+  });
+
+  it('unwraps {"data": {…}} and {"result": {…}} one level', () => {
+    expect(ids(structured({ data: { issues: [{ id: 'i' }] } }))).toEqual(['i']);
+    expect(ids(structured({ result: { events: [{ id: 'e' }] } }))).toEqual(['e']);
+  });
+
+  it('reads titles in nested conventional places: subject.title, fields.summary, a mail Subject header', () => {
+    expect(first({ id: 1, subject: { title: 'Fix the flaky test', type: 'PullRequest' } }).title).toBe(
+      'Fix the flaky test',
+    );
+    expect(first({ id: 2, key: 'OPS-7', fields: { summary: 'Disk full on db-2' } }).title).toBe(
+      'Disk full on db-2',
+    );
+    const mail = {
+      id: 'm',
+      payload: {
+        headers: [
+          { name: 'From', value: 'ops@example.com' },
+          { name: 'Subject', value: 'Pager: disk full' },
+          { name: 'Date', value: 'Tue, 1 Jul 2025 10:00:00 +0000' },
+        ],
+      },
+    };
+    expect(first(mail)).toMatchObject({ title: 'Pager: disk full', startsAt: '2025-07-01T10:00:00.000Z' });
+  });
+
+  it('takes key and requestId as ids, and a numeric id as text', () => {
+    expect(first({ key: 'OPS-7' }).itemId).toBe('OPS-7');
+    expect(first({ requestId: 'req-3' }).itemId).toBe('req-3');
+    expect(first({ id: 10_001, key: 'OPS-7' }).itemId).toBe('10001');
+  });
+
+  it('takes name as the id only when names are unique in the list; else the hash', () => {
+    expect(ids(structured({ items: [{ name: 'a' }, { name: 'b' }] }))).toEqual(['a', 'b']);
+    const twins = ids(
+      structured({
+        items: [
+          { name: 'a', n: 1 },
+          { name: 'a', n: 2 },
+        ],
+      }),
+    );
+    expect(twins[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(twins[1]).not.toBe(twins[0]);
+  });
+
+  it('reads a link from html_url, htmlLink, permalink, url…, only when it is an absolute URL', () => {
+    expect(
+      first({ id: 1, html_url: 'https://github.com/o/r/issues/1', url: 'https://api.github.com/x' }).url,
+    ).toBe('https://github.com/o/r/issues/1');
+    expect(first({ id: 1, htmlLink: 'https://calendar.google.com/event?eid=x' }).url).toBe(
+      'https://calendar.google.com/event?eid=x',
+    );
+    expect(first({ id: 1, url: '/relative/path' }).url).toBeNull();
+    expect(first({ id: 1 }).url).toBeNull();
+  });
+
+  it('says what a lone JSON object without an id or list holds, rather than guessing it is an item', () => {
+    expect(extractError(text('{"temperature": 22, "conditions": "Cloudy"}')).message).toMatch(
+      /^no list found: 1 content block: text \(JSON: an object with keys temperature, conditions\)\./,
+    );
+  });
+});
+
+describe('extractItems: a map', () => {
+  const read = (result: unknown, map: ItemMap) => extractItems(result, { map });
+
+  it('reads the list at map.items, in structuredContent or in a JSON text block, with dotted paths and indexes', () => {
+    const answer = { data: { search: { nodes: [{ node_id: 'n1', info: { names: ['Deploy'] } }] } } };
+    const map = { items: 'data.search.nodes', id: 'node_id', title: 'info.names[0]' };
+    expect(read(structured(answer), map)[0]).toMatchObject({ itemId: 'n1', title: 'Deploy' });
+    expect(read(text(JSON.stringify(answer)), map)[0]).toMatchObject({ itemId: 'n1', title: 'Deploy' });
+  });
+
+  it('joins a list of id paths into one id', () => {
+    const issue = { number: 42, repository: { full_name: 'octo/app' }, title: 'Crash' };
+    expect(read(structured({ items: [issue] }), { id: ['repository.full_name', 'number'] })[0]!.itemId).toBe(
+      'octo/app:42',
+    );
+  });
+
+  it('reads starts_at, url and detail from their paths', () => {
+    const event = {
+      ref: 'x',
+      when: { dateTime: '2026-03-01T09:30:00+01:00' },
+      links: { web: 'https://x.test/1' },
+      notes: 'Bring mockups',
+    };
+    const [item] = read(structured({ items: [event] }), {
+      starts_at: 'when',
+      url: 'links.web',
+      detail: 'notes',
+    });
+    expect(item).toMatchObject({ startsAt: '2026-03-01T08:30:00.000Z', url: 'https://x.test/1' });
+    expect(item!.detail).toBe(
+      '{"when":{"dateTime":"2026-03-01T09:30:00+01:00"},"notes":"Bring mockups","ref":"x","links":{"web":"https://x.test/1"}}',
+    );
+  });
+
+  it('picks an element by a key: payload.headers[name=Subject].value', () => {
+    const mail = {
+      id: 'm',
+      payload: {
+        headers: [
+          { name: 'To', value: 'me' },
+          { name: 'Subject', value: 'Hi' },
+        ],
+      },
+    };
+    expect(
+      read(structured({ messages: [mail] }), { title: 'payload.headers[name=Subject].value' })[0]!.title,
+    ).toBe('Hi');
+  });
+
+  it('falls back to the conventions for an item where a mapped path is missing', () => {
+    const items = read(
+      structured({
+        items: [
+          { id: 'a', label: 'Mapped' },
+          { id: 'b', title: 'Conventional' },
+        ],
+      }),
+      {
+        title: 'label',
+      },
+    );
+    expect(items.map((item) => item.title)).toEqual(['Mapped', 'Conventional']);
+  });
+
+  it('names the items path and what is there instead when it is not a list', () => {
+    const mapped = (() => {
+      try {
+        read(
+          { ...text('{"entities": {"count": 2}}'), structuredContent: { graph: {} } },
+          { items: 'entities' },
+        );
+      } catch (caught) {
+        return (caught as Error).message;
+      }
+      return '';
+    })();
+    expect(mapped).toBe(
+      'map.items "entities" is not a list: in structuredContent, at the top there is an object with keys graph; in text block 1, it holds an object with keys count',
+    );
+  });
+
+  it('names a mapped field that reads nothing in any item, and the keys at the deepest step that exists', () => {
+    const notifications = [{ id: '1', subject: { title: 'A', url: 'u', type: 'Issue' } }];
+    const error = (() => {
+      try {
+        read(structured({ items: notifications }), { title: 'subject.titel' });
+      } catch (caught) {
+        return caught as Error;
+      }
+      throw new Error('expected an error');
+    })();
+    expect(error).toBeInstanceOf(ExtractError);
+    expect(error.message).toBe(
+      'map.title "subject.titel" reads nothing as text in any item: in the first item, at "subject" there is an object with keys title, url, type. Fix the path in the source\'s "map" (docs/sources.md#map).',
+    );
+  });
+
+  it('reports an id path missing from every item, and one that is there but not a date for starts_at', () => {
+    expect(() => read(structured({ items: [{ id: 'a' }] }), { id: ['repo', 'number'] })).toThrow(
+      /^map\.id "repo" reads nothing as text in any item: in the first item, at the top there is an object with keys id\./,
+    );
+    expect(() => read(structured({ items: [{ id: 'a', start: 'soon' }] }), { starts_at: 'start' })).toThrow(
+      /^map\.starts_at "start" reads nothing as a date in any item: in the first item, its value is not usable there\./,
+    );
+  });
+
+  it('checks nothing on an empty list', () => {
+    expect(read(structured({ items: [] }), { title: 'nowhere' })).toEqual([]);
+  });
+});
+
+describe('extractItems: the values rules test', () => {
+  it('keeps the scalars at the paths the rules name, text cut to 200 characters, objects left out', () => {
+    const issue = {
+      id: 'i',
+      reason: 'review_requested',
+      fields: { priority: { name: 'High', id: '2' }, votes: 3, flagged: false, parent: null },
+      body: 'b'.repeat(1000),
+    };
+    const [item] = extractItems(structured({ items: [issue] }), {
+      fields: [
+        'reason',
+        'fields.priority.name',
+        'fields.votes',
+        'fields.flagged',
+        'fields.parent',
+        'fields.priority',
+        'body',
+        'missing',
+      ],
+    });
+    expect(item!.fields).toEqual({
+      reason: 'review_requested',
+      'fields.priority.name': 'High',
+      'fields.votes': 3,
+      'fields.flagged': false,
+      'fields.parent': null,
+      body: 'b'.repeat(200),
+    });
+  });
+
+  it('keeps a path named __proto__ as a plain key', () => {
+    const [item] = extractItems(text('[{"id": "x", "__proto__": "p"}]'), { fields: ['__proto__'] });
+    expect(Object.keys(item!.fields)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(item!.fields)).toBe(Object.prototype);
   });
 });
