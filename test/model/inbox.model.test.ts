@@ -22,6 +22,7 @@ import {
   type OfferReply,
   type Settlement,
 } from '../../machines/inbox.js';
+import { offerAllSeen } from '../../src/wiring.js';
 import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*
@@ -319,10 +320,8 @@ class InboxRun {
           };
         }),
       },
-      guards: {
-        offerAllSeen: ({ event }) =>
-          event.type === 'inbox.offer' && event.items.every((item) => this.seen.has(item.itemId)),
-      },
+      // The production guard, over this run's seen set (every offer here comes from one source).
+      guards: { offerAllSeen: offerAllSeen((_source, itemId) => this.seen.has(itemId)) },
       actions: {
         // Written, or not, a tick later, as a file write would be.
         persistSettlement: ({ self }, { settlement, deadLetters }) => {
