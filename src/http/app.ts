@@ -13,7 +13,7 @@ import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
 import type { SessionLimits } from './session-table.js';
-import { STATUS_PAGE_HEADERS, statusPage } from './status-page.js';
+import { STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
 import { createStatusStream } from './status-stream.js';
 
 /** The daemon's HTTP surface: `/mcp`, `/healthz` for scripts, `/status` for the CLI, `/` for people. */

@@ -110,7 +110,8 @@ describe('the status page over plain HTTP', () => {
     expect(csp).toMatch(/connect-src 'self'/);
     const html = await response.text();
     expect(html).toContain(project);
-    expect(html).toContain("new EventSource('/status/stream')");
+    // The script is built by esbuild, which prints strings in double quotes.
+    expect(html).toContain('new EventSource("/status/stream")');
     // Data is shown as text only, and nothing is loaded from elsewhere.
     expect(html).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
