@@ -91,7 +91,7 @@ const fateOf = (kind: Kind, index: number): 'consume' | 'putBack' | 'deadLetter'
 };
 
 /**
- * A settlement, as the seed states the rules: put-back events go to the front in the order
+ * A settlement, as PulseAgent 0.1.0 (the prototype pulse grew from) states the rules: put-back events go to the front in the order
  * taken, and when that overflows the capacity the put-back (oldest) ones are dropped first,
  * recorded after the ones out of attempts.
  */
@@ -172,7 +172,7 @@ const model = setup({
 
 type ModelSnapshot = SnapshotFrom<typeof model>;
 
-/** The steps of the seed's put-back rules: every simple path over them is run. */
+/** The steps of PulseAgent 0.1.0's put-back rules: every simple path over them is run. */
 const PUT_BACK_EVENTS: ModelEvent[] = [
   { type: 'start', restored: 0 },
   { type: 'start', restored: RESTORED },
