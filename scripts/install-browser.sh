@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs Debian's chromium for the status page's browser test (test/e2e/status-page.test.ts),
 # which drives it through playwright-core: a distribution package, never a downloaded browser build.
+# A CI step (.ci/run), not part of `npm test`: without it the browser test is skipped, saying why.
 # Does nothing when /usr/bin/chromium is there. Quiet; on failure, says why and exits non-zero.
 set -euo pipefail
 

@@ -5,7 +5,7 @@ import { deliveryJson, deliveryTable } from './report.js';
 import { runRows, settingsOf } from './rows.js';
 
 /*
- * `npm run sim:delivery`: the seed's delivery experiment (spec §6) on our real poller, inbox and
+ * `npm run sim:delivery`: the seed's delivery experiment (see scenarios.ts) on our real poller, inbox and
  * gate machines. `--json` prints the numbers; `--doc` writes the table into docs/benchmarks.md.
  */
 

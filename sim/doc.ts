@@ -1,6 +1,6 @@
 import { writeSection } from '../bench/doc-section.js';
 
-/** The seed's table, as spec §6 (external-events.md) gives it. */
+/** The seed's table, copied from PulseAgent 0.1.0's design notes (not in this repository). */
 const SEED_TABLE = `| scenario | q | before #196 | after #196 | after #197 (seed today) |
 |---|---|---|---|---|
 | (a) 5 per poll, under the cap (1,200 events) | 0 | 0.0% | 0.0% | 0.0% |
@@ -40,7 +40,7 @@ thinker). With failures ours are higher than the seed's: a failed batch goes bac
 and the next timer reflection (120 s later) retries it, so a poll's batch is tried up to three
 times before the next poll merges it with new arrivals, about 24·(1 + q + q²) calls (29.8 and
 42 for q = 0.2 and 0.5). The seed's 25.5 and 27.3 mean it retried far less often between polls;
-the spec does not say how its reflections were scheduled, so this is the likely reason, not a
+its notes do not say how its reflections were scheduled, so this is the likely reason, not a
 measured one. More calls buy nothing in loss here (both lose 0% in (a)), but each is an LLM
 call with a real thinker. In (c) with catch-up on, each catch-up poll inserts and wakes the
 gate, so there are about twice as many reflections, each with a smaller batch.`;
@@ -52,7 +52,8 @@ export const writeDeliverySection = async (
 ): Promise<void> => {
   const body = `## Delivery experiment: the seed's table beside ours
 
-Spec §6 (\`external-events.md\`): does every arrived event reach the agent, once, when the
+The seed is PulseAgent 0.1.0, the prototype pulse grew from; its design notes (not in this
+repository) ask: does every arrived event reach the agent, once, when the
 thinker fails with probability q and a source produces faster than the per-tick cap?
 
 The seed's table:

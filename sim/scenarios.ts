@@ -1,3 +1,7 @@
+// The seed is PulseAgent 0.1.0, the prototype pulse grew from. Its delivery experiment and the
+// figures it measured come from its design notes, which are not in this repository: they are
+// copied here and in doc.ts.
+
 /** One of the seed's arrival patterns, with what the seed measured for it. */
 export interface Scenario {
   name: string;
@@ -6,14 +10,14 @@ export interface Scenario {
   firstBurst: number;
   /** The seed's loss after fix #197 ("seed today"), per q, in %; `null` for a custom scenario. */
   seedLossPct: Record<string, number> | null;
-  /** The seed's mean think calls per q, where the spec gives them. */
+  /** The seed's mean think calls per q, where its notes give them. */
   seedThinkCalls: Record<string, number> | null;
 }
 
 /** The failure rates the seed ran. */
 export const SEED_QS = [0, 0.2, 0.5] as const;
 
-/** The seed's three scenarios (spec §6). */
+/** The seed's three scenarios. */
 export const SCENARIOS: Record<'a' | 'b' | 'c', Scenario> = {
   a: {
     name: 'a',

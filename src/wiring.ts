@@ -3,7 +3,7 @@ import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xsta
 import { eventLogMachine } from '../machines/event-log.js';
 import { focusMachine } from '../machines/focus.js';
 import { drainFromInbox, GATE_DEFAULTS, gateMachine } from '../machines/gate.js';
-import { inboxMachine } from '../machines/inbox.js';
+import { type InboxEventMessage, inboxMachine } from '../machines/inbox.js';
 import { pollerMachine } from '../machines/poller.js';
 import { pulseMachine } from '../machines/pulse.js';
 import { sourcesMachine } from '../machines/sources.js';
@@ -29,6 +29,15 @@ import { SeenStore } from './store/seen-store.js';
 import { StateFile } from './store/state-file.js';
 import { createThinker } from './thinkers/choose-thinker.js';
 import { withTimeout } from './thinkers/thinker.js';
+
+/**
+ * The inbox's `offerAllSeen` guard: an offer is answered at once only when each of its items was
+ * seen before (`isSeen` asks the seen store, in memory).
+ */
+export const offerAllSeen =
+  (isSeen: (source: string, itemId: string) => boolean) =>
+  ({ event }: { event: InboxEventMessage }): boolean =>
+    event.type === 'inbox.offer' && event.items.every((item) => isSeen(event.source, item.itemId));
 
 /** The root actor of one project's system. */
 export type PulseActor = Actor<typeof pulseMachine>;
@@ -110,11 +119,8 @@ export const createPulseSystem = async (
           loadInbox: fromPromise(createInboxLoader({ inbox: inboxFile, seen })),
           acceptItems: fromPromise(({ input }) => acceptItems(input)),
         },
-        guards: {
-          offerAllSeen: ({ event }) =>
-            event.type === 'inbox.offer' &&
-            event.items.every((item) => seen.markedRecently(event.source, item.itemId)),
-        },
+        // Marked recently, not merely seen: an offer answered at once would never refresh the marks.
+        guards: { offerAllSeen: offerAllSeen((source, itemId) => seen.markedRecently(source, itemId)) },
         actions: {
           persistSettlement: ({ self }, { settlement, deadLetters }) => {
             inboxFile.settle(settlement, deadLetters).then(

@@ -14,7 +14,7 @@ import { hostGuard } from './host-guard.js';
 import { createMcpRoute } from './mcp-route.js';
 import type { SessionLimits } from './session-table.js';
 import { createSourcesTestRoute } from './sources-test-route.js';
-import { STATUS_PAGE_HEADERS, statusPage } from './status-page.js';
+import { STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
 import { createStatusStream } from './status-stream.js';
 
 /**

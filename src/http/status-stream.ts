@@ -14,7 +14,11 @@ export interface StatusStreamOptions {
   coalesceMs?: number;
   /** What EventSource waits before it reconnects after the stream drops. */
   retryMs?: number;
+  /** Waits out a coalescing window, or less when `signal` aborts; a test passes a clock it advances. */
+  wait?: (ms: number, signal: AbortSignal) => Promise<unknown>;
 }
+
+const realWait = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal });
 
 /**
  * `GET /status/stream`: the status page's Server-Sent Events. The first frame is the whole
@@ -29,6 +33,7 @@ export const createStatusStream = ({
   heartbeatMs = 15_000,
   coalesceMs = 100,
   retryMs = 2_000,
+  wait = realWait,
 }: StatusStreamOptions) => {
   let open = 0;
 
@@ -62,7 +67,7 @@ export const createStatusStream = ({
       await sendIfChanged(true);
       while (!closed.signal.aborted) {
         if (changed) {
-          await sleep(coalesceMs, undefined, { signal: closed.signal }).catch(() => undefined);
+          await wait(coalesceMs, closed.signal).catch(() => undefined);
           changed = false;
           // A stopping daemon ends the stream; the page says so and EventSource comes back.
           if (closed.signal.aborted || actor.getSnapshot().status !== 'active') break;

@@ -12,8 +12,6 @@ import type { JsonObject } from './json-edit.js';
  */
 export type HookTransport = 'http' | 'curl' | 'node';
 
-export const HOOK_TRANSPORTS: readonly HookTransport[] = ['http', 'curl', 'node'];
-
 /** Where the `node` transport finds node and this clone's CLI; absolute, since pulse is not installed globally. */
 export interface HookRuntime {
   nodePath: string;

@@ -5,7 +5,7 @@ import type { SetupAgent } from './agent-names.js';
 import { agentSetup } from './agents.js';
 import { flatLayout, groupedLayout } from './hook-entries.js';
 import { currentRuntime, type FoundPulseHook, findPulseHook } from './hook-handlers.js';
-import { isJsonObject } from './json-edit.js';
+import { isJsonObject, parseJsonObject } from './json-edit.js';
 
 /** A pulse hook standing in an agent's hooks file, under the event it is registered for. */
 export type InstalledHook = FoundPulseHook & { event: string };
@@ -16,17 +16,13 @@ export const hooksFileOf = (agent: SetupAgent): string | null => {
   return agentSetup(agent, target).parts.find((part) => part.part === 'hooks')?.file ?? null;
 };
 
-/** Every pulse hook in the agent's hooks file of `project`; none when the file is missing or unreadable. */
+/** Every pulse hook in the agent's hooks file of `project` (JSONC); none when the file is missing or unreadable. */
 export const installedHooks = async (agent: HookAgent, project: string): Promise<InstalledHook[]> => {
   const file = hooksFileOf(agent);
   if (file === null) return [];
-  let doc: unknown;
-  try {
-    doc = JSON.parse(await readFile(join(project, file), 'utf8'));
-  } catch {
-    return [];
-  }
-  const hooks = isJsonObject(doc) && isJsonObject(doc.hooks) ? doc.hooks : {};
+  const text = await readFile(join(project, file), 'utf8').catch(() => '');
+  const parsed = parseJsonObject(text);
+  const hooks = 'doc' in parsed && isJsonObject(parsed.doc.hooks) ? parsed.doc.hooks : {};
   const layout = agent === 'cursor' ? flatLayout : groupedLayout;
   return Object.entries(hooks).flatMap(([event, list]) =>
     Array.isArray(list)

@@ -5,7 +5,7 @@ import { assertRealFolder } from './real-folder.js';
 
 /**
  * Replaces a file crash-safely: a temp file beside it, written whole and fsynced, renamed over
- * it. Not write-file-atomic (issue 14): it writes once and renames whatever landed, so a disk
+ * it. Not write-file-atomic: it writes once and renames whatever landed, so a disk
  * filling up mid-write would leave a torn file; and it resolves symlinks, renaming over the
  * link's target outside `.pulse/`. Here a symlink put in place of the file is removed first (the
  * target is never written), and a folder swapped for a symlink is refused before anything is

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningDaemon, removeProject, startDaemon, tempProject } from '../helpers/daemon.js';
 
 /*
- * One daemon per project (issue 14), through crashes: `.pulse/daemon.lock` survives a kill -9 and
+ * One daemon per project, through crashes: `.pulse/daemon.lock` survives a kill -9 and
  * is taken over by the next start; starts racing for a dead owner's lock end with exactly one
  * daemon; a lock naming a pid that now belongs to another process is taken over too.
  */

@@ -14,7 +14,7 @@ import {
 import type { AckAnswer, Decision } from '../helpers/protocol.js';
 
 /*
- * A real full disk (issue 14): `.pulse/` on a 1 MiB tmpfs, mounted in a user and mount namespace
+ * A real full disk: `.pulse/` on a 1 MiB tmpfs, mounted in a user and mount namespace
  * of the daemon's own (`unshare -rm`, no root needed), so the test sees it through
  * /proc/<pid>/root. One change must be one line however often it is looked at, a pending replan
  * and an accepted ack stay true, each answer says what is durable, and all of it reaches the disk

@@ -267,9 +267,9 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
 
   it('refuses a target that is not valid JSON, naming it, and writes no file at all', async () => {
     const dir = await project();
-    // VS Code allows comments in mcp.json; pulse could not rewrite one without losing them.
+    // Comments are fine (VS Code allows them in mcp.json); an object left open is not.
     const broken = agent === 'codex' ? '.codex/hooks.json' : files.mcp;
-    await put(dir, broken, agent === 'vscode' ? '{\n  // mine\n  "servers": {}\n}\n' : '{"hooks": {');
+    await put(dir, broken, agent === 'vscode' ? '{\n  // mine\n  "servers": {}\n' : '{"hooks": {');
     const before = await snapshot(dir);
     const { code, stdout } = await setup(agent, dir, '--write');
     expect(code).toBe(1);
@@ -327,6 +327,20 @@ const TRANSPORTS: Array<[HookAgent, 'http' | 'curl' | 'node']> = [
   ['cursor', 'curl'],
   ['cursor', 'node'],
 ];
+
+describe('pulse setup vscode --write on a commented mcp.json', () => {
+  it('adds the pulse server in place, keeping the comments, the compact entry and the trailing comma', async () => {
+    const dir = await project();
+    const mine = '{\n  // GitHub first\n  "servers": {\n    "github": {"command": "gh-mcp"},\n  },\n}\n';
+    await put(dir, '.vscode/mcp.json', mine);
+    const { code, stdout } = await setup('vscode', dir, '--write');
+    expect(code, stdout).toBe(0);
+    expect(await read(dir, '.vscode/mcp.json')).toBe(
+      `{\n  // GitHub first\n  "servers": {\n    "github": {"command": "gh-mcp"},\n    "pulse": {\n      "type": "http",\n      "url": "${URL_8765}"\n    },\n  },\n}\n`,
+    );
+    expect(await read(dir, '.vscode/mcp.json.pulse-backup')).toBe(mine);
+  });
+});
 
 describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (agent, transport) => {
   /** The one handler of the write call's event, as written. */

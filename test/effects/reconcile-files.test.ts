@@ -64,7 +64,7 @@ describe('the reconciler and changes too fresh to trust', () => {
   });
 });
 
-describe('the reconciler, one file at a time (issue 14)', () => {
+describe('the reconciler, one file at a time', () => {
   let project: string;
   let paths: PulsePaths;
   let stateFile: StateFile;

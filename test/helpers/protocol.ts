@@ -1,5 +1,5 @@
-// The PulseAgent protocol as the tests know it, written out here so that the daemon is checked
-// against the spec, not against itself.
+// The PulseAgent protocol as the tests know it (PulseAgent 0.1.0's templates, reasons and ack
+// answers), written out here so that the daemon is checked against the protocol, not against itself.
 
 /** The four templates a first start writes under `.pulse/`, by file name. */
 export const TEMPLATES = {

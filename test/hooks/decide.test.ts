@@ -4,7 +4,7 @@ import { decide, type HookFacts } from '../../src/hooks/decide.js';
 import type { HookCall } from '../../src/hooks/hook-input.js';
 
 /*
- * The hooks while pulse cannot see guidance (issue 14): they hold as for a pending replan, with a
+ * The hooks while pulse cannot see guidance: they hold as for a pending replan, with a
  * reason that names the file, the error and the fix; a stop is held once for the same blind spot.
  */
 

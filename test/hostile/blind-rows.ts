@@ -6,7 +6,7 @@ import { type RunningDaemon, readEvents, runCli, startDaemon, waitUntil } from '
 import { type Decision, REASONS } from '../helpers/protocol.js';
 import { callOneShot, contextText, decision, edit, figures, type HostileCase, status } from './harness.js';
 
-// Issue 14: a guidance or constraints change is either enforced (logged once, replan pending,
+// A guidance or constraints change is either enforced (logged once, replan pending,
 // hook holds) or pulse says loudly that it cannot see or record it: in the tool answer, the
 // context, `pulse status`, /healthz (503 with the reason) and the hook (which holds). Each row
 // breaks one thing, checks every one of those, repairs it and checks that pulse recovers by itself.

@@ -7,7 +7,7 @@ import { protocolRows } from './protocol-rows.js';
 import { fixtureChildren, sourceRows } from './source-rows.js';
 
 /*
- * The hostile-input suite (issue 8, item 3): a table of hostile inputs, each with the clear error
+ * The hostile-input suite: a table of hostile inputs, each with the clear error
  * (or the safe, documented behaviour) it must get, and after every row the same check that the
  * daemon lives and nothing was lost (see assertNothingLost). The last line printed sums it up.
  */
@@ -21,7 +21,7 @@ afterAll(async () => {
     `hostile input: ${tally.tried} cases tried, ${tally.passed} passed, ${tally.bugsFixed} bugs found and fixed, ${tally.lost} things lost`,
   );
   console.log(
-    `issue 14 figures: a call beside a 20 GiB guidance.md ${figures.hugeFileCallMs ?? '-'} ms; RSS with /proc/self/pagemap as constraints.md ${figures.procRssMiB ?? '-'} MiB`,
+    `blind-spot figures: a call beside a 20 GiB guidance.md ${figures.hugeFileCallMs ?? '-'} ms; RSS with /proc/self/pagemap as constraints.md ${figures.procRssMiB ?? '-'} MiB`,
   );
 });
 
@@ -69,5 +69,5 @@ const eachOnFreshDaemon = (title: string, rows: HostileCase[], timeout: number) 
   });
 
 eachOnFreshDaemon('hostile files in .pulse/', fileRows, 30_000);
-eachOnFreshDaemon('files pulse cannot read, .pulse/ swapped, a second daemon (issue 14)', blindRows, 60_000);
+eachOnFreshDaemon('files pulse cannot read, .pulse/ swapped, a second daemon', blindRows, 60_000);
 eachOnFreshDaemon('hostile source servers', sourceRows, 60_000);

@@ -87,8 +87,26 @@ const guidanceEvent = (n: number): PulseEvent => ({
 
 const statusFrames = (reader: StatusStreamReader) => reader.frames.filter((f) => f.event === 'status');
 
-/** Timers keeping the process alive: a stream's heartbeat is one of them while it is open. */
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The streams' coalescing clock, advanced by hand: a window ends only when the test ends it. */
+const handClock = () => {
+  const windows: Array<() => void> = [];
+  return {
+    wait: (_ms: number, signal: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        windows.push(resolve);
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      }),
+    /** Windows a stream is waiting out now. */
+    get open() {
+      return windows.length;
+    },
+    /** Ends the oldest window, and lets the stream do what it does next short of a write. */
+    async end() {
+      windows.shift()!();
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
+};
 
 describe('the status stream', () => {
   it('sends the whole status as its first frame, with a reconnect delay for EventSource', async () => {
@@ -111,22 +129,29 @@ describe('the status stream', () => {
   });
 
   it('sends one frame for a burst of changes, showing where the burst ended', async () => {
-    const { system, open } = await serveStream({ coalesceMs: 500 });
+    const clock = handClock();
+    const { system, open } = await serveStream({ wait: clock.wait });
     const reader = await open();
     await reader.next(() => true);
-    for (let n = 1; n <= 8; n++) {
+    replanOf(system.actor).send({ type: 'log.appended', events: [guidanceEvent(1)] });
+    // The stream noticed the first change and waits out its window; the rest come meanwhile.
+    await waitUntil(() => clock.open === 1);
+    for (let n = 2; n <= 8; n++) {
       replanOf(system.actor).send({ type: 'log.appended', events: [guidanceEvent(n)] });
-      await sleep(25);
     }
+    await clock.end();
     const last = await reader.next((s) => s.replan.pending_replan_event_id === 'evt-8');
     expect(last.replan.state).toBe('pending');
-    await sleep(600);
-    // The first frame, then the settled burst: not one frame per change.
-    expect(statusFrames(reader).length, reader.text()).toBeLessThanOrEqual(3);
+    // The first frame, then the settled burst: no frame for a change in between.
+    expect(
+      reader.statuses().map((s) => s.replan.pending_replan_event_id),
+      reader.text(),
+    ).toEqual([null, 'evt-8']);
   });
 
   it('sends nothing when what the page shows did not change', async () => {
-    const { system, open } = await serveStream({ coalesceMs: 20 });
+    const clock = handClock();
+    const { system, open } = await serveStream({ wait: clock.wait });
     const reader = await open();
     await reader.next(() => true);
     // Refused acks change the replan actor's snapshot, not its status.
@@ -141,8 +166,18 @@ describe('the status stream', () => {
       });
     }
     await waitUntil(() => replanOf(system.actor).getSnapshot().context.lastReply?.requestId === 909);
-    await sleep(200);
-    expect(statusFrames(reader)).toHaveLength(1);
+    // The stream noticed the acks; once their window ends it has compared and sent nothing.
+    await waitUntil(() => clock.open === 1);
+    await clock.end();
+    // Then a change the page does show: its frame must be the very next one.
+    replanOf(system.actor).send({ type: 'log.appended', events: [guidanceEvent(1)] });
+    await waitUntil(() => clock.open === 1);
+    await clock.end();
+    await reader.next((s) => s.replan.state === 'pending');
+    expect(
+      reader.statuses().map((s) => s.replan.state),
+      reader.text(),
+    ).toEqual(['idle', 'pending']);
   });
 
   it('keeps an idle stream alive with a comment line', async () => {

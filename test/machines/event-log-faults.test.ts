@@ -11,7 +11,7 @@ import { type AckRecord, untrackedFiles } from '../../machines/pulse-files.js';
 import { nothingFound } from '../helpers/reconcile-output.js';
 
 /*
- * The log owner's faults (issue 14), with the effects provided as fakes and time simulated: what
+ * The log owner's faults, with the effects provided as fakes and time simulated: what
  * it tells the replan lifecycle, when it looks again by itself, and how an ack that could not be
  * written stands in memory and is written again.
  */

@@ -5,6 +5,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ActorRefFrom } from 'xstate';
+import type { watcherMachine } from '../../machines/watcher.js';
 import { createHttpApp } from '../../src/http/app.js';
 import { watchContext } from '../../src/mcp/context-push.js';
 import { CONTEXT_URI } from '../../src/mcp/context-resource.js';
@@ -47,6 +49,10 @@ const observerCounts = () =>
     (refOf) => (refOf(system.actor) as unknown as { observers: Set<unknown> }).observers.size,
   );
 
+/** The watcher's context: how many changes it has reported to the log. */
+const watcherOf = () =>
+  (system.actor.system.get('watcher') as ActorRefFrom<typeof watcherMachine>).getSnapshot().context;
+
 /** Lets the watch's next-turn check run. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -73,6 +79,7 @@ describe('watchContext', () => {
     await nextTurn();
     expect(updates).toEqual([]);
 
+    const hintsBefore = watcherOf().changesSeen;
     await save(paths.file('guidance.md'), '# Guidance\n\nUse the new API.\n');
     await reconcile(system.actor);
     await nextTurn();
@@ -85,7 +92,11 @@ describe('watchContext', () => {
     expect(logs[0]!.data).toContain(`pulse_ack_replan with event_id "${pending}"`);
 
     // The watcher's own scans of that save come later and find nothing new.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await waitUntil(() => {
+      const { scansRequested, scansCompleted } = logOf(system.actor).getSnapshot().context;
+      return watcherOf().changesSeen > hintsBefore && scansCompleted >= scansRequested;
+    });
+    await nextTurn();
     expect(updates).toHaveLength(1);
 
     await ackReplan(system.actor, pending);

@@ -23,6 +23,7 @@ import {
   type Settlement,
 } from '../../machines/inbox.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
+import { offerAllSeen } from '../../src/wiring.js';
 import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*
@@ -105,7 +106,7 @@ const fateOf = (kind: Kind, index: number): 'consume' | 'putBack' | 'deadLetter'
 };
 
 /**
- * A settlement, as the seed states the rules: put-back events go to the front in the order
+ * A settlement, as PulseAgent 0.1.0 (the prototype pulse grew from) states the rules: put-back events go to the front in the order
  * taken, and when that overflows the capacity the put-back (oldest) ones are dropped first,
  * recorded after the ones out of attempts.
  */
@@ -196,7 +197,7 @@ const model = setup({
 
 type ModelSnapshot = SnapshotFrom<typeof model>;
 
-/** The steps of the seed's put-back rules: every simple path over them is run. */
+/** The steps of PulseAgent 0.1.0's put-back rules: every simple path over them is run. */
 const PUT_BACK_EVENTS: ModelEvent[] = [
   { type: 'start', restored: 0 },
   { type: 'start', restored: RESTORED },
@@ -354,10 +355,8 @@ class InboxRun {
         }),
         acceptItems: fromPromise<AcceptOutput, AcceptInput>(({ input }) => this.accept(input)),
       },
-      guards: {
-        offerAllSeen: ({ event }) =>
-          event.type === 'inbox.offer' && event.items.every((item) => this.seen.has(item.itemId)),
-      },
+      // The production guard, over this run's seen set (every offer here comes from one source).
+      guards: { offerAllSeen: offerAllSeen((_source, itemId) => this.seen.has(itemId)) },
       actions: {
         // Written, or not, a tick later, as a file write would be.
         persistSettlement: ({ self }, { settlement, deadLetters }) => {

@@ -3,7 +3,13 @@ import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type AnyTransitionDefinition, initialTransition, type SnapshotFrom, transition } from 'xstate';
+import {
+  type AnyStateMachine,
+  type AnyTransitionDefinition,
+  initialTransition,
+  type SnapshotFrom,
+  transition,
+} from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
 import type { AckRecord, PulseEvent } from '../../machines/pulse-files.js';
 import { type AckRejection, type ReplanEvent, replanMachine } from '../../machines/replan.js';
@@ -20,15 +26,18 @@ import {
 import { save } from '../helpers/files.js';
 import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 import { type Decision, type PulseFile, REASONS, TEMPLATES } from '../helpers/protocol.js';
+import { changesGuidance as isInvalidating, LATEST, replanModel } from './replan-model.js';
 
 /*
- * Model-based test of the replan lifecycle: paths generated from `replanMachine` itself are run
- * against a real `pulse start` (real edits under .pulse/, real MCP calls), and the daemon must
- * answer, at every step, what the machine says. Event samples carry abstract ids; each path
- * keeps a little bookkeeping to turn them into the real ids of its own events.jsonl.
+ * Model-based test of the replan lifecycle: paths generated from a model of its own
+ * (`replan-model.ts`, written from the protocol) are run against the real `replanMachine` in
+ * this process and against a real `pulse start` (real edits under .pulse/, real MCP calls), and
+ * both must answer, at every step, what the model says. Event samples carry abstract ids; each
+ * path keeps a little bookkeeping to turn them into the real ids of its own events.jsonl.
  */
 
 type Snapshot = SnapshotFrom<typeof replanMachine>;
+type ModelSnapshot = SnapshotFrom<typeof replanModel>;
 type Restored = Extract<ReplanEvent, { type: 'replan.restored' }>;
 type Appended = Extract<ReplanEvent, { type: 'log.appended' }>;
 type Ack = Extract<ReplanEvent, { type: 'replan.ack' }>;
@@ -38,8 +47,6 @@ const TASK = '.pulse/task.md';
 const GUIDANCE = '.pulse/guidance.md';
 const CONSTRAINTS = '.pulse/constraints.md';
 const PLAN = '.pulse/plan.md';
-const INVALIDATING = new Set([GUIDANCE, CONSTRAINTS]);
-const isInvalidating = (event: { path: string }) => INVALIDATING.has(event.path);
 
 const rejection = (code: AckRejection, id: string, pending: string | null): string =>
   ({
@@ -65,7 +72,6 @@ const rejection = (code: AckRejection, id: string, pending: string | null): stri
 //            for the machine that edit changes nothing, which the pure tests pin down)
 // ---------------------------------------------------------------------------------------------
 
-const LATEST = 'LATEST';
 const UNKNOWN_ID = 'evt_19990101T000000000000Z_deadbeef';
 type Marker = 'LATEST' | 'STALE' | 'UNKNOWN' | 'BLANK' | 'TASK';
 
@@ -77,9 +83,10 @@ const modelEvent = (id: string, path: string): PulseEvent => ({
   sha256: null,
   size: null,
 });
-const edit = (path: string): Appended => ({
+/** One scan that logs a change to each of `paths`, in the order a scan finds them. */
+const edit = (...paths: string[]): Appended => ({
   type: 'log.appended',
-  events: [modelEvent(isInvalidating({ path }) ? LATEST : 'PLAN', path)],
+  events: paths.map((path) => modelEvent(isInvalidating({ path }) ? LATEST : 'PLAN', path)),
 });
 const modelAck: AckRecord = { eventId: LATEST, planSha256: 'PLAN_SHA256', at: 'AT' };
 const ack = (marker: Marker): Ack => {
@@ -115,7 +122,9 @@ const restores: Restored[] = [
   },
 ];
 // Constraints first, so that a path's first edit after a restored guidance change shows order.
-const edits: Appended[] = [edit(CONSTRAINTS), edit(GUIDANCE), edit(PLAN)];
+// The last is one scan with a constraints change and a plan change: a replan is due when any of
+// an append's events is a guidance/constraints change, not only when all are.
+const edits: Appended[] = [edit(CONSTRAINTS), edit(GUIDANCE), edit(PLAN), edit(CONSTRAINTS, PLAN)];
 
 /**
  * guidance.md turned into a symlink loop, and made readable again with the text it had (so the
@@ -140,20 +149,19 @@ const NEXT_PROBE: Record<AckRejection, Marker | null> = {
  * keys below hold: so any generated path is executable on the daemon, and replaying it on the
  * machine gives the states it names (checked at every step).
  */
-const samples = (snapshot: Snapshot): ReplanEvent[] => {
-  const { lastAck, lastReply, blind } = snapshot.context;
+const samples = (snapshot: ModelSnapshot): ReplanEvent[] => {
+  const { acknowledged, answer, blind } = snapshot.context;
   if (snapshot.matches('loading')) return restores;
   const acks: Ack[] = [];
   if (!snapshot.matches('idle')) acks.push(ack('LATEST'));
-  const probe = lastReply?.code ? NEXT_PROBE[lastReply.code] : 'BLANK';
-  if (probe !== null && (probe !== 'STALE' || lastAck !== null)) acks.push(ack(probe));
+  const probe = answer !== null && answer !== 'accepted' ? NEXT_PROBE[answer] : 'BLANK';
+  if (probe !== null && (probe !== 'STALE' || acknowledged)) acks.push(ack(probe));
   // Saving guidance.md would also repair it: while it is a loop, only the other files are edited.
-  const blinded = blind.length > 0;
   return [
     ...restores,
-    ...(blinded ? edits.filter((e) => e.events[0]!.path !== GUIDANCE) : edits),
+    ...(blind ? edits.filter((e) => !e.events.some((change) => change.path === GUIDANCE)) : edits),
     ...acks,
-    blinded ? SIGHTED : BLIND,
+    blind ? SIGHTED : BLIND,
   ];
 };
 
@@ -161,40 +169,44 @@ const samples = (snapshot: Snapshot): ReplanEvent[] => {
 // Transitions of the machine definition: (source state, event type, branch).
 // ---------------------------------------------------------------------------------------------
 
+/** The real machine's states and transitions, as the in-process replay takes them. */
 const coverage = new MachineCoverage(replanMachine, 'key');
+const modelTransitions = new MachineCoverage(replanModel, 'key');
 
-const taken = (from: Snapshot | undefined, event: ReplanEvent | undefined): AnyTransitionDefinition[] =>
-  from && event && event.type !== ('xstate.init' as string)
-    ? replanMachine.getTransitionData(from, event)
-    : [];
+const taken = (
+  machine: AnyStateMachine,
+  from: ModelSnapshot | Snapshot | undefined,
+  event: ReplanEvent | undefined,
+): AnyTransitionDefinition[] =>
+  from && event && event.type !== ('xstate.init' as string) ? machine.getTransitionData(from, event) : [];
 
 /** For shortest paths: a vertex per state, ack phase, and the transition and outcome that led there. */
-const byTransition = (state: Snapshot, event?: ReplanEvent, from?: Snapshot): string => {
+const byTransition = (state: ModelSnapshot, event?: ReplanEvent, from?: ModelSnapshot): string => {
   const outcome =
     event?.type === 'replan.ack'
-      ? (state.context.lastReply?.code ?? 'accepted')
+      ? state.context.answer
       : event?.type === 'log.appended'
-        ? event.events.some(isInvalidating)
+        ? event.events.map(isInvalidating)
         : null;
   return JSON.stringify([
     state.value,
-    state.context.lastAck !== null,
-    state.context.blind.length > 0,
-    taken(from, event).map((definition) => coverage.transitionId(definition)),
+    state.context.acknowledged,
+    state.context.blind,
+    taken(replanModel, from, event).map((definition) => modelTransitions.transitionId(definition)),
     outcome,
   ]);
 };
 /** For simple paths: a vertex per state and whether something was acknowledged, so the paths are journeys. */
-const byPhase = (state: Snapshot): string => JSON.stringify([state.value, state.context.lastAck !== null]);
+const byPhase = (state: ModelSnapshot): string => JSON.stringify([state.value, state.context.acknowledged]);
 
-const model = createTestModel(replanMachine, {
+const model = createTestModel(replanModel, {
   events: samples,
   // The model offers a bare `{ type }` for an event type without samples; an ack and a fault report need their payload.
   filterEvents: (_, event) =>
     (event.type !== 'replan.ack' || 'eventId' in event) && (event.type !== 'log.faults' || 'blind' in event),
 });
 
-type Path = TestPath<Snapshot, ReplanEvent>;
+type Path = TestPath<ModelSnapshot, ReplanEvent>;
 const eventsOf = (path: Path) =>
   path.steps.map((step) => step.event).filter((event) => event.type !== ('xstate.init' as string));
 const keyOf = (event: ReplanEvent) => JSON.stringify(event);
@@ -265,8 +277,10 @@ class PathRun {
   project = '';
   daemon: RunningDaemon | undefined;
   client: Client | undefined;
-  /** The machine, replayed along the path: the expected answers come from it. */
-  model: Snapshot = initialTransition(replanMachine)[0];
+  /** The model along the path: the expected answers come from it. */
+  model: ModelSnapshot = initialTransition(replanModel)[0];
+  /** The real machine, replayed along the path in this process: it must agree with the model at every step. */
+  machine: Snapshot = initialTransition(replanMachine)[0];
   /** The real ack, as the daemon must report it. */
   ack: { eventId: string; planSha256: string | null } | null = null;
   planEditedSinceAck = false;
@@ -293,17 +307,31 @@ class PathRun {
     return callTool<Decision>(this.client!, 'pulse_should_interrupt', { last_seen_event_id: lastSeen });
   }
 
-  /** Executes one event of the path on the daemon, after checking the replay agrees with the path. */
-  async run(event: ReplanEvent, expected: Snapshot) {
+  /**
+   * Executes one event of the path on the real machine, then on the daemon; both must agree with
+   * the model, replayed along the path (a path's step holds the first snapshot its vertex had).
+   */
+  async run(event: ReplanEvent, step: ModelSnapshot) {
     const before = this.model;
-    const [after] = transition(replanMachine, before, event);
-    expect(after.value, 'replaying the path gives the state the model generated').toEqual(expected.value);
-    this.#pendingCoverage = taken(before, event);
+    const [expected] = transition(replanModel, before, event);
+    expect(expected.value, 'replaying the path gives the state the model generated').toEqual(step.value);
+    const [machine] = transition(replanMachine, this.machine, event);
+    expect(machine.value, 'the machine takes the state the model expects').toEqual(expected.value);
+    expect(machine.context.pendingFiles, 'the machine holds the pending files the model expects').toEqual(
+      expected.context.pendingFiles,
+    );
+    if (event.type === 'replan.ack') {
+      expect(machine.context.lastReply?.code ?? 'accepted', 'the machine answers the ack as the model').toBe(
+        expected.context.answer,
+      );
+    }
+    this.#pendingCoverage = taken(replanMachine, this.machine, event);
+    this.machine = machine;
     if (event.type === 'replan.restored') await this.restore(event);
     if (event.type === 'log.appended') await this.edit(event);
-    if (event.type === 'replan.ack') await this.acknowledge(event, before, after);
+    if (event.type === 'replan.ack') await this.acknowledge(event, before, expected);
     if (event.type === 'log.faults') await this.toggleBlind(event);
-    this.model = after;
+    this.model = expected;
   }
 
   /** Turns guidance.md into a symlink loop, or puts its text back; neither logs an event. */
@@ -407,7 +435,7 @@ class PathRun {
   }
 
   /** The real id an ack marker stands for, in this path's log. */
-  async resolve(marker: Marker, before: Snapshot): Promise<string> {
+  async resolve(marker: Marker, before: ModelSnapshot): Promise<string> {
     let events = await this.events();
     const invalidating = events.filter(isInvalidating);
     switch (marker) {
@@ -421,7 +449,7 @@ class PathRun {
         );
         return invalidating.at(-1)!.id;
       case 'STALE':
-        if (before.context.pendingEventId !== null) {
+        if (before.matches('pending')) {
           expect(invalidating.length, 'STALE needs an event older than the pending one').toBeGreaterThan(1);
         }
         return invalidating[0]!.id;
@@ -435,13 +463,13 @@ class PathRun {
     }
   }
 
-  async acknowledge(event: Ack, before: Snapshot, after: Snapshot) {
-    const expected = after.context.lastReply!;
+  async acknowledge(event: Ack, before: ModelSnapshot, after: ModelSnapshot) {
+    const expected = after.context.answer!;
     const id = await this.resolve(markerOf(event), before);
     const plan = sha256(await readFile(this.file('plan.md')));
     const pending = (await this.events()).filter(isInvalidating).at(-1)?.id ?? null;
     const reply = await callTool(this.client!, 'pulse_ack_replan', { event_id: id });
-    if (expected.accepted) {
+    if (expected === 'accepted') {
       expect(reply).toEqual({
         accepted: true,
         acknowledged_event_id: id,
@@ -456,11 +484,11 @@ class PathRun {
         accepted: false,
         acknowledged_event_id: this.ack?.eventId ?? null,
         plan_sha256: this.ack?.planSha256 ?? null,
-        reason: rejection(expected.code!, id, pending),
-        code: expected.code,
+        reason: rejection(expected, id, pending),
+        code: expected,
       });
     }
-    coveredAnswers.add(expected.code ?? 'accepted');
+    coveredAnswers.add(expected);
   }
 
   /** What the daemon answers in the state the model reached; then this step counts as covered. */

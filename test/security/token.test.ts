@@ -175,7 +175,8 @@ describe('pulse start beyond loopback', () => {
     const cookie = setCookie.split(';')[0]!;
     const page = await send(`${local}/`, { headers: { cookie } });
     expect(page.status).toBe(200);
-    expect(page.body).toContain("new EventSource('/status/stream')");
+    // The page's script is built by esbuild, which prints strings in double quotes.
+    expect(page.body).toContain('new EventSource("/status/stream")');
     const stream = await send(`${local}/status/stream`, { headers: { cookie } });
     expect(stream.status).toBe(200);
     expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);

@@ -97,6 +97,44 @@ describe('the Codex config.toml edit', () => {
     expect(edit(text)).toEqual({ kind: 'write', text: `${text}\n${TABLE}` });
   });
 
+  it('appends to a real Codex config, keeping its comments, arrays of tables and multi-line strings', () => {
+    const mine = [
+      '# ~/.codex style config, kept in the project',
+      'model = "gpt-5-codex"',
+      'approval_policy = "on-request" # ask first',
+      'instructions = """',
+      '[mcp_servers.pulse]',
+      'url = "not a table, a line of text"',
+      '"""',
+      '',
+      '[mcp_servers.github]',
+      'command = "gh-mcp"',
+      'args = [',
+      '  "--read-only", # no writes',
+      ']',
+      'env = { GH_HOST = "github.com" }',
+      '',
+      '[[profiles.fast.tools]]',
+      'name = "search"',
+      '',
+    ].join('\n');
+    expect(edit(mine)).toEqual({ kind: 'write', text: `${mine}\n${TABLE}` });
+    expect(edit(`${mine}\n${TABLE}`)).toEqual({ kind: 'unchanged' });
+  });
+
+  it('refuses a file that is not valid TOML, saying where, and never edits it', () => {
+    for (const text of [
+      'model = "o3\n',
+      '[mcp_servers.docs]\ncommand = "docs"\n[mcp_servers.docs]\nargs = []\n',
+    ]) {
+      expect(edit(text)).toMatchObject({
+        kind: 'invalid',
+        problem: expect.stringMatching(/^is not valid TOML \(.+ at line \d+ column \d+\)$/),
+        fix: expect.stringContaining('pulse edits only TOML it can parse'),
+      });
+    }
+  });
+
   it('refuses forms it cannot append a table to, asking for a hand edit', () => {
     for (const text of [
       'mcp_servers = { docs = { command = "docs" } }\n',

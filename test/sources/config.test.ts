@@ -56,7 +56,7 @@ const EXAMPLE = {
   store_detail: false,
 };
 
-describe('parseSourcesConfig: the example of the spec', () => {
+describe('parseSourcesConfig: a config with every kind of server', () => {
   it('reads a stdio server, an http server and a source into their typed shapes', () => {
     const config = parse(EXAMPLE);
     expect(config.servers.cal).toEqual({
