@@ -131,7 +131,9 @@ export const createPulseSystem = async (
           think: fromPromise(({ input }) => {
             const config = runtime.config;
             const timeoutMs = config?.reflection.gate.thinkTimeoutMs ?? GATE_DEFAULTS.thinkTimeoutMs;
-            return withTimeout(createThinker(config), timeoutMs).think(input.events, input.now);
+            return withTimeout(createThinker(config), timeoutMs)
+              .think(input.events, input.now)
+              .then((judgements) => ({ judgements, by: 'rules', note: null }));
           }),
         },
       }),
