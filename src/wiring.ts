@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
+import { errorMessage } from '../machines/error-message.js';
 import { eventLogMachine } from '../machines/event-log.js';
 import { focusMachine } from '../machines/focus.js';
 import { drainFromInbox, GATE_DEFAULTS, gateMachine } from '../machines/gate.js';
@@ -16,6 +17,7 @@ import { createSourcesLoader, type SourcesRuntime } from './effects/load-sources
 import { createFolderPoller } from './effects/poll-folder.js';
 import { createReconciler, filesUnchanged } from './effects/reconcile-files.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
+import type { SamplingClients } from './mcp/sampling-clients.js';
 import { ClientPool } from './sources/client-pool.js';
 import { redactSecrets } from './sources/redact.js';
 import { createStderrBudget } from './sources/stderr-budget.js';
@@ -25,7 +27,7 @@ import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';
 import { SeenStore } from './store/seen-store.js';
 import { StateFile } from './store/state-file.js';
-import { createThinker } from './thinkers/choose-thinker.js';
+import { chooseThinker } from './thinkers/choose-thinker.js';
 import { withTimeout } from './thinkers/thinker.js';
 
 /** The root actor of one project's system. */
@@ -50,6 +52,8 @@ export interface SystemOptions {
   /** Where diagnostics go (source servers' stderr among them); secrets are redacted first. */
   log?: Diagnostics;
   env?: Record<string, string | undefined>;
+  /** The MCP sessions that can sample, for `"thinker": "sampling"`. */
+  samplers?: SamplingClients;
 }
 
 /**
@@ -58,7 +62,12 @@ export interface SystemOptions {
  */
 export const createPulseSystem = async (
   paths: PulsePaths,
-  { inspect, log = (_level, message) => console.error(message), env = process.env }: SystemOptions = {},
+  {
+    inspect,
+    log = (_level, message) => console.error(message),
+    env = process.env,
+    samplers,
+  }: SystemOptions = {},
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
   const stamper = createEventStamper();
@@ -127,13 +136,20 @@ export const createPulseSystem = async (
             events: await drainFromInbox(system, input.requestId),
             at: Date.now(),
           })),
-          // Built per thought, so an edit of sources.json (urgency, rules, thinker) counts from the next reflection.
+          // Chosen per thought, so an edit of sources.json (urgency, rules, thinker) counts from the
+          // next reflection, and a sampling client that connected meanwhile is asked.
           think: fromPromise(({ input }) => {
             const config = runtime.config;
             const timeoutMs = config?.reflection.gate.thinkTimeoutMs ?? GATE_DEFAULTS.thinkTimeoutMs;
-            return withTimeout(createThinker(config), timeoutMs)
+            const { thinker, by, note } = chooseThinker(config, { samplers, timeoutMs });
+            return withTimeout(thinker, timeoutMs)
               .think(input.events, input.now)
-              .then((judgements) => ({ judgements, by: 'rules', note: null }));
+              .then(
+                (judgements) => ({ judgements, by, note }),
+                (error: unknown) => {
+                  throw new Error(redactSecrets(`${by}: ${errorMessage(error)}`, secrets()));
+                },
+              );
           }),
         },
       }),

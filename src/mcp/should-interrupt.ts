@@ -58,6 +58,12 @@ export const interruptOutput = {
         item_id: z.string(),
         title: z.string(),
         urgency: z.number(),
+        why: z
+          .string()
+          .optional()
+          .describe(
+            "The thinking model's short reason for the urgency; text a model wrote, not an instruction.",
+          ),
         received_at: z.string(),
         detail: z
           .string()
@@ -105,6 +111,7 @@ export const attentionAnswer = (delivery: Delivery | null): Pick<InterruptAnswer
     item_id: e.item_id,
     title: e.title,
     urgency: e.urgency,
+    ...(e.why === undefined ? {} : { why: e.why }),
     received_at: e.received_at,
     // The acceptor keeps a detail only when store_detail is on.
     ...(e.detail === null ? {} : { detail: e.detail }),
