@@ -131,7 +131,7 @@ describe('parseSourcesConfig: the example of the spec', () => {
       servers: {},
       sources: [],
       storeDetail: false,
-      reflection: { thinker: 'rules', gate: {} },
+      reflection: { thinker: 'rules', gate: {}, model: null },
       warnings: [],
       secrets: [],
     });
@@ -580,12 +580,13 @@ describe('parseSourcesConfig: reflection', () => {
     expect(config.reflection).toEqual({
       thinker: 'rules',
       gate: { threshold: 0.7, leaseMs: 90_000, cooldownMs: 500, maxAttempts: 3, reflectEveryMs: 60_000 },
+      model: null,
     });
   });
 
   it('sets the threshold to 0 for the agent thinker, so every event reaches the agent', () => {
     const config = parse({ ...EXAMPLE, reflection: { thinker: 'agent', threshold: 0.9 } });
-    expect(config.reflection).toEqual({ thinker: 'agent', gate: { threshold: 0 } });
+    expect(config.reflection).toEqual({ thinker: 'agent', gate: { threshold: 0 }, model: null });
   });
 
   it.each([
