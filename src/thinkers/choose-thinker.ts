@@ -35,7 +35,7 @@ export const chooseThinker = (
       if (model !== null)
         return {
           thinker: createModelThinker(model),
-          by: `model ${model.model} at ${model.baseUrl}`,
+          by: `model ${model.model}`,
           note: null,
         };
       break;
