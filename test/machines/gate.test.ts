@@ -670,6 +670,49 @@ describe('gateMachine', () => {
     ).toBe(true);
   });
 
+  it("keeps the thinker's reasons: with the delivery, each recent fate and the last thought, never in the inbox", async () => {
+    const h = await start({}, [event(1), event(2), event(3)]);
+    h.think = async () => [
+      { id: 'ext_1', urgency: 0.1, why: 'newsletter' },
+      { id: 'ext_2', urgency: 0.9, why: 'starts in 5 minutes' },
+    ];
+    h.clock.set(1_000);
+    await h.reflect();
+    expect(delivery(h).events.map((e) => [e.id, e.urgency, e.why])).toEqual([
+      ['ext_2', 0.9, 'starts in 5 minutes'],
+    ]);
+    expect(h.gate.getSnapshot().context.lastThought).toEqual({
+      at: 1_000,
+      by: 'test',
+      note: null,
+      judged: [
+        {
+          id: 'ext_2',
+          source: 'cal',
+          title: 'Item 2',
+          urgency: 0.9,
+          why: 'starts in 5 minutes',
+          verdict: 'speak',
+        },
+        { id: 'ext_1', source: 'cal', title: 'Item 1', urgency: 0.1, why: 'newsletter', verdict: 'quiet' },
+      ],
+      unjudged: 1,
+    });
+    h.claim();
+    h.ack(delivery(h).deliveryId);
+    const recent = h.gate.getSnapshot().context.recent.map((r) => [r.event.id, r.fate, r.why]);
+    expect(recent).toEqual([
+      ['ext_1', 'below_threshold', 'newsletter'],
+      ['ext_2', 'delivered', 'starts in 5 minutes'],
+      ['ext_2', 'told', 'starts in 5 minutes'],
+    ]);
+    expect(
+      h.gate.getSnapshot().context.recent.every((r) => !('why' in r.event) && !('urgency' in r.event)),
+    ).toBe(true);
+    // The unjudged event went back as it was, with one more attempt and no reason.
+    expect(h.inbox()).toEqual([event(3, 1)]);
+  });
+
   it(`keeps only the last ${RECENT_KEPT} fates`, async () => {
     const many = Array.from({ length: RECENT_KEPT + 5 }, (_, i) => event(i + 1));
     const h = await start({}, many);
