@@ -1,15 +1,25 @@
 import type { InboxEvent } from './external.js';
 
-/** What a thinker says about one event: how urgent it is, 0..1. */
+/** What a thinker says about one event: how urgent it is, 0..1, and, from a model, why in a few words. */
 export interface Judgement {
   id: string;
   urgency: number;
+  why?: string;
+}
+
+/** One thought: the judgements, and which thinker made them (with a note when it was not the one configured). */
+export interface Thought {
+  judgements: Judgement[];
+  /** e.g. `rules`, `model qwen2.5:7b-instruct`, `sampling (claude-code)`. */
+  by: string;
+  /** Why another thinker than the configured one judged, e.g. no client offers sampling. */
+  note: string | null;
 }
 
 /** What the agent reports per delivered event. */
 export type AckOutcome = 'told' | 'not_worth_saying' | 'later';
 
-export type DeliveredEvent = InboxEvent & { urgency: number };
+export type DeliveredEvent = InboxEvent & { urgency: number; why?: string };
 
 /**
  * Urgent events set aside for the agents. `holder` is null until an agent checks in and claims
@@ -58,6 +68,8 @@ export interface RecentFate {
   event: InboxEvent;
   fate: Fate;
   at: number;
+  /** The thinker's reason, when it gave one. */
+  why?: string;
 }
 
 /** Where each drained event goes after a thought: spoken, consumed silently, or retried. */
@@ -65,21 +77,24 @@ export const judge = (
   batch: readonly InboxEvent[],
   answer: readonly Judgement[],
   threshold: number,
-): { speak: DeliveredEvent[]; quiet: InboxEvent[]; retry: InboxEvent[] } => {
-  const urgency = new Map<string, number>();
+): { speak: DeliveredEvent[]; quiet: DeliveredEvent[]; retry: InboxEvent[] } => {
+  const judged = new Map<string, Judgement>();
   for (const j of Array.isArray(answer) ? answer : []) {
     if (typeof j?.id === 'string' && typeof j.urgency === 'number' && Number.isFinite(j.urgency)) {
-      urgency.set(j.id, j.urgency);
+      judged.set(j.id, j);
     }
   }
   const speak: DeliveredEvent[] = [];
-  const quiet: InboxEvent[] = [];
+  const quiet: DeliveredEvent[] = [];
   const retry: InboxEvent[] = [];
   for (const event of batch) {
-    const u = urgency.get(event.id);
-    if (u === undefined) retry.push(event);
-    else if (u >= threshold) speak.push({ ...event, urgency: u });
-    else quiet.push(event);
+    const j = judged.get(event.id);
+    if (j === undefined) {
+      retry.push(event);
+      continue;
+    }
+    const verdict = { ...event, urgency: j.urgency, ...(typeof j.why === 'string' ? { why: j.why } : {}) };
+    (j.urgency >= threshold ? speak : quiet).push(verdict);
   }
   return { speak, quiet, retry };
 };
@@ -98,7 +113,7 @@ export const retryOrDeadLetter = (
   return { back, dead };
 };
 
-export const stripUrgency = ({ urgency: _, ...event }: DeliveredEvent): InboxEvent => event;
+export const stripUrgency = ({ urgency: _, why: _why, ...event }: DeliveredEvent): InboxEvent => event;
 
 /** Why `caller`'s ack of `deliveryId` with these outcomes cannot be taken, or null when it can. */
 export const ackRejection = (

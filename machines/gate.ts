@@ -13,20 +13,22 @@ import {
   ackRejection,
   type Caller,
   type ClosedDelivery,
+  type DeliveredEvent,
   type Delivery,
   type Fate,
   type GateAckRejection,
-  type Judgement,
   judge,
   type RecentFate,
   rejectionReason,
   retryOrDeadLetter,
   splitOutcomes,
   stripUrgency,
+  type Thought,
 } from './delivery-rules.js';
 import { errorMessage } from './error-message.js';
 import type { InboxEvent } from './external.js';
-import type { inboxMachine, Settlement } from './inbox.js';
+import { INBOX_CAPACITY, type inboxMachine, type Settlement } from './inbox.js';
+import { CATCH_UP_MS } from './poller.js';
 
 export type {
   AckOutcome,
@@ -35,6 +37,7 @@ export type {
   Delivery,
   GateAckRejection,
   Judgement,
+  Thought,
 } from './delivery-rules.js';
 
 /** The answer to one `gate.ack`, as `pulse_ack_events` returns it. */
@@ -71,9 +74,32 @@ export interface GateSettings {
   maxAttempts: number;
   reflectEveryMs: number;
   thinkTimeoutMs: number;
+  /** The wait after a failed thought; it doubles with each failure in a row, up to `RETRY_BACKOFF_MAX_FACTOR` times. */
+  retryBackoffMs: number;
 }
 
 export type GateInput = Partial<GateSettings>;
+
+/** An event as the last thought judged it. */
+export interface JudgedEvent {
+  id: string;
+  source: string;
+  title: string;
+  urgency: number;
+  why?: string;
+  /** Set aside for the agent, or consumed silently below the threshold. */
+  verdict: 'speak' | 'quiet';
+}
+
+/** The last thought that judged something: who judged, and what it made of each event. */
+export interface ThoughtRecord {
+  at: number;
+  by: string;
+  note: string | null;
+  judged: JudgedEvent[];
+  /** Events of the batch it left unjudged: back to the inbox with one more attempt. */
+  unjudged: number;
+}
 
 export interface GateContext extends GateSettings {
   focusUntil: number | null;
@@ -95,6 +121,11 @@ export interface GateContext extends GateSettings {
   putBack: number;
   deadLettered: number;
   thinkFailures: number;
+  /** Failed thoughts since the last usable one: the backoff doubles with each. */
+  failedInARow: number;
+  /** How many events the last failed thought had been given. */
+  failedBatch: number;
+  lastThought: ThoughtRecord | null;
   gated: Record<Gate, number>;
   lastGate: Gate | null;
   lastReply: GateAckReply | null;
@@ -134,7 +165,28 @@ export const GATE_DEFAULTS: GateSettings = {
   maxAttempts: 5,
   reflectEveryMs: 120_000,
   thinkTimeoutMs: 60_000,
+  retryBackoffMs: 360_000,
 };
+/** The backoff after failed thoughts in a row stops doubling at this many times `retryBackoffMs`. */
+export const RETRY_BACKOFF_MAX_FACTOR = 2;
+/**
+ * How long the gate waits after an insert for more: a poll that hit the per-tick cap is followed
+ * by a catch-up poll `CATCH_UP_MS` later, and sources started together insert within moments.
+ */
+export const INSERT_QUIET_MS = CATCH_UP_MS + 1_000;
+
+/**
+ * A failed batch this big is tried again at the timer's pace, without the backoff: while it
+ * waits, polls keep adding to the inbox, and once the inbox is full, new items stay at their
+ * source, where a fast one scrolls them out of its list.
+ */
+export const BACKLOG_EVENTS = INBOX_CAPACITY / 4;
+
+/** The wait before trying again after `failedInARow` failed thoughts. */
+export const retryBackoffMs = (
+  settings: Pick<GateSettings, 'retryBackoffMs'>,
+  failedInARow: number,
+): number => settings.retryBackoffMs * Math.min(2 ** Math.max(0, failedInARow - 1), RETRY_BACKOFF_MAX_FACTOR);
 const CLOSED_KEPT = 20;
 export const RECENT_KEPT = 20;
 /** Node timers hold at most 2^31 − 1 ms; a longer focus is waited out in steps. */
@@ -171,8 +223,19 @@ const closing = (context: GateContext, how: ClosedDelivery['how']) =>
     ? context.closed
     : [...context.closed, { deliveryId: context.delivery.deliveryId, how }].slice(-CLOSED_KEPT);
 
-const remember = (context: GateContext, events: readonly InboxEvent[], fate: Fate, at: number) =>
-  [...context.recent, ...events.map((event) => ({ event, fate, at }))].slice(-RECENT_KEPT);
+/** A recent fate, with the thinker's reason when the event carries one. */
+const fateOf = (event: InboxEvent | DeliveredEvent, fate: Fate, at: number): RecentFate => {
+  const why = 'why' in event ? event.why : undefined;
+  const plain = 'urgency' in event ? stripUrgency(event) : event;
+  return why === undefined ? { event: plain, fate, at } : { event: plain, fate, at, why };
+};
+
+const remember = (
+  context: GateContext,
+  events: readonly (InboxEvent | DeliveredEvent)[],
+  fate: Fate,
+  at: number,
+) => [...context.recent, ...events.map((event) => fateOf(event, fate, at))].slice(-RECENT_KEPT);
 
 /** What a decision does with events: consumed for good, failed (one more attempt), or returned untried. */
 type Decision = { consumed?: string[]; failed?: readonly InboxEvent[]; returned?: readonly InboxEvent[] };
@@ -224,11 +287,41 @@ export const gateMachine = setup({
     drainInbox: fromPromise<DrainOutput, { requestId: number }>(async () => {
       throw new Error('drainInbox not provided');
     }),
-    think: fromPromise<Judgement[], { events: InboxEvent[]; now: number }>(async () => {
+    think: fromPromise<Thought, { events: InboxEvent[]; now: number }>(async () => {
       throw new Error('think not provided');
     }),
   },
   actions: {
+    /** Asks for a reflection that runs as soon as the gate is idle and open. */
+    deferReflection: assign({ deferred: true }),
+    countFailedThought: assign(({ context }) => ({
+      thinkFailures: context.thinkFailures + 1,
+      failedInARow: context.failedInARow + 1,
+      failedBatch: context.batch.length,
+    })),
+    recordThought: assign(({ context, event }) => {
+      const thought = (event as { output?: Thought }).output;
+      if (thought === undefined) return {};
+      const { speak, quiet, retry } = judge(context.batch, thought.judgements, context.threshold);
+      const entry = (verdict: JudgedEvent['verdict']) => (e: DeliveredEvent) => ({
+        id: e.id,
+        source: e.source,
+        title: e.title,
+        urgency: e.urgency,
+        ...(e.why === undefined ? {} : { why: e.why }),
+        verdict,
+      });
+      return {
+        failedInARow: 0,
+        lastThought: {
+          at: context.reflectedAt ?? 0,
+          by: thought.by,
+          note: thought.note,
+          judged: [...speak.map(entry('speak')), ...quiet.map(entry('quiet'))],
+          unjudged: retry.length,
+        },
+      };
+    }),
     /** Hook: a delivery is out to an agent (for a push notification later). */
     announceDelivery: (_, _params: { delivery: Delivery }) => {},
     hold: assign(({ context }, params: { gate: Gate }) => ({
@@ -275,9 +368,12 @@ export const gateMachine = setup({
     gateClosed: ({ context }) => context.focusUntil !== null || context.replanPending,
     isUsable: ({ context, event }) => {
       if (!('output' in event)) return false;
-      const { speak, quiet } = judge(context.batch, event.output as Judgement[], context.threshold);
+      const judgements = (event.output as Thought | undefined)?.judgements ?? [];
+      const { speak, quiet } = judge(context.batch, judgements, context.threshold);
       return speak.length + quiet.length > 0;
     },
+    isBacklog: ({ context }) => context.failedBatch >= BACKLOG_EVENTS,
+    isInsert: ({ event }) => event.type === 'gate.reflect' && event.reason === 'inserted',
     drainedNothing: ({ event }) => 'output' in event && (event.output as DrainOutput).events.length === 0,
     hasDelivery: ({ context }) => context.delivery !== null,
     isCurrentDelivery: ({ context, event }) =>
@@ -289,6 +385,10 @@ export const gateMachine = setup({
     leaseTimeout: ({ context }) => context.leaseMs,
     cooldown: ({ context }) => context.cooldownMs,
     thinkTimeout: ({ context }) => context.thinkTimeoutMs,
+    insertQuiet: INSERT_QUIET_MS,
+    // A stream of inserts that never pauses still gets a reflection at the timer's pace.
+    insertSettleMax: ({ context }) => context.reflectEveryMs,
+    retryBackoff: ({ context }) => retryBackoffMs(context, context.failedInARow),
   },
 }).createMachine({
   id: 'gate',
@@ -311,6 +411,9 @@ export const gateMachine = setup({
     putBack: 0,
     deadLettered: 0,
     thinkFailures: 0,
+    failedInARow: 0,
+    failedBatch: 0,
+    lastThought: null,
     gated: { awaiting: 0, focus: 0, answering: 0, cooldown: 0 },
     lastGate: null,
     lastReply: null,
@@ -365,8 +468,23 @@ export const gateMachine = setup({
         'gate.reflect': [
           { guard: 'inFocus', actions: { type: 'hold', params: { gate: 'focus' } } },
           { guard: 'answering', actions: { type: 'hold', params: { gate: 'answering' } } },
+          { guard: 'isInsert', target: 'settling' },
           { target: 'reflecting' },
         ],
+      },
+    },
+    settling: {
+      description:
+        'New events were just inserted: waiting until no more arrive for a moment (a catch-up poll follows a capped one within seconds; sources started together insert together), so that they make one thought. A check-in or the timer does not wait.',
+      after: { insertSettleMax: { target: 'idle', actions: 'deferReflection' } },
+      on: { 'gate.reflect': { target: 'idle', actions: 'deferReflection' } },
+      initial: 'quiet',
+      states: {
+        quiet: {
+          description: 'Each insert starts the quiet period over; the settling as a whole is bounded.',
+          after: { insertQuiet: { target: '#gate.idle', actions: 'deferReflection' } },
+          on: { 'gate.reflect': { guard: 'isInsert', target: 'quiet', reenter: true } },
+        },
       },
     },
     reflecting: {
@@ -413,28 +531,35 @@ export const gateMachine = setup({
           {
             guard: 'isUsable',
             target: 'judged',
-            actions: enqueueActions(({ context, event, enqueue, system }) => {
-              const { speak, quiet, retry } = judge(context.batch, event.output, context.threshold);
-              const at = context.reflectedAt ?? 0;
-              const settled = settlement(context, at, { consumed: quiet.map((e) => e.id), failed: retry });
-              if (settled.message) enqueue.sendTo(inboxOf(system), settled.message);
-              enqueue.assign({
-                ...settled.counters,
-                batch: [],
-                consumedSilently: context.consumedSilently + quiet.length,
-                recent: remember(context, quiet, 'below_threshold', at),
-                delivery:
-                  speak.length === 0
-                    ? null
-                    : {
-                        deliveryId: `dlv_${at.toString(36)}_${context.drains}`,
-                        events: speak,
-                        holder: null,
-                        holderSession: null,
-                        leaseExpiresAt: null,
-                      },
-              });
-            }),
+            actions: [
+              'recordThought',
+              enqueueActions(({ context, event, enqueue, system }) => {
+                const { speak, quiet, retry } = judge(
+                  context.batch,
+                  event.output.judgements,
+                  context.threshold,
+                );
+                const at = context.reflectedAt ?? 0;
+                const settled = settlement(context, at, { consumed: quiet.map((e) => e.id), failed: retry });
+                if (settled.message) enqueue.sendTo(inboxOf(system), settled.message);
+                enqueue.assign({
+                  ...settled.counters,
+                  batch: [],
+                  consumedSilently: context.consumedSilently + quiet.length,
+                  recent: remember(context, quiet, 'below_threshold', at),
+                  delivery:
+                    speak.length === 0
+                      ? null
+                      : {
+                          deliveryId: `dlv_${at.toString(36)}_${context.drains}`,
+                          events: speak,
+                          holder: null,
+                          holderSession: null,
+                          leaseExpiresAt: null,
+                        },
+                });
+              }),
+            ],
           },
           {
             target: 'thoughtFailed',
@@ -451,16 +576,25 @@ export const gateMachine = setup({
     },
     thoughtFailed: {
       description:
-        'Transient: the thinker threw, timed out or covered no event. Every drained event goes back to the inbox front with one more attempt, or to the dead letters once out of attempts.',
-      entry: enqueueActions(({ context, enqueue, system }) => {
-        const settled = settlement(context, context.reflectedAt ?? 0, {
-          consumed: [],
-          failed: context.batch,
-        });
-        if (settled.message) enqueue.sendTo(inboxOf(system), settled.message);
-        enqueue.assign({ ...settled.counters, batch: [], thinkFailures: context.thinkFailures + 1 });
-      }),
-      always: 'idle',
+        'Transient: the thinker threw, timed out or covered no event. Every drained event goes back to the inbox front with one more attempt, or to the dead letters once out of attempts. The gate backs off, unless the batch was a backlog big enough to fill the inbox while it waited.',
+      entry: [
+        'countFailedThought',
+        enqueueActions(({ context, enqueue, system }) => {
+          const settled = settlement(context, context.reflectedAt ?? 0, {
+            consumed: [],
+            failed: context.batch,
+          });
+          if (settled.message) enqueue.sendTo(inboxOf(system), settled.message);
+          enqueue.assign({ ...settled.counters, batch: [] });
+        }),
+      ],
+      always: [{ guard: 'isBacklog', target: 'idle' }, { target: 'backingOff' }],
+    },
+    backingOff: {
+      description:
+        'A thought failed and its events are back in the inbox. The thinker is asked again when new events arrive (they make one thought with the failed ones) or once the backoff has passed, which doubles with each failure in a row; the timer and check-ins do not ask it meanwhile.',
+      after: { retryBackoff: { target: 'idle', actions: 'deferReflection' } },
+      on: { 'gate.reflect': { guard: 'isInsert', target: 'settling' } },
     },
     judged: {
       description: 'Transient: urgent events make a delivery; otherwise back to idle.',
@@ -492,7 +626,7 @@ export const gateMachine = setup({
                 holderSession: event.session ?? null,
                 leaseExpiresAt: event.now + context.leaseMs,
               },
-              recent: remember(context, context.delivery!.events.map(stripUrgency), 'delivered', event.now),
+              recent: remember(context, context.delivery!.events, 'delivered', event.now),
             })),
             'answerClaim',
           ],
@@ -527,7 +661,9 @@ export const gateMachine = setup({
                 closed: closing(context, 'acknowledged'),
                 recent: [
                   ...context.recent,
-                  ...done.map(({ event: e, fate }) => ({ event: e, fate, at: event.now })),
+                  ...done.map(({ event: e, fate }) =>
+                    fateOf(delivery.events.find((d) => d.id === e.id) ?? e, fate, event.now),
+                  ),
                 ].slice(-RECENT_KEPT),
                 lastReply: {
                   requestId: event.requestId,

@@ -24,6 +24,7 @@ import { observeActivity } from './log/activity.js';
 import { sourceCounts } from './log/activity-rules.js';
 import type { LogLevel } from './log/levels.js';
 import { createLogger, type Terminal } from './log/logger.js';
+import { SamplingClients } from './mcp/sampling-clients.js';
 import { portInUseMessage } from './port-holder.js';
 import { logOf } from './requests.js';
 import { acquireDaemonLock } from './store/daemon-lock.js';
@@ -211,7 +212,10 @@ export const startDaemon = async ({
           throw error;
         })
     : null;
+  // Sessions that can sample are found by the MCP layer and asked by the sampling thinker.
+  const samplers = new SamplingClients();
   const system = await createPulseSystem(paths, {
+    samplers,
     ...(inspecting ? { inspect: inspecting.inspect } : {}),
     log: (level, message, fields) => log[level](fields ?? {}, message),
   }).catch(async (error) => {
@@ -244,6 +248,7 @@ export const startDaemon = async ({
     allowedHosts: [...boundHostNames(host), ...allowedHosts],
     sessionLimits: { idleMs: sessionIdleMs, maxSessions },
     connections: () => connections(),
+    samplers,
   });
   let server: ReturnType<typeof serve>;
   try {

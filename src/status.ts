@@ -181,9 +181,24 @@ export const formatGate = (gate: GateStatus): string[] => {
       ` (threshold ${s.threshold}, lease ${seconds(s.leaseMs)}, cooldown ${seconds(s.cooldownMs)}, max attempts ${s.maxAttempts})` +
       `${gate.last_error ? `; last error: ${gate.last_error}` : ''}`,
   ];
+  const t = gate.last_thought;
+  if (t !== null) {
+    const quiet = t.events.filter((e) => e.verdict === 'quiet').length;
+    lines.push(
+      `thought:   ${t.at} by ${t.by}${t.note ? ` (${t.note})` : ''}: ${t.events.length - quiet} to deliver, ${quiet} consumed silently${t.unjudged ? `, ${t.unjudged} unjudged (back to the inbox)` : ''}`,
+      ...t.events
+        .filter((e) => e.why !== undefined)
+        .map((e) => `           "${e.title}": ${e.urgency} (${e.why})`),
+    );
+  }
+  if (gate.failed_in_a_row > 0) {
+    lines.push(
+      `thinker:   ${gate.failed_in_a_row} failed thought${gate.failed_in_a_row === 1 ? '' : 's'} in a row; backing off before asking again`,
+    );
+  }
   const d = gate.delivery;
   if (d !== null) {
-    const titles = d.events.map((e) => `"${e.title}"`).join(', ');
+    const titles = d.events.map((e) => `"${e.title}"${e.why === undefined ? '' : ` (${e.why})`}`).join(', ');
     lines.push(
       d.holder === null
         ? `delivery:  ${d.delivery_id} waits for an agent to check in: ${titles}`

@@ -144,8 +144,26 @@ export interface GateStatus {
     /** Null while no agent has claimed it yet. */
     holder: string | null;
     lease_expires_at: string | null;
-    events: EventSummary[];
+    events: Array<EventSummary & { urgency: number; why?: string }>;
   } | null;
+  /** The last thought that judged events: which thinker, and its verdict and reason per event. */
+  last_thought: {
+    at: string;
+    by: string;
+    /** Why another thinker than the configured one judged (no client offers sampling). */
+    note: string | null;
+    events: Array<{
+      id: string;
+      source: string;
+      title: string;
+      urgency: number;
+      why?: string;
+      verdict: 'speak' | 'quiet';
+    }>;
+    unjudged: number;
+  } | null;
+  /** Failed thoughts in a row; while above 0 the gate backs off before asking the thinker again. */
+  failed_in_a_row: number;
   replan_pending: boolean;
   last_gate: Gate | null;
   gated: Record<Gate, number>;
@@ -189,8 +207,23 @@ const gateStatus = (
             delivery_id: delivery.deliveryId,
             holder: delivery.holder,
             lease_expires_at: iso(delivery.leaseExpiresAt),
-            events: delivery.events.map(summary),
+            events: delivery.events.map((e) => ({
+              ...summary(e),
+              urgency: e.urgency,
+              ...(e.why === undefined ? {} : { why: e.why }),
+            })),
           },
+    last_thought:
+      c?.lastThought == null
+        ? null
+        : {
+            at: new Date(c.lastThought.at).toISOString(),
+            by: c.lastThought.by,
+            note: c.lastThought.note,
+            events: c.lastThought.judged,
+            unjudged: c.lastThought.unjudged,
+          },
+    failed_in_a_row: c?.failedInARow ?? 0,
     replan_pending: c?.replanPending ?? false,
     last_gate: c?.lastGate ?? null,
     gated: c?.gated ?? { awaiting: 0, focus: 0, answering: 0, cooldown: 0 },
@@ -207,6 +240,7 @@ const gateStatus = (
       maxAttempts: c?.maxAttempts ?? GATE_DEFAULTS.maxAttempts,
       reflectEveryMs: c?.reflectEveryMs ?? GATE_DEFAULTS.reflectEveryMs,
       thinkTimeoutMs: c?.thinkTimeoutMs ?? GATE_DEFAULTS.thinkTimeoutMs,
+      retryBackoffMs: c?.retryBackoffMs ?? GATE_DEFAULTS.retryBackoffMs,
     },
     dead_letters: (inbox?.deadLetters ?? []).map(deadLetterStatus),
     dead_lettered: inbox?.deadLettered ?? 0,

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
+import { errorMessage } from '../machines/error-message.js';
 import { eventLogMachine } from '../machines/event-log.js';
 import { focusMachine } from '../machines/focus.js';
 import { drainFromInbox, GATE_DEFAULTS, gateMachine } from '../machines/gate.js';
@@ -17,6 +18,7 @@ import { createFolderPoller } from './effects/poll-folder.js';
 import { createReconciler, filesUnchanged } from './effects/reconcile-files.js';
 import { createSourceTester } from './effects/test-source.js';
 import { createFolderWatcher } from './effects/watch-folder.js';
+import type { SamplingClients } from './mcp/sampling-clients.js';
 import { ClientPool } from './sources/client-pool.js';
 import { readingOf } from './sources/reading.js';
 import { redactSecrets } from './sources/redact.js';
@@ -27,7 +29,7 @@ import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';
 import { SeenStore } from './store/seen-store.js';
 import { StateFile } from './store/state-file.js';
-import { createThinker } from './thinkers/choose-thinker.js';
+import { chooseThinker } from './thinkers/choose-thinker.js';
 import { withTimeout } from './thinkers/thinker.js';
 
 /**
@@ -61,6 +63,8 @@ export interface SystemOptions {
   /** Where diagnostics go (source servers' stderr among them); secrets are redacted first. */
   log?: Diagnostics;
   env?: Record<string, string | undefined>;
+  /** The MCP sessions that can sample, for `"thinker": "sampling"`. */
+  samplers?: SamplingClients;
 }
 
 /**
@@ -69,7 +73,12 @@ export interface SystemOptions {
  */
 export const createPulseSystem = async (
   paths: PulsePaths,
-  { inspect, log = (_level, message) => console.error(message), env = process.env }: SystemOptions = {},
+  {
+    inspect,
+    log = (_level, message) => console.error(message),
+    env = process.env,
+    samplers,
+  }: SystemOptions = {},
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
   const stamper = createEventStamper();
@@ -139,11 +148,20 @@ export const createPulseSystem = async (
             events: await drainFromInbox(system, input.requestId),
             at: Date.now(),
           })),
-          // Built per thought, so an edit of sources.json (urgency, rules, thinker) counts from the next reflection.
+          // Chosen per thought, so an edit of sources.json (urgency, rules, thinker) counts from the
+          // next reflection, and a sampling client that connected meanwhile is asked.
           think: fromPromise(({ input }) => {
             const config = runtime.config;
             const timeoutMs = config?.reflection.gate.thinkTimeoutMs ?? GATE_DEFAULTS.thinkTimeoutMs;
-            return withTimeout(createThinker(config), timeoutMs).think(input.events, input.now);
+            const { thinker, by, note } = chooseThinker(config, { samplers, timeoutMs });
+            return withTimeout(thinker, timeoutMs)
+              .think(input.events, input.now)
+              .then(
+                (judgements) => ({ judgements, by, note }),
+                (error: unknown) => {
+                  throw new Error(redactSecrets(`${by}: ${errorMessage(error)}`, secrets()));
+                },
+              );
           }),
         },
       }),

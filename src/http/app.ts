@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { healthProblems } from '../health-problems.js';
 import type { ContextWatch } from '../mcp/context-push.js';
+import type { SamplingClients } from '../mcp/sampling-clients.js';
 import { createMcpServer } from '../mcp/server.js';
 import { logOf, replanOf } from '../requests.js';
 import { systemStatus, watcherWarning } from '../system-status.js';
@@ -28,6 +29,7 @@ export const createHttpApp = ({
   allowedHosts = [],
   sessionLimits,
   connections = () => null,
+  samplers,
 }: {
   actor: PulseActor;
   projectRoot: string;
@@ -39,9 +41,11 @@ export const createHttpApp = ({
   sessionLimits?: SessionLimits;
   /** The server's connection counts, for `/healthz`; null when not counted. */
   connections?: () => ConnectionCounts | null;
+  /** Where sessions whose client can sample are kept, for the sampling thinker. */
+  samplers?: SamplingClients;
 }) => {
   const watches = new Set<ContextWatch>();
-  const mcp = createMcpRoute(() => createMcpServer({ actor, watches }), sessionLimits);
+  const mcp = createMcpRoute(() => createMcpServer({ actor, watches, samplers }), sessionLimits);
   const statusStream = createStatusStream({ actor });
   const app = new Hono();
   app.use('*', hostGuard({ extraHosts: allowedHosts }));

@@ -3,7 +3,7 @@ import type { SnapshotFrom } from 'xstate';
 import type { eventLogMachine } from '../../machines/event-log.js';
 import type { InboxEvent } from '../../machines/external.js';
 import type { focusMachine } from '../../machines/focus.js';
-import type { gateMachine } from '../../machines/gate.js';
+import type { gateMachine, ThoughtRecord } from '../../machines/gate.js';
 import type { inboxMachine } from '../../machines/inbox.js';
 import { faultList, type LogFaults } from '../../machines/log-faults.js';
 import type { pollerMachine } from '../../machines/poller.js';
@@ -70,6 +70,19 @@ export const eventLogRule: Rule<SnapshotFrom<typeof eventLogMachine>> = (previou
   }
 };
 
+/** Each thought: who judged, and each event's verdict with the thinker's reason (consumed silently ones too). */
+const thoughtChanges = (was: ThoughtRecord | null, now: ThoughtRecord | null, log: Logger) => {
+  if (now === null || now === was) return;
+  if (now.note !== null && now.note !== was?.note) log.warn({ thinker: now.by }, now.note);
+  const quiet = now.judged.filter((e) => e.verdict === 'quiet').length;
+  // The rule thinker's verdicts follow from sources.json; a model's, with its reasons, are news.
+  const level = now.judged.some((e) => e.why !== undefined) ? 'info' : 'debug';
+  log[level](
+    { thinker: now.by, events: now.judged, ...(now.unjudged > 0 ? { unjudged: now.unjudged } : {}) },
+    `events judged: ${now.judged.length - quiet} to deliver, ${quiet} consumed silently`,
+  );
+};
+
 export const gateRule: Rule<SnapshotFrom<typeof gateMachine>> = (previous, next, log) => {
   const was = previous?.context;
   const now = next.context;
@@ -110,6 +123,7 @@ export const gateRule: Rule<SnapshotFrom<typeof gateMachine>> = (previous, next,
   if (was !== undefined && now.thinkFailures > was.thinkFailures) {
     log.warn({ error: now.lastError }, 'reflection failed: the events were put back');
   }
+  thoughtChanges(was?.lastThought ?? null, now.lastThought, log);
   if (now.focusUntil !== (was?.focusUntil ?? null)) {
     if (now.focusUntil === null) log.info('focus off: external events flow again');
     else log.info({ until: iso(now.focusUntil) }, 'focus on: external events are held');

@@ -35,6 +35,9 @@ export const headline = (event: Pick<InboxEvent, 'source' | 'title'>): string =>
 
 const URL_MAX = 300;
 
+/** A thinker's reason beside the title, quoted: text a model wrote, shown as a fact about its judgement. */
+const reason = (why: string | undefined) => (why === undefined ? '' : ` (thinker: "${oneLine(why, 200)}")`);
+
 /** The headline, then on lines of their own what is known: start, link, detail (only kept with store_detail). */
 const describe = (event: InboxEvent): string[] => [
   headline(event),
@@ -58,11 +61,11 @@ export const renderExternalSection = ({ delivery, recent, deadLetters }: Externa
         ? 'waiting for an agent to call pulse_should_interrupt'
         : `out to an agent until ${new Date(delivery.leaseExpiresAt ?? 0).toISOString()}`;
     lines.push(`- Needs attention, ${where}:`);
-    for (const event of delivery.events) lines.push(...bullet('', event, '', '  '));
+    for (const event of delivery.events) lines.push(...bullet('', event, reason(event.why), '  '));
   }
   if (recent.length === 0 && delivery === null) lines.push('- No external events yet.');
-  for (const { event, fate, at } of recent) {
-    lines.push(...bullet(`${new Date(at).toISOString()} `, event, `: ${FATES[fate]}`));
+  for (const { event, fate, at, why } of recent) {
+    lines.push(...bullet(`${new Date(at).toISOString()} `, event, `: ${FATES[fate]}${reason(why)}`));
   }
   if (deadLetters.length > 0) {
     lines.push('', 'Dead letters (never dealt with; all of them in .pulse/dead-letters.jsonl):');

@@ -9,6 +9,7 @@ import { registerAttentionPrompt } from './attention-prompt.js';
 import { type ContextWatch, PUSH_CAPABILITIES, registerContextPush } from './context-push.js';
 import { registerContextResource } from './context-resource.js';
 import { registerReplanPrompt } from './replan-prompt.js';
+import { registerSamplingClient, type SamplingClients } from './sampling-clients.js';
 import { registerShouldInterrupt } from './should-interrupt.js';
 
 /**
@@ -25,10 +26,13 @@ const sharedValidator = new AjvJsonSchemaValidator();
 export const createMcpServer = ({
   actor,
   watches,
+  samplers,
 }: {
   actor: PulseActor;
   /** Where the session servers' watches on the actors are held while they last (for `/healthz`). */
   watches?: Set<ContextWatch>;
+  /** Where sessions whose client can sample are kept, for `"thinker": "sampling"`. */
+  samplers?: SamplingClients;
 }): McpServer => {
   const server = new McpServer(
     { name: 'pulse-agent', version: VERSION },
@@ -40,6 +44,7 @@ export const createMcpServer = ({
   );
   registerContextResource(server, actor);
   registerContextPush(server, actor, watches);
+  if (samplers !== undefined) registerSamplingClient(server, samplers);
   registerShouldInterrupt(server, actor);
   registerAckReplan(server, actor);
   registerAckEvents(server, actor);

@@ -58,6 +58,8 @@ export interface ExternalEvent {
   item_id: string;
   title: string;
   urgency: number;
+  /** The thinking model's reason, when a model judged. */
+  why?: string;
   received_at: string;
   starts_at?: string;
   url?: string;

@@ -18,16 +18,21 @@ import {
   judge,
   retryOrDeadLetter,
   splitOutcomes,
+  type Thought,
 } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
 import {
+  BACKLOG_EVENTS,
   type DrainOutput,
   drainFromInbox,
   type GateAckReply,
   type GateClaimReply,
   type GateInput,
   gateMachine,
+  INSERT_QUIET_MS,
   RECENT_KEPT,
+  RETRY_BACKOFF_MAX_FACTOR,
+  retryBackoffMs,
 } from '../../machines/gate.js';
 import {
   type AcceptInput,
@@ -38,6 +43,7 @@ import {
   type OfferReply,
   type Settlement,
 } from '../../machines/inbox.js';
+import { CATCH_UP_MS } from '../../machines/poller.js';
 
 /*
  * The gate on a simulated clock, beside the real inbox machine (restored from a list, fed through
@@ -147,9 +153,9 @@ const start = async (
               h.drains++;
               return { events: await drainFromInbox(system, input.requestId), at: clock.now() };
             }),
-            think: fromPromise<Judgement[], { events: InboxEvent[]; now: number }>(async ({ input }) => {
+            think: fromPromise<Thought, { events: InboxEvent[]; now: number }>(async ({ input }) => {
               h.thinkCalls.push(input);
-              return h.think(input.events, input.now);
+              return { judgements: await h.think(input.events, input.now), by: 'test', note: null };
             }),
           },
           actions: {
@@ -179,7 +185,7 @@ const start = async (
     await waitFor(h.gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), { timeout: 1000 });
     await waitFor(h.inboxActor, inboxAtRest, { timeout: 1000 });
   };
-  h.reflect = async (reason = 'inserted') => {
+  h.reflect = async (reason = 'checkin') => {
     h.gate.send({ type: 'gate.reflect', reason });
     await h.settle();
   };
@@ -467,7 +473,7 @@ describe('gateMachine', () => {
         { seq: 1, at: 0, consumed: [], putBack: [event(1, 1), event(2, 1)], deadLettered: [] },
       ]);
       const { context, value } = h.gate.getSnapshot();
-      expect(value).toBe('idle');
+      expect(value).toBe('backingOff');
       expect(context.thinkFailures).toBe(1);
       expect(context.lastError).toMatch(error);
     },
@@ -477,7 +483,7 @@ describe('gateMachine', () => {
     const h = await start({ thinkTimeoutMs: 10_000 }, [event(1)]);
     let answer: (j: Judgement[]) => void = () => {};
     h.think = () => new Promise((resolve) => (answer = resolve));
-    h.gate.send({ type: 'gate.reflect', reason: 'inserted' });
+    h.gate.send({ type: 'gate.reflect', reason: 'checkin' });
     await waitFor(h.gate, (s) => s.matches('thinking'));
     h.clock.increment(9_999);
     expect(h.state()).toBe('thinking');
@@ -485,7 +491,7 @@ describe('gateMachine', () => {
     expect(h.inbox()).toEqual([event(1, 1)]);
     answer([{ id: 'ext_1', urgency: 1 }]);
     await nextTick();
-    expect(h.state()).toBe('idle');
+    expect(h.state()).toBe('backingOff');
     expect(h.gate.getSnapshot().context.delivery).toBeNull();
     expect(h.inbox()).toEqual([event(1, 1)]);
     expect(h.persisted).toHaveLength(1);
@@ -664,6 +670,49 @@ describe('gateMachine', () => {
     ).toBe(true);
   });
 
+  it("keeps the thinker's reasons: with the delivery, each recent fate and the last thought, never in the inbox", async () => {
+    const h = await start({}, [event(1), event(2), event(3)]);
+    h.think = async () => [
+      { id: 'ext_1', urgency: 0.1, why: 'newsletter' },
+      { id: 'ext_2', urgency: 0.9, why: 'starts in 5 minutes' },
+    ];
+    h.clock.set(1_000);
+    await h.reflect();
+    expect(delivery(h).events.map((e) => [e.id, e.urgency, e.why])).toEqual([
+      ['ext_2', 0.9, 'starts in 5 minutes'],
+    ]);
+    expect(h.gate.getSnapshot().context.lastThought).toEqual({
+      at: 1_000,
+      by: 'test',
+      note: null,
+      judged: [
+        {
+          id: 'ext_2',
+          source: 'cal',
+          title: 'Item 2',
+          urgency: 0.9,
+          why: 'starts in 5 minutes',
+          verdict: 'speak',
+        },
+        { id: 'ext_1', source: 'cal', title: 'Item 1', urgency: 0.1, why: 'newsletter', verdict: 'quiet' },
+      ],
+      unjudged: 1,
+    });
+    h.claim();
+    h.ack(delivery(h).deliveryId);
+    const recent = h.gate.getSnapshot().context.recent.map((r) => [r.event.id, r.fate, r.why]);
+    expect(recent).toEqual([
+      ['ext_1', 'below_threshold', 'newsletter'],
+      ['ext_2', 'delivered', 'starts in 5 minutes'],
+      ['ext_2', 'told', 'starts in 5 minutes'],
+    ]);
+    expect(
+      h.gate.getSnapshot().context.recent.every((r) => !('why' in r.event) && !('urgency' in r.event)),
+    ).toBe(true);
+    // The unjudged event went back as it was, with one more attempt and no reason.
+    expect(h.inbox()).toEqual([event(3, 1)]);
+  });
+
   it(`keeps only the last ${RECENT_KEPT} fates`, async () => {
     const many = Array.from({ length: RECENT_KEPT + 5 }, (_, i) => event(i + 1));
     const h = await start({}, many);
@@ -824,10 +873,116 @@ describe('gateMachine', () => {
   it('runs a reflection asked for during another one right after it', async () => {
     const h = await start({}, [event(1)]);
     h.think = speakAll(0.1);
-    h.gate.send({ type: 'gate.reflect', reason: 'inserted' });
     h.gate.send({ type: 'gate.reflect', reason: 'checkin' });
+    h.gate.send({ type: 'gate.reflect', reason: 'timer' });
     await h.settle();
     await waitFor(h.gate, () => h.drains === 2, { timeout: 1000 });
+  });
+});
+
+describe('fewer thoughts: settling after inserts, backing off after failures', () => {
+  const fail: Think = async () => {
+    throw new Error('model down');
+  };
+
+  it('waits for a catch-up chain to go quiet and judges its inserts in one thought', async () => {
+    const h = await start({}, [event(1)]);
+    await h.reflect('inserted');
+    expect(h.gate.getSnapshot().matches('settling')).toBe(true);
+    // A catch-up poll inserts again 2 s later: the quiet period starts over.
+    await h.advance(CATCH_UP_MS);
+    await h.add(event(2));
+    await h.reflect('inserted');
+    await h.advance(INSERT_QUIET_MS - 1);
+    expect(h.thinkCalls).toEqual([]);
+    await h.advance(1);
+    expect(h.thinkCalls.map((c) => c.events.map((e) => e.id))).toEqual([['ext_1', 'ext_2']]);
+    expect(h.state()).toBe('offered');
+  });
+
+  it('stops settling for a check-in, and after the reflection interval however often items arrive', async () => {
+    const checkin = await start({}, [event(1)]);
+    await checkin.reflect('inserted');
+    await checkin.reflect('checkin');
+    expect(checkin.thinkCalls).toHaveLength(1);
+
+    const h = await start({ reflectEveryMs: 10_000 }, [event(1)]);
+    await h.reflect('inserted');
+    for (let at = 0; at < 9_000; at += 1_000) {
+      await h.advance(1_000);
+      await h.reflect('inserted');
+    }
+    expect(h.thinkCalls).toEqual([]);
+    await h.advance(1_000);
+    expect(h.thinkCalls).toHaveLength(1);
+  });
+
+  it('holds a settled reflection while the user is in focus', async () => {
+    const h = await start({}, [event(1)]);
+    await h.reflect('inserted');
+    h.gate.send({ type: 'gate.focus', until: 60_000, now: 0 });
+    await h.advance(INSERT_QUIET_MS);
+    expect(h.thinkCalls).toEqual([]);
+    expect(h.gate.getSnapshot().context.deferred).toBe(true);
+    await h.advance(60_000);
+    expect(h.thinkCalls).toHaveLength(1);
+  });
+
+  it('does not ask a failed thinker again on the timer or a check-in until the backoff has passed', async () => {
+    const h = await start({ retryBackoffMs: 300_000, reflectEveryMs: 60_000 }, [event(1)]);
+    h.think = fail;
+    await h.reflect();
+    expect(h.state()).toBe('backingOff');
+    await h.reflect('checkin');
+    await h.advance(299_999);
+    expect(h.thinkCalls).toHaveLength(1);
+    h.think = speakAll();
+    await h.advance(1);
+    expect(h.thinkCalls).toHaveLength(2);
+    expect(h.state()).toBe('offered');
+    expect(h.gate.getSnapshot().context.failedInARow).toBe(0);
+  });
+
+  it('doubles the backoff with each failure in a row, up to twice the first', async () => {
+    const h = await start({ retryBackoffMs: 100_000, maxAttempts: 10 }, [event(1)]);
+    h.think = fail;
+    await h.reflect();
+    const triedAt: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const calls = h.thinkCalls.length;
+      while (h.thinkCalls.length === calls) await h.advance(10_000);
+      triedAt.push(h.clock.now());
+    }
+    expect(triedAt).toEqual([100_000, 300_000, 500_000]);
+    expect(retryBackoffMs({ retryBackoffMs: 100_000 }, 1)).toBe(100_000);
+    expect(retryBackoffMs({ retryBackoffMs: 100_000 }, 5)).toBe(100_000 * RETRY_BACKOFF_MAX_FACTOR);
+  });
+
+  it('judges new arrivals during the backoff at once, with the failed events in the same thought', async () => {
+    const h = await start({ retryBackoffMs: 300_000 }, [event(1)]);
+    h.think = fail;
+    await h.reflect();
+    h.think = speakAll();
+    await h.add(event(2));
+    await h.reflect('inserted');
+    await h.advance(INSERT_QUIET_MS);
+    expect(h.thinkCalls.map((c) => c.events.map((e) => e.id))).toEqual([['ext_1'], ['ext_1', 'ext_2']]);
+    expect(h.clock.now()).toBeLessThan(300_000);
+  });
+
+  it('retries a failed backlog at the timer pace, without the backoff, so the inbox does not fill', async () => {
+    const backlog = Array.from({ length: BACKLOG_EVENTS }, (_, i) => event(i + 1));
+    const h = await start({ retryBackoffMs: 300_000, reflectEveryMs: 60_000 }, backlog);
+    h.think = fail;
+    await h.reflect();
+    expect(h.state()).toBe('idle');
+    await h.advance(60_000);
+    expect(h.thinkCalls).toHaveLength(2);
+
+    const small = await start({ retryBackoffMs: 300_000, reflectEveryMs: 60_000 }, backlog.slice(1));
+    small.think = fail;
+    await small.reflect();
+    expect(small.state()).toBe('backingOff');
   });
 });
 

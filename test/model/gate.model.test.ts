@@ -14,9 +14,9 @@ import {
   waitFor,
 } from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
-import type { Delivery, Judgement } from '../../machines/delivery-rules.js';
+import type { Delivery, Judgement, Thought } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
-import { drainFromInbox, gateMachine } from '../../machines/gate.js';
+import { drainFromInbox, gateMachine, INSERT_QUIET_MS, retryBackoffMs } from '../../machines/gate.js';
 import {
   type AcceptInput,
   type AcceptOutput,
@@ -42,6 +42,8 @@ const MAX_EVENTS = 2;
 const LEASE_MS = 10_000;
 const COOLDOWN_MS = 5_000;
 const THINK_TIMEOUT_MS = 1_000;
+/** The first wait after a failed thought: it doubles with a second failure in a row. */
+const RETRY_BACKOFF_MS = 20_000;
 /** How long a focus lasts: longer than any run of steps that moves the clock by leases and cooldowns. */
 const FOCUS_MS = 10 ** 7;
 /** The reflection timer: longer than any run of steps, focus times included, so it fires only when a step asks for it. */
@@ -52,13 +54,14 @@ const SETTINGS = {
   maxAttempts: MAX_ATTEMPTS,
   reflectEveryMs: REFLECT_EVERY_MS,
   thinkTimeoutMs: THINK_TIMEOUT_MS,
+  retryBackoffMs: RETRY_BACKOFF_MS,
 };
 const HOLDER = 'agent-a';
 const OTHER = 'agent-b';
 
 /** How the thinker answers: urgent, not urgent, a throw, an answer covering no event, or no answer in time. */
 type Mode = 'speak' | 'quiet' | 'fail' | 'empty' | 'timeout';
-type Phase = 'idle' | 'offered' | 'awaiting' | 'cooldown';
+type Phase = 'idle' | 'offered' | 'awaiting' | 'cooldown' | 'backingOff';
 type Outcome =
   | 'told'
   | 'not_worth_saying'
@@ -66,11 +69,23 @@ type Outcome =
   | 'lease_expired'
   | 'thinker_failed'
   | 'gated'
-  | 'withdrawn';
+  | 'withdrawn'
+  /** A check-in or the timer while the gate backs off after a failed thought: the thinker is not asked. */
+  | 'backing_off'
+  /** New events end the backoff: the failed events are judged with them. */
+  | 'backoff_cut_short';
 
 type ModelEvent =
   | { type: 'insert' }
+  /** An agent's check-in asks for a reflection. */
   | { type: 'reflect'; mode: Mode }
+  /**
+   * The inbox wakes the gate after an insert: it settles until inserts pause (a second insert a
+   * moment later starts the quiet period over), or until an agent checks in (`cut`).
+   */
+  | { type: 'wake'; mode: Mode; cut: boolean }
+  /** The backoff after a failed thought passes. */
+  | { type: 'backoffEnds' }
   /** A reflection, and another one asked for during its drain and again during its thought. */
   | { type: 'reflectDuring'; mode: Mode }
   /** A reflection whose drain fails, having taken nothing (the inbox could not be reached). */
@@ -153,6 +168,7 @@ const reflect = (ctx: ModelContext): ModelContext => {
     case 'timeout':
       return {
         ...next,
+        phase: 'backingOff',
         ...retry({ ...next, queue: [] }, ctx.queue),
         outcomes: [...ctx.outcomes, `${'thinker_failed' satisfies Outcome} (${ctx.mode})`],
       };
@@ -186,6 +202,7 @@ const withdrawIfClosed = (c: ModelContext, cause: 'focus' | 'replan'): ModelCont
 /** A reflection asked for: held by a delivery set aside or out, by focus, by a pending replan or by the cooldown. */
 const asked = (c: ModelContext, mode: Mode): ModelContext => {
   const withMode = { ...c, mode };
+  if (c.phase === 'backingOff') return { ...withMode, outcomes: ['backing_off' satisfies Outcome] };
   const gated = c.phase !== 'idle' || c.focus || c.answering;
   if (gated) return { ...withMode, deferred: true, outcomes: ['gated' satisfies Outcome] };
   return reflect(withMode);
@@ -202,6 +219,14 @@ const apply = (ctx: ModelContext, event: ModelEvent): ModelContext => {
       };
     case 'reflect':
       return asked(c, event.mode);
+    case 'wake': {
+      if (c.phase !== 'backingOff') return asked(c, event.mode);
+      // New events end the backoff: they are judged with the failed ones once inserts settle.
+      const after = settle({ ...c, mode: event.mode, phase: 'idle', deferred: true });
+      return { ...after, outcomes: ['backoff_cut_short' satisfies Outcome, ...after.outcomes] };
+    }
+    case 'backoffEnds':
+      return settle({ ...c, phase: 'idle', deferred: true });
     case 'reflectDuring':
       // Held while the first runs, then run at once if the first leaves the gate idle.
       return settle({ ...reflect({ ...c, mode: event.mode }), deferred: true });
@@ -263,6 +288,7 @@ const model = setup({
     canClaim: ({ context }) => context.phase === 'offered',
     isAwaiting: ({ context }) => context.phase === 'awaiting',
     isCooling: ({ context }) => context.phase === 'cooldown',
+    isBackingOff: ({ context }) => context.phase === 'backingOff',
     hasClosed: ({ context }) => context.closedAny,
     // The timer fires in idle; under focus the focus end would come first.
     timerDue: ({ context }) => context.phase === 'idle' && !context.focus,
@@ -291,6 +317,8 @@ const model = setup({
   on: {
     insert: { guard: 'canInsert', actions: 'step' },
     reflect: { actions: 'step' },
+    wake: { actions: 'step' },
+    backoffEnds: { guard: 'isBackingOff', actions: 'step' },
     reflectDuring: { guard: 'canThink', actions: 'step' },
     drainFails: { guard: 'reflects', actions: 'step' },
     timer: { guard: 'timerDue', actions: 'step' },
@@ -319,6 +347,10 @@ const EVENTS: ModelEvent[] = [
   { type: 'reflect', mode: 'fail' },
   { type: 'reflect', mode: 'empty' },
   { type: 'reflect', mode: 'timeout' },
+  { type: 'wake', mode: 'speak', cut: false },
+  { type: 'wake', mode: 'fail', cut: false },
+  { type: 'wake', mode: 'quiet', cut: true },
+  { type: 'backoffEnds' },
   { type: 'reflectDuring', mode: 'speak' },
   { type: 'reflectDuring', mode: 'fail' },
   { type: 'drainFails' },
@@ -348,6 +380,8 @@ const describeEvent = (e: ModelEvent): string => {
       return `reflect(${e.mode})`;
     case 'reflectDuring':
       return `reflect(${e.mode}) ×3`;
+    case 'wake':
+      return `wake(${e.mode}${e.cut ? ', cut by a check-in' : ''})`;
     case 'ack':
       return `ack(${e.outcome})`;
     case 'focus':
@@ -369,13 +403,16 @@ type Path = TestPath<ModelSnapshot, ModelEvent>;
  * Where every event is, which gates are on, and the step that led there (so that each outcome
  * under each gate is a vertex of its own): the mode matters only while a reflection is held.
  * A probe (a step that moves nothing) is a vertex per combination of gates, not per placement,
- * and so are the timer and the end of focus: each is taken under every gate it can meet.
+ * and so are the timer, the end of focus, the end of a backoff and each kind of wake: each is
+ * taken under every gate it can meet.
  */
 const byPlacement = (s: ModelSnapshot, event?: ModelEvent) => {
   const c = s.context;
   if (event !== undefined && PROBES.has(event.type)) return JSON.stringify([event.type, gatesOf(c)]);
-  if (event?.type === 'timer' || event?.type === 'focusEnds')
+  if (event?.type === 'timer' || event?.type === 'focusEnds' || event?.type === 'backoffEnds')
     return JSON.stringify([event.type, gatesOf(c), c.outcomes, c.deferred]);
+  if (event?.type === 'wake')
+    return JSON.stringify([describeEvent(event), gatesOf(c), c.outcomes, c.deferred]);
   return JSON.stringify([
     c.outcomes,
     c.phase,
@@ -385,7 +422,8 @@ const byPlacement = (s: ModelSnapshot, event?: ModelEvent) => {
     c.dead.length,
     c.focus,
     c.answering,
-    c.deferred ? c.mode : null,
+    // The retry at the end of a backoff thinks in the last mode asked for.
+    c.deferred || c.phase === 'backingOff' ? c.mode : null,
   ]);
 };
 
@@ -433,8 +471,13 @@ const reachable = () => {
 
 const coverage = new MachineCoverage(gateMachine);
 
-/** The transitions of gateMachine the model cannot take, and why (none at present). */
-const NOT_TAKEN: Record<string, string> = {};
+/** The transitions of gateMachine the model cannot take, and why. */
+const NOT_TAKEN: Record<string, string> = {
+  'gate.settling --xstate.after.insertSettleMax.gate.settling#0--> gate.idle':
+    'inserts that never pause for a whole reflection interval: the model reflects every 10^10 ms; test/machines/gate.test.ts takes it',
+  'gate.thoughtFailed --always#0--> gate.idle':
+    'a failed backlog (a quarter of the inbox) is retried without the backoff: the model holds 2 events at most; test/machines/gate.test.ts takes it',
+};
 
 // ---------------------------------------------------------------------------------------------
 // The system under test: the real inbox and gate, with in-memory effects.
@@ -509,12 +552,14 @@ class GateRun {
               }
               return { events: await drainFromInbox(system, input.requestId), at: this.clock.now() };
             }),
-            think: fromPromise<Judgement[], { events: InboxEvent[]; now: number }>(({ input }) => {
-              if (!this.holdThought) return this.answer(input.events);
+            think: fromPromise<Thought, { events: InboxEvent[]; now: number }>(({ input }) => {
+              const thought = () =>
+                this.answer(input.events).then((judgements) => ({ judgements, by: 'test', note: null }));
+              if (!this.holdThought) return thought();
               // Held until the step lets it go: the gate stays in `thinking` meanwhile.
               this.holdThought = false;
               return new Promise((resolve, reject) => {
-                this.release = () => this.answer(input.events).then(resolve, reject);
+                this.release = () => thought().then(resolve, reject);
               });
             }),
           },
@@ -633,14 +678,37 @@ class GateRun {
       }
       case 'reflect':
         this.mode = event.mode;
-        gate.send({ type: 'gate.reflect', reason: 'inserted' });
+        gate.send({ type: 'gate.reflect', reason: 'checkin' });
         break;
+      case 'wake':
+        this.mode = event.mode;
+        gate.send({ type: 'gate.reflect', reason: 'inserted' });
+        if (!gate.getSnapshot().matches('settling')) break;
+        if (event.cut) {
+          gate.send({ type: 'gate.reflect', reason: 'checkin' });
+          break;
+        }
+        this.clock.increment(INSERT_QUIET_MS - 1);
+        gate.send({ type: 'gate.reflect', reason: 'inserted' });
+        this.clock.increment(INSERT_QUIET_MS - 1);
+        expect(gate.getSnapshot().matches('settling'), 'a second insert starts the quiet period over').toBe(
+          true,
+        );
+        this.clock.increment(1);
+        break;
+      case 'backoffEnds': {
+        const wait = retryBackoffMs(gate.getSnapshot().context, gate.getSnapshot().context.failedInARow);
+        this.clock.increment(wait - 1);
+        expect(gate.getSnapshot().value, 'the backoff still has 1 ms').toBe('backingOff');
+        this.clock.increment(1);
+        break;
+      }
       case 'reflectDuring':
         this.mode = event.mode;
         this.holdThought = true;
-        gate.send({ type: 'gate.reflect', reason: 'inserted' });
-        expect(gate.getSnapshot().value).toBe('reflecting');
         gate.send({ type: 'gate.reflect', reason: 'checkin' });
+        expect(gate.getSnapshot().value).toBe('reflecting');
+        gate.send({ type: 'gate.reflect', reason: 'inserted' });
         await waitFor(gate, (s) => s.matches('thinking'), { timeout: 1000 });
         gate.send({ type: 'gate.reflect', reason: 'timer' });
         expect(gate.getSnapshot().value).toBe('thinking');
@@ -648,7 +716,7 @@ class GateRun {
         break;
       case 'drainFails':
         this.drainFails = true;
-        gate.send({ type: 'gate.reflect', reason: 'inserted' });
+        gate.send({ type: 'gate.reflect', reason: 'checkin' });
         await this.settle();
         expect(gate.getSnapshot().context.lastError).toBe(
           'Could not drain the inbox: the inbox is out of reach',

@@ -63,6 +63,30 @@ describe('delivery simulation', () => {
     expect(result.think_calls_mean).toBe(12);
   });
 
+  /** The seed's setup for one cell (spec §6): 2 h of arrivals, 2 h to drain, window 90, 10 seeds. */
+  const seedCell = (scenario: keyof typeof SCENARIOS, catchUp: boolean, q: number) =>
+    runCell({ ...small(scenario, catchUp), window: 90, arrivalMs: 7_200_000, drainMs: 7_200_000, q }, 10);
+
+  it('thinks no more often than the seed in (a) when the thinker fails, and loses nothing', async () => {
+    for (const [q, seed] of [
+      [0.2, 25.5],
+      [0.5, 27.3],
+    ] as const) {
+      const result = await seedCell('a', true, q);
+      expect(result.think_calls_mean, `q = ${q}`).toBeLessThanOrEqual(seed);
+      expect(result).toMatchObject({ loss_pct: 0, duplicates: 0 });
+    }
+  });
+
+  it('judges a catch-up chain in one thought: (c) with catch-up thinks once per poll period, like the seed without it', async () => {
+    const steady = await seedCell('c', true, 0);
+    expect(steady).toMatchObject({ think_calls_mean: 24, loss_pct: 0, duplicates: 0 });
+    const failing = await seedCell('c', true, 0.5);
+    const seedWithoutCatchUp = await seedCell('c', false, 0.5);
+    expect(failing.think_calls_mean).toBeLessThanOrEqual(seedWithoutCatchUp.think_calls_mean);
+    expect(failing).toMatchObject({ loss_pct: 0, duplicates: 0 });
+  });
+
   it('dead-letters events that fail maxAttempts reflections, so they count as lost', async () => {
     const result = await runCell({ ...small('a', true), q: 0.9, maxAttempts: 2 }, 2);
     expect(result.dead_lettered).toBeGreaterThan(0);

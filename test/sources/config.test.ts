@@ -132,7 +132,7 @@ describe('parseSourcesConfig: a config with every kind of server', () => {
       serverSummaries: [],
       sources: [],
       storeDetail: false,
-      reflection: { thinker: 'rules', gate: {} },
+      reflection: { thinker: 'rules', gate: {}, model: null },
       warnings: [],
       secrets: [],
     });
@@ -784,12 +784,13 @@ describe('parseSourcesConfig: reflection', () => {
     expect(config.reflection).toEqual({
       thinker: 'rules',
       gate: { threshold: 0.7, leaseMs: 90_000, cooldownMs: 500, maxAttempts: 3, reflectEveryMs: 60_000 },
+      model: null,
     });
   });
 
   it('sets the threshold to 0 for the agent thinker, so every event reaches the agent', () => {
     const config = parse({ ...EXAMPLE, reflection: { thinker: 'agent', threshold: 0.9 } });
-    expect(config.reflection).toEqual({ thinker: 'agent', gate: { threshold: 0 } });
+    expect(config.reflection).toEqual({ thinker: 'agent', gate: { threshold: 0 }, model: null });
   });
 
   it.each([

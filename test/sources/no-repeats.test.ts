@@ -104,7 +104,11 @@ const startRun = async (world: World) => {
               events: await drainFromInbox(system, input.requestId),
               at: now(),
             })),
-            think: fromPromise(async ({ input }) => input.events.map((e) => ({ id: e.id, urgency: 0.9 }))),
+            think: fromPromise(async ({ input }) => ({
+              judgements: input.events.map((e) => ({ id: e.id, urgency: 0.9 })),
+              by: 'rules',
+              note: null,
+            })),
           },
         }),
         poller: pollerMachine.provide({

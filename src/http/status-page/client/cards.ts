@@ -56,6 +56,7 @@ const delivery: CardRenderer = ({ gate: g }) => {
                     h('span', { class: 'chip' }, e.source),
                     ' ',
                     e.title,
+                    e.why && h('span', { class: 'muted' }, ` — ${e.why}`),
                     e.attempts > 1 && h('span', { class: 'muted' }, ` (attempt ${e.attempts})`),
                   ),
                 ),
@@ -69,6 +70,28 @@ const delivery: CardRenderer = ({ gate: g }) => {
         'so far',
         `${g.delivered} delivered, ${g.consumed_silently} consumed silently, ${g.put_back} put back`,
       ],
+      g.last_thought && [
+        'thinker',
+        [g.last_thought.by, g.last_thought.note && h('div', { class: 'error' }, g.last_thought.note)],
+      ],
+      g.last_thought && [
+        'last thought',
+        h(
+          'ul',
+          { class: 'titles' },
+          g.last_thought.events.map((e) =>
+            h(
+              'li',
+              {},
+              h('span', { class: 'chip' }, e.verdict === 'speak' ? 'deliver' : 'quiet'),
+              ' ',
+              e.title,
+              e.why && h('span', { class: 'muted' }, ` — ${e.why}`),
+            ),
+          ),
+        ),
+      ],
+      g.failed_in_a_row > 0 && ['backing off', error(`${g.failed_in_a_row} failed thoughts in a row`)],
       g.last_error && ['error', error(g.last_error)],
     ]),
   ];

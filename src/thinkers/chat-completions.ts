@@ -1,0 +1,138 @@
+import { AnswerTooLargeError, boundedFetch } from '../sources/bounded-fetch.js';
+import type { ModelConfig } from '../sources/model-config.js';
+import { redactSecrets } from '../sources/redact.js';
+import { ANSWER_JSON_SCHEMA } from './judgement-answer.js';
+
+/** A model's answer may be this large; the judgements of 200 events take a few kilobytes. */
+export const MAX_MODEL_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** A call to the model's endpoint that brought no text back: unreachable, refused, late or malformed. */
+export class ModelCallError extends Error {
+  override name = 'ModelCallError';
+  /** The HTTP status, when the server answered one. */
+  readonly status: number | null;
+
+  constructor(message: string, { status = null, cause }: { status?: number | null; cause?: unknown } = {}) {
+    super(message, { cause });
+    this.status = status;
+  }
+}
+
+/** The system and user messages of one request. */
+export interface Prompt {
+  system: string;
+  user: string;
+}
+
+const fetchAnswer = boundedFetch(MAX_MODEL_ANSWER_BYTES);
+
+/** The request body: deterministic, not streamed, structured output asked for (servers that ignore it still answer text). */
+export const chatBody = (config: ModelConfig, prompt: Prompt) => ({
+  model: config.model,
+  messages: [
+    { role: 'system', content: prompt.system },
+    { role: 'user', content: prompt.user },
+  ],
+  temperature: 0,
+  stream: false,
+  response_format: {
+    type: 'json_schema',
+    json_schema: { name: 'judgements', strict: true, schema: ANSWER_JSON_SCHEMA },
+  },
+});
+
+type Content = string | Array<{ type?: string; text?: string }> | null | undefined;
+
+const textOf = (content: Content): string | null => {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content))
+    return content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('');
+  return null;
+};
+
+/** The content of a streamed answer: the `delta.content` of every `data:` line until `[DONE]`. */
+export const streamedText = (body: string): string => {
+  let text = '';
+  for (const line of body.split(/\r?\n/)) {
+    if (!line.startsWith('data:')) continue;
+    const data = line.slice(5).trim();
+    if (data === '[DONE]') break;
+    try {
+      const chunk = JSON.parse(data) as { choices?: Array<{ delta?: { content?: Content } }> };
+      text += textOf(chunk.choices?.[0]?.delta?.content) ?? '';
+    } catch {
+      // A keep-alive comment or a broken line carries no content.
+    }
+  }
+  return text;
+};
+
+const repliedText = (body: string, url: string): string => {
+  let answer: { choices?: Array<{ message?: { content?: Content; refusal?: string | null } }> };
+  try {
+    answer = JSON.parse(body);
+  } catch {
+    throw new ModelCallError(
+      `${url} answered something that is not JSON (it began: ${JSON.stringify(body.slice(0, 120))})`,
+    );
+  }
+  const message = answer.choices?.[0]?.message;
+  const text = textOf(message?.content);
+  if (text !== null && text !== '') return text;
+  if (typeof message?.refusal === 'string')
+    throw new ModelCallError(`the model refused: ${message.refusal.slice(0, 200)}`);
+  throw new ModelCallError(`${url} answered without choices[0].message.content`);
+};
+
+const unreachable = (error: unknown, url: string, timeoutMs: number): ModelCallError => {
+  const name = (error as Error)?.name;
+  if (name === 'TimeoutError' || name === 'AbortError') {
+    return new ModelCallError(`${url} did not answer within ${timeoutMs / 1000} s`, { cause: error });
+  }
+  if (error instanceof AnswerTooLargeError)
+    return new ModelCallError(`${url}: ${error.message}`, { cause: error });
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  const why = cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error);
+  return new ModelCallError(`could not reach ${url}: ${why}`, { cause: error });
+};
+
+/**
+ * One Chat Completions request (`POST {base_url}/chat/completions`): the key as a Bearer token,
+ * the answer's text back, whether the server sent it whole or streamed it anyway. Bounded by
+ * `timeout_sec` and by `signal`; every message is cleared of the key, whatever the server echoed.
+ */
+export const askChatCompletions = async (
+  config: ModelConfig,
+  prompt: Prompt,
+  signal?: AbortSignal,
+): Promise<string> => {
+  const url = `${config.baseUrl}/chat/completions`;
+  const secret = config.apiKey === null ? [] : [config.apiKey];
+  const timeout = AbortSignal.timeout(config.timeoutMs);
+  try {
+    const response = await fetchAnswer(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(config.apiKey === null ? {} : { authorization: `Bearer ${config.apiKey}` }),
+      },
+      body: JSON.stringify(chatBody(config, prompt)),
+      signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),
+    });
+    const body = await response.text();
+    if (!response.ok) {
+      const retry = response.headers.get('retry-after');
+      throw new ModelCallError(
+        `${url} answered HTTP ${response.status}${retry === null ? '' : ` (retry after ${retry} s)`}: ${JSON.stringify(body.slice(0, 200))}`,
+        { status: response.status },
+      );
+    }
+    const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    return streamed ? streamedText(body) : repliedText(body, url);
+  } catch (error) {
+    const known = error instanceof ModelCallError ? error : unreachable(error, url, config.timeoutMs);
+    known.message = redactSecrets(known.message, secret);
+    throw known;
+  }
+};
