@@ -69,7 +69,7 @@ describe('the node hook command', () => {
 describe('the curl hook command', () => {
   it("posts the agent's JSON to the daemon's route for this project and prints the answer as it is", async () => {
     const { port, posted } = await daemon({ status: 200, body: '{"decision":"block","reason":"r"}' });
-    const command = curlHookCommand('codex', 'Stop', { port, project: PROJECT });
+    const command = curlHookCommand('codex', 'Stop', { port, project: PROJECT, pulse: 'pulse' });
     const input = '{"session_id":"s","hook_event_name":"Stop","text":"a \'quoted\' $HOME `x`"}';
     const { code, stdout, stderr } = await sh(command, input, { PULSE_TOKEN: 'secret-token-1234' });
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
@@ -88,11 +88,14 @@ describe('the curl hook command', () => {
     servers.pop()!.close();
     const why = `pulse: the daemon is not running at 127.0.0.1:${port} for ${PROJECT}; not enforcing replans. Start it with: pulse start -p ${PROJECT} --port ${port}`;
     const cursor = await sh(
-      curlHookCommand('cursor', 'beforeShellExecution', { port, project: PROJECT }),
+      curlHookCommand('cursor', 'beforeShellExecution', { port, project: PROJECT, pulse: 'pulse' }),
       '{}',
     );
     expect(cursor).toEqual({ code: 0, stdout: '{"permission":"allow"}\n', stderr: `${why}\n` });
-    const codex = await sh(curlHookCommand('codex', 'PreToolUse', { port, project: PROJECT }), '{}');
+    const codex = await sh(
+      curlHookCommand('codex', 'PreToolUse', { port, project: PROJECT, pulse: 'pulse' }),
+      '{}',
+    );
     expect(codex.code).toBe(0);
     expect(JSON.parse(codex.stdout)).toEqual({ systemMessage: why });
     expect(codex.stderr).toBe(`${why}\n`);
@@ -101,14 +104,17 @@ describe('the curl hook command', () => {
   it('gives up within its time limit on a daemon that never answers, and on a refusal (401)', async () => {
     const silent = await daemon(null);
     const started = Date.now();
-    const hung = await sh(curlHookCommand('cursor', 'stop', { port: silent.port, project: PROJECT }), '{}');
+    const hung = await sh(
+      curlHookCommand('cursor', 'stop', { port: silent.port, project: PROJECT, pulse: 'pulse' }),
+      '{}',
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(hung.stdout).toBe('{}\n');
     expect(hung.stderr).toMatch(/^pulse: the daemon did not answer within 2 s at 127\.0\.0\.1:\d+ for /);
 
     const refusing = await daemon({ status: 401, body: '{"error":"This pulse daemon requires a token."}' });
     const refused = await sh(
-      curlHookCommand('claude', 'Stop', { port: refusing.port, project: PROJECT }),
+      curlHookCommand('claude', 'Stop', { port: refusing.port, project: PROJECT, pulse: 'pulse' }),
       '{}',
     );
     expect(JSON.parse(refused.stdout).systemMessage).toMatch(
@@ -117,7 +123,7 @@ describe('the curl hook command', () => {
   });
 
   it('is recognised with its port and project', () => {
-    const command = curlHookCommand('codex', 'Stop', { port: 9000, project: PROJECT });
+    const command = curlHookCommand('codex', 'Stop', { port: 9000, project: PROJECT, pulse: 'pulse' });
     expect(findPulseHook('codex', 'Stop', { type: 'command', command })).toEqual({
       transport: 'curl',
       port: 9000,
@@ -128,7 +134,7 @@ describe('the curl hook command', () => {
 });
 
 describe('which pulse hooks reach the daemon being set up', () => {
-  const target = { port: 8765, project: PROJECT, runtime: RUNTIME };
+  const target = { port: 8765, project: PROJECT, runtime: RUNTIME, pulse: 'pulse' };
 
   it('the same port and project by http or curl, or this node and clone (bin.cjs, or an older cli.js)', () => {
     const http = hookHandler('claude', 'Stop', 'http', target);
