@@ -1,15 +1,20 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  autostartHookCommand,
   curlHookCommand,
   findPulseHook,
   hookHandler,
   nodeHookCommand,
   reachesTarget,
   shellQuote,
+  stableBinCommand,
 } from '../../src/setup/hook-handlers.js';
+import { VERSION } from '../../src/version.js';
 
 const RUNTIME = { nodePath: '/n/node', cliPath: '/p/dist/src/bin.cjs' };
 const PROJECT = "/home/me/it's a project";
@@ -151,5 +156,30 @@ describe('which pulse hooks reach the daemon being set up', () => {
     expect(reachesTarget(findPulseHook('claude', 'Stop', older)!, target)).toBe(true);
     const elsewhere = { command: '"/old/node" "/old/dist/src/bin.cjs" hook claude --event Stop' };
     expect(reachesTarget(findPulseHook('claude', 'Stop', elsewhere)!, target)).toBe(false);
+  });
+});
+
+describe('the session-start hook of --autostart', () => {
+  const target = { port: 8765, project: '/home/me/my "app"', runtime: RUNTIME, pulse: 'pulse' };
+
+  it('runs pulse hook --autostart with the project and port, and is found again as pulse’s', () => {
+    const command = autostartHookCommand('claude', 'SessionStart', target);
+    expect(command).toBe(
+      '"/n/node" "/p/dist/src/bin.cjs" hook claude --event SessionStart --autostart -p "/home/me/my \\"app\\"" --port 8765',
+    );
+    const found = findPulseHook('claude', 'SessionStart', { type: 'command', command });
+    expect(found).toEqual({ transport: 'autostart', port: 8765, project: '/home/me/my "app"' });
+    expect(reachesTarget(found!, target)).toBe(true);
+    expect(reachesTarget(found!, { ...target, port: 9000 })).toBe(false);
+    expect(findPulseHook('codex', 'SessionStart', { type: 'command', command })).toBeNull();
+  });
+
+  it('runs npx with this version when pulse lives in npm’s cache, which npm may clean', () => {
+    const cached = {
+      nodePath: '/n/node',
+      cliPath: join(homedir(), '.npm', '_npx', 'x', 'dist', 'bundle', 'bin.cjs'),
+    };
+    expect(stableBinCommand(cached)).toBe(`npx -y pulse-agent@${VERSION}`);
+    expect(stableBinCommand(RUNTIME)).toBe('"/n/node" "/p/dist/src/bin.cjs"');
   });
 });
