@@ -2,7 +2,6 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { healthProblems } from '../health-problems.js';
 import type { ContextWatch } from '../mcp/context-push.js';
-import { createMcpServer } from '../mcp/server.js';
 import { logOf, replanOf } from '../requests.js';
 import { systemStatus, watcherWarning } from '../system-status.js';
 import { VERSION } from '../version.js';
@@ -11,7 +10,7 @@ import { loopbackPeersOnly, requireToken } from './auth.js';
 import type { ConnectionCounts } from './connection-limits.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
-import { createMcpRoute } from './mcp-route.js';
+import type { McpRoute } from './mcp-route.js';
 import type { SessionLimits } from './session-table.js';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page.js';
 import { createStatusStream } from './status-stream.js';
@@ -37,7 +36,15 @@ export const createHttpApp = ({
   connections?: () => ConnectionCounts | null;
 }) => {
   const watches = new Set<ContextWatch>();
-  const mcp = createMcpRoute(() => createMcpServer({ actor, watches }), sessionLimits);
+  // The MCP SDK and the tools' schemas load at the first /mcp request: hooks, the status page and
+  // /healthz never need them, and a daemon nobody has connected to yet does not hold them.
+  let mcp: McpRoute | null = null;
+  let loading: Promise<McpRoute> | null = null;
+  const mcpRoute = () =>
+    (loading ??= Promise.all([import('./mcp-route.js'), import('../mcp/server.js')]).then(
+      ([{ createMcpRoute }, { createMcpServer }]) =>
+        (mcp = createMcpRoute(() => createMcpServer({ actor, watches }), sessionLimits)),
+    ));
   const statusStream = createStatusStream({ actor });
   const app = new Hono();
   app.use('*', hostGuard({ extraHosts: allowedHosts }));
@@ -57,7 +64,7 @@ export const createHttpApp = ({
         project: projectRoot,
         events: log.context.index.size,
         replan: replan.value,
-        sessions: mcp.sessionCount,
+        sessions: mcp?.sessionCount ?? 0,
         push_watches: watches.size,
         connections: connections(),
         error: log.context.lastError ?? problems[0] ?? null,
@@ -74,7 +81,9 @@ export const createHttpApp = ({
   app.get('/', function page(c) {
     return c.html(statusPage({ project: projectRoot, version: VERSION }), 200, STATUS_PAGE_HEADERS);
   });
-  app.all('/mcp', mcp.handle);
+  app.all('/mcp', async function mcpRequest(c) {
+    return (await mcpRoute()).handle(c);
+  });
   app.post('/hook/:agent/:event', ...createHookRoute(actor, projectRoot));
   app.onError(function requestFailed(error, c) {
     if (error instanceof HTTPException) return error.getResponse();
@@ -92,5 +101,5 @@ export const createHttpApp = ({
       404,
     ),
   );
-  return { app, closeSessions: () => mcp.close() };
+  return { app, closeSessions: async () => (await loading)?.close() };
 };
