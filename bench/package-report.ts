@@ -147,7 +147,7 @@ export const missedTargets = ({ result }: PackageReport): string[] => {
 };
 
 export const formatSection = (report: PackageReport): string => {
-  const { plan, result } = report;
+  const { plan } = report;
   return `## Package: install from the tarball, start-up and memory, bundled beside unbundled
 
 What an npm user gets: \`npm pack\` builds the tarball (its \`prepack\` runs \`npm run build\`),

@@ -50,8 +50,10 @@ const COMMON = {
   bundle: true,
   platform: 'node',
   target: 'node20.19',
-  // Whitespace only: measured, renamed identifiers made the daemon's start-up RSS larger, not smaller.
+  // Whitespace and syntax only: identifiers stay as written, for readable stack traces. Measured
+  // at the endpoint with no sources: 66.8 MB whitespace only, 65.6 MB with syntax, 65.9 MB renamed.
   minifyWhitespace: true,
+  minifySyntax: true,
   legalComments: 'none',
   metafile: true,
   logLevel: 'warning',

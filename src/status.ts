@@ -4,7 +4,7 @@ import { DaemonTokenError, tokenHeaders, tokenRefusal } from './daemon-token.js'
 import { pulse, shellWord } from './pulse-command.js';
 import { requirePulseFolder, unusableFolder } from './status-folder.js';
 import { type Discovery, readDiscovery } from './store/discovery-file.js';
-import { readEventLog } from './store/event-log-file.js';
+import { readEventBacklog } from './store/event-log-file.js';
 import { formatFocusEnd, readFocus } from './store/focus-file.js';
 import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';
@@ -114,8 +114,8 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       dead_letters: live.gate.dead_letters,
     };
   }
-  const { events, warnings } = await readEventLog(paths.events, { repair: false });
-  const index = EventIndex.from(events);
+  const { backlog, warnings } = await readEventBacklog(paths.events, { repair: false });
+  const index = EventIndex.loaded(backlog);
   const ackId = str(state.last_acknowledged_event_id);
   const pending = index.pendingAfter(ackId);
   const focus = await readFocus(paths.dir).then(
