@@ -51,7 +51,8 @@ export interface PackageResult {
   nodeFloorMs: number[];
 }
 
-const pack = async (dir: string): Promise<PackedTarball> => {
+/** `npm pack` of the package as the build left it, into `dir`. */
+export const pack = async (dir: string): Promise<PackedTarball> => {
   // The bench has just built dist/ (`npm run bench` builds first): pack it as prepack would leave it.
   const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
     cwd: ROOT,
@@ -79,7 +80,7 @@ const folderBytes = async (dir: string): Promise<number> => {
 };
 
 /** Installs the tarball into a fresh prefix, offline: a package with no dependencies needs no registry. */
-const install = async (tarball: string, prefix: string): Promise<InstallRun> => {
+export const install = async (tarball: string, prefix: string): Promise<InstallRun> => {
   await mkdir(prefix);
   const started = performance.now();
   const { stderr } = await run('npm', [

@@ -12,12 +12,11 @@ export const inPackageCache = (path: string): boolean =>
   path.startsWith(join(homedir(), '.npm') + sep) ||
   /[\\/](?:dlx-[^\\/]+|\.pnpm-store|pnpm[\\/]dlx)[\\/]/.test(path);
 
+/** The entries pulse is started by: the bundle's bin and module, tsc's bin and CLI. */
+const ENTRY = /^(.*)[\\/]dist[\\/](?:bundle[\\/](?:bin\.cjs|pulse\.mjs)|src[\\/](?:bin\.cjs|cli\.js))$/;
+
 /** The pulse install a bin or CLI path belongs to: the folder holding its `dist/`. */
-export const installOf = (path: string): string => {
-  const built =
-    /^(.*)[\\/]dist[\\/](?:bundle[\\/](?:bin\.cjs|pulse\.mjs)|src[\\/](?:bin\.cjs|cli\.js))$/.exec(path);
-  return built ? built[1]! : path;
-};
+export const installOf = (path: string): string => ENTRY.exec(path)?.[1] ?? path;
 
 const real = (path: string): string => {
   try {
@@ -46,14 +45,17 @@ export interface CommandContext {
  * The command that runs this pulse the way it was installed, for every hint pulse prints:
  * `pulse` when the `pulse` on PATH is this install (npm install -g, npm link), `npx pulse-agent`
  * from npx's cache, `npm run pulse --` under the clone's own npm scripts, else node and the
- * script's path.
+ * script's path; `pulse` in a process that is not pulse's own (a test runner).
  */
 export const pulseCommand = ({
   env = process.env,
   script = process.argv[1] ?? '',
   anywhere = false,
 }: CommandContext = {}): string => {
-  const install = installOf(real(script));
+  const entry = real(script);
+  // Not started as pulse (a test runner, a program that imports it): the installed name is the best guess.
+  if (!ENTRY.test(entry)) return 'pulse';
+  const install = installOf(entry);
   if (inPackageCache(install)) return 'npx pulse-agent';
   const onPath = findProgram('pulse', env.PATH ?? '');
   if (onPath !== null && installOf(real(onPath)) === install) return 'pulse';

@@ -158,7 +158,7 @@ export const formatStatus = (report: StatusReport): string => {
   }
   if (report.focus) {
     lines.push(
-      `focus:     ${report.focus.until ? `quiet until ${formatFocusEnd(report.focus.until)} (pulse focus off ends it)` : 'off'}${report.focus.last_error ? `; ERROR ${report.focus.last_error}` : ''}`,
+      `focus:     ${report.focus.until ? `quiet until ${formatFocusEnd(report.focus.until)} (${pulse('focus off')} ends it)` : 'off'}${report.focus.last_error ? `; ERROR ${report.focus.last_error}` : ''}`,
     );
   }
   if (report.gate) lines.push(...formatGate(report.gate));

@@ -57,6 +57,10 @@ describe('the pulse command every hint names', () => {
     expect(pulseCommand({ script, env, anywhere: true })).toBe(`node ${script}`);
   });
 
+  it('is `pulse` in a process that is not pulse itself, such as a test runner importing it', () => {
+    expect(pulseCommand({ script: '/repo/node_modules/vitest/vitest.mjs', env: { PATH: '' } })).toBe('pulse');
+  });
+
   it('quotes a script path a shell would split', () => {
     expect(pulseCommand({ script: '/my tools/pulse/dist/bundle/pulse.mjs', env: { PATH: '' } })).toBe(
       'node "/my tools/pulse/dist/bundle/pulse.mjs"',

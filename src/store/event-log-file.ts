@@ -63,7 +63,13 @@ const CANONICAL =
   /\{"id":"[^"\\\n]*","timestamp":"[^"\\\n]*","kind":"(?:created|modified|deleted)","path":"([^"\\\n]*)","sha256":(?:"[0-9a-f]{64}"|null),"size":(?:\d+|null)\}\n/y;
 
 const ID_START = '{"id":"'.length;
-const QUOTE = 0x22;
+
+/** Part of a file read as latin1, read as the UTF-8 it is (ASCII, the usual case, as it is). */
+const utf8 = (latin1: string, from: number, to: number): string => {
+  const part = latin1.slice(from, to);
+  // Every byte below 0x80 is ASCII, the same in latin1 and UTF-8; above it, a UTF-8 sequence.
+  return /[\u0080-\u00ff]/.test(part) ? Buffer.from(part, 'latin1').toString('utf8') : part;
+};
 
 /** A growable array of small numbers (line offsets, path numbers): a few bytes a line, no object each. */
 class Numbers<T extends Uint32Array | Uint16Array> {
@@ -97,7 +103,8 @@ class LoggedEvents implements EventBacklog {
   /** Events parsed so far: at load, the lines not as pulse writes them; since, those asked for. */
   readonly parsed = new Map<number, PulseEvent>();
 
-  constructor(readonly bytes: Buffer) {}
+  /** The file as latin1, one character a byte: held instead of the bytes, so the log is in memory once. */
+  constructor(readonly text: string) {}
 
   get length(): number {
     return this.starts.length;
@@ -120,7 +127,7 @@ class LoggedEvents implements EventBacklog {
     if (known !== undefined) return known;
     const start = this.starts.at(index);
     // A line kept as bytes always parses to an event: the load checked its form.
-    const event = asEvent(JSON.parse(this.bytes.toString('utf8', start, this.bytes.indexOf(0x0a, start))))!;
+    const event = asEvent(JSON.parse(utf8(this.text, start, this.text.indexOf('\n', start))))!;
     this.parsed.set(index, event);
     return event;
   }
@@ -129,7 +136,7 @@ class LoggedEvents implements EventBacklog {
     const known = this.parsed.get(index);
     if (known !== undefined) return known.id;
     const start = this.starts.at(index) + ID_START;
-    return this.bytes.toString('utf8', start, this.bytes.indexOf(QUOTE, start));
+    return utf8(this.text, start, this.text.indexOf('"', start));
   }
 
   pathAt(index: number): string {
@@ -170,7 +177,7 @@ export const readEventBacklog = async (
     bytes = Buffer.alloc(0);
   }
   const text = bytes.toString('latin1');
-  const events = new LoggedEvents(bytes);
+  const events = new LoggedEvents(text);
   const table = pathTable(events.paths);
   let skipped = 0;
   const whole = text.lastIndexOf('\n') + 1;

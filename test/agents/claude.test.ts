@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/tool-rule.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { oneShot, runCli, waitForDelivery } from '../helpers/daemon.js';
+import { oneShot, runCli, setupWithAutostart, waitForDelivery } from '../helpers/daemon.js';
 import { calendarSource } from '../helpers/source-fixture.js';
 import { trackStarted } from '../helpers/started.js';
 import {
@@ -248,17 +248,7 @@ describe.skipIf(!inAgentSuite)('Claude Code 2.1.332, set up by `pulse setup clau
   it('with --autostart, a session start with no daemon starts it, and the first tool call is held while a replan is pending', async () => {
     const project = await tempGitProject(started);
     const port = await freePort();
-    const setup = await runCli([
-      'setup',
-      'claude',
-      '--autostart',
-      '--write',
-      '-p',
-      project,
-      '--port',
-      String(port),
-    ]);
-    expect(setup.code, setup.stdout).toBe(0);
+    await setupWithAutostart('claude', project, port);
     // The user changed the guidance while no daemon ran: pulse logs it when it starts.
     expect((await runCli(['init', '-p', project])).code).toBe(0);
     await writeFile(join(project, '.pulse', 'guidance.md'), '# Guidance\n\nUse the new API.\n');

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Discovery } from '../../src/store/discovery-file.js';
-import { removeProject, runCli, tempProject } from '../helpers/daemon.js';
+import { removeProject, runCli, setupWithAutostart, tempProject } from '../helpers/daemon.js';
 import { isRunning } from '../helpers/processes.js';
 
 // `pulse start --detach`, `pulse stop` and `pulse setup --autostart` as a user (and an agent's
@@ -126,17 +126,7 @@ describe('pulse setup --autostart', () => {
   it('claude: a session start with no daemon starts it, and the first tool call is held while a replan is pending', async () => {
     const dir = await project();
     const port = await freePort();
-    const setup = await runCli([
-      'setup',
-      'claude',
-      '--autostart',
-      '--write',
-      '-p',
-      dir,
-      '--port',
-      String(port),
-    ]);
-    expect(setup.code, setup.stdout).toBe(0);
+    await setupWithAutostart('claude', dir, port);
     const settings = join(dir, '.claude', 'settings.local.json');
     const sessionStart = await hookOf(settings, 'SessionStart');
     expect(sessionStart).toMatchObject({ type: 'command', timeout: 30 });
@@ -188,33 +178,13 @@ describe('pulse setup --autostart', () => {
     expect((await discovery(dir)).pid).toBe(running.pid);
     expect((await runCli(['stop', '-p', dir])).code).toBe(0);
 
-    const rerun = await runCli([
-      'setup',
-      'claude',
-      '--autostart',
-      '--write',
-      '-p',
-      dir,
-      '--port',
-      String(port),
-    ]);
-    expect(rerun.stdout).toContain('Already set up for Claude Code');
+    expect(await setupWithAutostart('claude', dir, port)).toContain('Already set up for Claude Code');
   });
 
   it('codex: the session-start hook starts the daemon, the other hooks stay curl lines', async () => {
     const dir = await project();
     const port = await freePort();
-    const setup = await runCli([
-      'setup',
-      'codex',
-      '--autostart',
-      '--write',
-      '-p',
-      dir,
-      '--port',
-      String(port),
-    ]);
-    expect(setup.code, setup.stdout).toBe(0);
+    await setupWithAutostart('codex', dir, port);
     const hooks = join(dir, '.codex', 'hooks.json');
     const sessionStart = await hookOf(hooks, 'SessionStart');
     expect(sessionStart.command).toContain('--autostart');
@@ -234,7 +204,7 @@ describe('pulse setup --autostart', () => {
   it('fails open when the daemon cannot start: the session goes on and the user is told why', async () => {
     const dir = await project();
     const port = await takenPort();
-    await runCli(['setup', 'claude', '--autostart', '--write', '-p', dir, '--port', String(port)]);
+    await setupWithAutostart('claude', dir, port);
     const sessionStart = await hookOf(join(dir, '.claude', 'settings.local.json'), 'SessionStart');
     const start = runHookCommand(sessionStart.command!, {
       session_id: 'no-start',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { install, pack } from '../../bench/package.js';
 import { removeProject, tempProject } from '../helpers/daemon.js';
 
 // The package as npm users get it: the tarball `npm pack` makes of the build this run made,
@@ -12,7 +13,6 @@ import { removeProject, tempProject } from '../helpers/daemon.js';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dirs: string[] = [];
-let tarball = '';
 let files: string[] = [];
 let installWarnings: string[] = [];
 let pulse = '';
@@ -20,25 +20,11 @@ let pulse = '';
 beforeAll(async () => {
   const dir = await tempProject('pulse-package-');
   dirs.push(dir);
-  // The suite's global setup built dist/: pack it as prepack would leave it.
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-    cwd: ROOT,
-  });
-  const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  tarball = join(dir, packed!.filename);
-  files = packed!.files.map((file) => file.path);
+  // The suite's global setup built dist/: packed as prepack would leave it, installed as npm users do.
+  const tarball = await pack(dir);
+  files = tarball.files;
   const prefix = join(dir, 'prefix');
-  const installed = await run('npm', [
-    'install',
-    '--global',
-    '--prefix',
-    prefix,
-    '--offline',
-    '--no-audit',
-    '--no-fund',
-    tarball,
-  ]);
-  installWarnings = installed.stderr.split('\n').filter((line) => /^npm warn/i.test(line));
+  installWarnings = (await install(tarball.file, prefix)).warnings;
   pulse = join(prefix, 'bin', 'pulse');
 }, 120_000);
 

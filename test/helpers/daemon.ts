@@ -58,6 +58,23 @@ export const runCli = (
   options: { timeoutMs?: number; env?: Record<string, string>; input?: string } = {},
 ) => runNode(CLI, args, options);
 
+/** `pulse setup AGENT --autostart --write -p PROJECT --port PORT`, which must succeed; what it printed. */
+export const setupWithAutostart = async (agent: string, project: string, port: number): Promise<string> => {
+  const setup = await runCli([
+    'setup',
+    agent,
+    '--autostart',
+    '--write',
+    '-p',
+    project,
+    '--port',
+    String(port),
+  ]);
+  if (setup.code !== 0)
+    throw new Error(`pulse setup ${agent} --autostart failed:\n${setup.stdout}\n${setup.stderr}`);
+  return setup.stdout;
+};
+
 /**
  * Starts `pulse start` on a project the way a user does (a child process on an ephemeral
  * port) and resolves once it prints its MCP endpoint.
