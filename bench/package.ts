@@ -8,6 +8,7 @@ import { type GeneratedHistory, writeHistory } from './history.js';
 import { measureStartup, type StartupSample } from './startup.js';
 
 const run = promisify(execFile);
+/** The package, from dist/bench/ where `npm run bench` runs this. */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** How much to measure. */
@@ -51,11 +52,11 @@ export interface PackageResult {
   nodeFloorMs: number[];
 }
 
-/** `npm pack` of the package as the build left it, into `dir`. */
-export const pack = async (dir: string): Promise<PackedTarball> => {
+/** `npm pack` of the package in `root` as the build left it, into `dir`. */
+export const pack = async (dir: string, root = ROOT): Promise<PackedTarball> => {
   // The bench has just built dist/ (`npm run bench` builds first): pack it as prepack would leave it.
   const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-    cwd: ROOT,
+    cwd: root,
   });
   const [packed] = JSON.parse(stdout) as Array<{
     filename: string;

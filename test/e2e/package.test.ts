@@ -21,7 +21,7 @@ beforeAll(async () => {
   const dir = await tempProject('pulse-package-');
   dirs.push(dir);
   // The suite's global setup built dist/: packed as prepack would leave it, installed as npm users do.
-  const tarball = await pack(dir);
+  const tarball = await pack(dir, ROOT);
   files = tarball.files;
   const prefix = join(dir, 'prefix');
   installWarnings = (await install(tarball.file, prefix)).warnings;

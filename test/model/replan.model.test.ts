@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -310,15 +310,17 @@ class PathRun {
   async toggleBlind(event: Faults) {
     const before = await this.events();
     const path = this.file('guidance.md');
+    // Swapped in by a rename, in one step: a scan between a removal and a new file would see
+    // guidance.md deleted, and log it (a loaded machine's watcher got there in between).
+    const swap = `${path}.swap`;
     if (event.blind.length > 0) {
       this.blind = await readFile(path, 'utf8');
-      await rm(path);
-      await symlink('guidance.md', path);
+      await symlink('guidance.md', swap);
     } else {
-      await rm(path);
-      await writeFile(path, this.blind!);
+      await writeFile(swap, this.blind!);
       this.blind = null;
     }
+    await rename(swap, path);
     const answer = await this.interrupt();
     expect(await this.events(), 'neither a loop nor its repair is an edit').toEqual(before);
     expect(answer.unobservable.map((fault) => fault.file)).toEqual(this.blind === null ? [] : [GUIDANCE]);
