@@ -127,7 +127,8 @@ const main = async () => {
   const packages = bundledPackages([pulse.metafile, bin.metafile]);
   await writeFile(join(OUT, 'THIRD_PARTY_LICENSES.md'), await licenceNotices(packages));
   const size = (await readFile(join(OUT, 'pulse.mjs'))).length;
-  console.log(
+  // On stderr: `npm run pulse -- status --json` builds first, and its stdout must stay the JSON.
+  console.error(
     `Bundled ${relative(ROOT, OUT)}/: pulse.mjs ${(size / 1024).toFixed(0)} KB from ${packages.size} packages; bin.cjs; ${WASM.length} WASM files.`,
   );
 };
