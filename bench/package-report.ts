@@ -183,8 +183,9 @@ counts it): \`node -e 0\` 60 ms; \`pulse --version\`, which reads and compiles t
 and runs commander, 150 ms; the daemon at \`MCP endpoint:\` 220 ms (the bundle, then \`.pulse/\`,
 the lock, the log, the actors, the HTTP server); at its first answer 270 ms (a session's
 \`initialize\` loads the MCP SDK's server side and the tools' schemas, then the call). With no
-core to wait for, wall time is about the CPU time, so the 250 ms target is within reach only on an
-idle machine, which this one never was. What the bundle took away: the ES module loader's work for
+core to wait for, wall time is about the CPU time (${cell(figures(report.result, 'installed', 0).cpu, ms)} here on
+an empty project), so the 250 ms target is within reach on an idle machine and missed whenever the
+first call waits for a core. What the bundle took away: the ES module loader's work for
 several hundred files (520 → 270 ms of CPU in the table's medians), and, at the endpoint, the MCP
 SDK (loaded at the first \`/mcp\` request: hooks, the status page and \`/healthz\` never need it).
 
