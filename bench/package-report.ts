@@ -178,21 +178,28 @@ Targets are judged on the installed package, by wall time, as the issue set them
 time at its first answer (the CPU rows) is what pulse spends; the wall time adds the waits for a
 core, which on this shared machine are most of it (the load average above against 2 cores; even
 \`node -e 0\` took ${ms(median(report.result.nodeFloorMs))} of wall time in this run). Measured by hand on the
-bundle the same day (load average about 15, medians of 7, CPU time as \`/proc/<pid>/stat\`
-counts it): \`node -e 0\` 60 ms; \`pulse --version\`, which reads and compiles the 1.8 MB bundle
-and runs commander, 150 ms; the daemon at \`MCP endpoint:\` 220 ms (the bundle, then \`.pulse/\`,
-the lock, the log, the actors, the HTTP server); at its first answer 270 ms (a session's
-\`initialize\` loads the MCP SDK's server side and the tools' schemas, then the call). With no
+bundle the same day (load average about 4, medians of 7, CPU time as \`/proc/<pid>/stat\` counts
+it): \`node -e 0\` 50 ms; \`pulse --version\`, which reads and compiles the 1.8 MB bundle and
+runs commander, 110 ms; the daemon at \`MCP endpoint:\` 170–180 ms (the bundle, then \`.pulse/\`,
+the lock, the log, the actors, the HTTP server: a CPU profile of that start puts a quarter of it
+in compiling the bundle, a tenth in Node's own fetch (undici), which \`@hono/node-server\` loads,
+and the rest in small parts); at its first answer 230 ms (a session's \`initialize\` loads the
+MCP SDK's server side, building its several hundred zod schemas, and the tools; then the call). With no
 core to wait for, wall time is about the CPU time (${cell(figures(report.result, 'installed', 0).cpu, ms)} here on
 an empty project), so the 250 ms target is within reach on an idle machine and missed whenever the
 first call waits for a core. What the bundle took away: the ES module loader's work for
-several hundred files (520 → 270 ms of CPU in the table's medians), and, at the endpoint, the MCP
-SDK (loaded at the first \`/mcp\` request: hooks, the status page and \`/healthz\` never need it).
+several hundred files (${cell(figures(report.result, 'unbundled', 0).cpu, ms)} → ${cell(figures(report.result, 'installed', 0).cpu, ms)} of CPU in the table's medians), and, at the endpoint, the MCP
+SDK (loaded at the first \`/mcp\` request: hooks, the status page and \`/healthz\` never need it)
+and sources.json's schemas (built when there is a file to parse).
 
 At 100,000 events the log is read once as latin1 text, each line as pulse writes it checked by
 one regular expression and kept unparsed (ids and paths are read from it without parsing; an
-event is parsed when asked for), so the start pays about 130 ms of CPU for 21.8 MB (400 against
-270 ms), where building an object per event cost about 400 ms (680 against 270 ms, bundled, before).
+event is parsed when asked for), so the start pays ${cell(
+    (figures(report.result, 'installed', 1).cpu ?? Number.NaN) -
+      (figures(report.result, 'installed', 0).cpu ?? Number.NaN),
+    ms,
+  )} of CPU more for 21.8 MB than for an empty log, where building an object per event cost about
+400 ms more (by hand on this machine, the bundle before this change: 680 against 270 ms).
 The regular expression is most of what remains; the id map is built at the first append, not at
 start.`;
 };
