@@ -71,7 +71,7 @@ Schema validator shared by every server (the SDK otherwise builds an Ajv instanc
 that is per session and per one-shot request) and the tool's zod schemas built once.
 
 ${runLines(report)}
-- Servers: the real daemon (\`node dist/src/cli.js start --port 0 --log-level warn\` on a fresh temp project) and the floor, two child processes running side by side in the same run.
+- Servers: the real daemon (\`node dist/bundle/pulse.mjs start --port 0 --log-level warn\` on a fresh temp project) and the floor, two child processes running side by side in the same run.
 - Calls: ${plan.warmup} warm-up calls per server and way of calling, then ${plan.rounds} rounds. In each round: ${plan.block} calls per server from one session client, the servers alternating call by call; ${plan.block} one-shot POSTs per server alternating the same way; then ${plan.concurrency} session clients per server calling ${plan.block} times each at once, one server's block after the other's, the first server changing each round. Every call is the SDK Client's \`callTool\` (one-shot: \`fetch\` of a JSON-RPC \`tools/call\`, no initialize) with \`last_seen_event_id\` = the latest id.
 
 ${formatTable(report)}

@@ -27,17 +27,17 @@ export const killAllChildren = (): void => {
 };
 
 /**
- * Spawns `node args…` and resolves once stdout matches `ready`; rejects (killing the child)
- * if it exits first or says nothing within `limitMs`, with what it printed.
+ * Spawns `node args…` (or `program args…`) and resolves once stdout matches `ready`; rejects
+ * (killing the child) if it exits first or says nothing within `limitMs`, with what it printed.
  */
 export const startReadyChild = (
   name: string,
   args: string[],
-  { ready, limitMs }: { ready: RegExp; limitMs: number },
+  { ready, limitMs, program = process.execPath }: { ready: RegExp; limitMs: number; program?: string },
 ): Promise<ReadyChild> =>
   new Promise((resolve, reject) => {
     const spawnedAt = performance.now();
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(child);
     let isReady = false;
     let output = '';

@@ -38,7 +38,7 @@ const placeOf = (url: string): string => {
   if (url.startsWith('node:')) return 'node internals';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1]!;
-  const own = /\/dist\/(src|machines|bench)\//.exec(url);
+  const own = /\/dist\/(src|machines|bench|bundle)\//.exec(url);
   if (own) return `${own[1]}/`;
   return url;
 };
@@ -74,7 +74,7 @@ export const summarizeProfile = (profile: CpuProfile): ProfileSummary => {
     const allOnStack = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at)!;
-      if (/\/dist\/(src|machines)\//.test(frame.callFrame.url)) onStack.add(nameOf(frame));
+      if (/\/dist\/(src|machines|bundle)\//.test(frame.callFrame.url)) onStack.add(nameOf(frame));
       allOnStack.add(nameOf(frame));
     }
     for (const name of onStack) inclusive.set(name, (inclusive.get(name) ?? 0) + ms);

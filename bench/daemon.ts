@@ -2,8 +2,19 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { startReadyChild } from './child-process.js';
 
-/** The built CLI, as `npm run bench` leaves it beside this file in dist/. */
-export const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+/** The bundled CLI, as the package ships it, which `npm run bench` builds beside this file in dist/. */
+export const CLI = fileURLToPath(new URL('../bundle/pulse.mjs', import.meta.url));
+
+/** tsc's output before bundling: the same code as one module a file, for side-by-side start-ups. */
+export const UNBUNDLED_CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+
+/** How to run a pulse: the program and the arguments before `start` (node and a script, or an installed bin). */
+export interface PulseCommand {
+  program: string;
+  args: string[];
+}
+
+export const BUNDLED: PulseCommand = { program: process.execPath, args: [CLI] };
 
 /** Longest wait for `MCP endpoint:`; past it the daemon is reported as not starting. */
 const START_LIMIT_MS = 60_000;
@@ -28,12 +39,16 @@ export interface BenchDaemon {
  */
 export const startDaemon = async (
   project: string,
-  { nodeArgs = [], startArgs = [] }: { nodeArgs?: string[]; startArgs?: string[] } = {},
+  {
+    nodeArgs = [],
+    startArgs = [],
+    command = BUNDLED,
+  }: { nodeArgs?: string[]; startArgs?: string[]; command?: PulseCommand } = {},
 ): Promise<BenchDaemon> => {
   const child = await startReadyChild(
     `pulse start on ${project}`,
-    [...nodeArgs, CLI, 'start', '--project', project, '--port', '0', ...startArgs],
-    { ready: /MCP endpoint: (\S+)/, limitMs: START_LIMIT_MS },
+    [...nodeArgs, ...command.args, 'start', '--project', project, '--port', '0', ...startArgs],
+    { ready: /MCP endpoint: (\S+)/, limitMs: START_LIMIT_MS, program: command.program },
   );
   return {
     pid: child.pid,

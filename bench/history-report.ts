@@ -124,7 +124,7 @@ ${formatTable(report)}
 ### How to read this
 
 Each column is one history size; the empty log is the baseline. Startup is the median of the
-cold starts, from spawning \`node dist/src/cli.js start\` to the endpoint line and to the first
+cold starts, from spawning \`node dist/bundle/pulse.mjs start\` to the endpoint line and to the first
 answered tool call (which adds connecting a session); the CPU row is the daemon's own user +
 system time at that answer, which unlike wall time hardly grows when other processes compete
 for the cores (compare the load average above with the core count). Call latency is what one

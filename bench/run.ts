@@ -26,6 +26,8 @@ import * as hooksReport from './hooks-report.js';
 import { type IdlePlan, measureIdle } from './idle.js';
 import * as idleReport from './idle-report.js';
 import { machineInfo } from './machine.js';
+import { measurePackage, type PackagePlan } from './package.js';
+import * as packageReport from './package-report.js';
 import { measureManySources, type SourcesPlan } from './sources-load.js';
 import * as sourcesReport from './sources-report.js';
 import { writeSummary } from './summary.js';
@@ -76,6 +78,7 @@ const IDLE_PLANS = plans<IdlePlan>(
   { windowMs: 15_000 },
 );
 const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 100 }, { warmup: 3, runs: 30 });
+const PACKAGE_PLANS = plans<PackagePlan>({ installs: 3, startups: 7 }, { installs: 2, startups: 3 });
 const SESSIONS_PLANS = plans<SessionsPlan>(
   { sessions: 10_000, idleSec: 90, concurrency: 16 },
   { sessions: 2_000, idleSec: 30 },
@@ -90,6 +93,7 @@ const SECTIONS = [
   'sources',
   'hooks',
   'sessions',
+  'package',
   'delivery',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -224,6 +228,13 @@ const RUNNERS: Record<Section, (root: string, run: RunInfo) => Promise<void>> = 
     measureAbandonedSessions,
     (run, plan, result) => ({ ...run, plan, result }),
     sessionsReport,
+  ),
+  package: section(
+    'package',
+    PACKAGE_PLANS,
+    measurePackage,
+    (run, plan, result) => ({ ...run, plan, result }),
+    packageReport,
   ),
   delivery: runDelivery,
 };

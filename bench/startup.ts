@@ -1,5 +1,5 @@
-import { startDaemon } from './daemon.js';
-import { readProcessCpuMs } from './process-usage.js';
+import { type PulseCommand, startDaemon } from './daemon.js';
+import { readProcessCpuMs, readProcessMemory } from './process-usage.js';
 import { connectSession, expectAdopted, shouldInterrupt } from './session.js';
 
 /** One cold start of the daemon on a project. */
@@ -10,22 +10,29 @@ export interface StartupSample {
   firstCallMs: number;
   /** CPU time the daemon had used when its first call was answered; null off Linux. */
   cpuMs: number | null;
+  /** Resident memory read as soon as `MCP endpoint:` was read; null off Linux. */
+  rssAtEndpoint: number | null;
+  /** The same once the first call was answered (the MCP SDK loads at the first /mcp request). */
+  rssAfterFirstCall: number | null;
 }
 
 /** Starts a daemon, times it to its endpoint and to its first answered call, then stops it. */
 export const measureStartup = async (
   project: string,
   latestEventId: string | null,
+  command?: PulseCommand,
 ): Promise<StartupSample> => {
-  const daemon = await startDaemon(project);
+  const daemon = await startDaemon(project, command === undefined ? {} : { command });
+  const rssAtEndpoint = (await readProcessMemory(daemon.pid))?.rss ?? null;
   try {
     const client = await connectSession(daemon.url);
     try {
       const answer = await shouldInterrupt(client, latestEventId);
       const firstCallMs = performance.now() - daemon.spawnedAt;
       const cpuMs = await readProcessCpuMs(daemon.pid);
+      const rssAfterFirstCall = (await readProcessMemory(daemon.pid))?.rss ?? null;
       expectAdopted(answer, latestEventId);
-      return { endpointMs: daemon.endpointMs, firstCallMs, cpuMs };
+      return { endpointMs: daemon.endpointMs, firstCallMs, cpuMs, rssAtEndpoint, rssAfterFirstCall };
     } finally {
       await client.close();
     }

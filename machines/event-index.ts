@@ -6,9 +6,43 @@ export interface PendingReplan {
   pendingFiles: string[];
 }
 
+/**
+ * Events read from the log but parsed only when asked for: a long history is mostly never read
+ * again, so a start pays for finding its lines, not for an object per event. Ids and paths are
+ * read without parsing the rest.
+ */
+export interface EventBacklog {
+  readonly length: number;
+  at(index: number): PulseEvent;
+  idAt(index: number): string;
+  pathAt(index: number): string;
+}
+
+const NO_BACKLOG: EventBacklog = {
+  length: 0,
+  at: (index) => {
+    throw new RangeError(`no event ${index} in an empty backlog`);
+  },
+  idAt: (index) => NO_BACKLOG.at(index).id,
+  pathAt: (index) => NO_BACKLOG.at(index).path,
+};
+
+/**
+ * A lookup by id that must look further back than this from the end counts as deep; after a few
+ * deep ones the full id map is built (and kept), rather than scanning again and again.
+ */
+const SCAN_LIMIT = 1000;
+const DEEP_SCANS_BEFORE_MAP = 3;
+
 interface Store {
+  /** The log as loaded, positions 0 … backlog.length − 1. */
+  backlog: EventBacklog;
+  /** Events appended since, at positions from backlog.length on. */
   events: PulseEvent[];
-  positions: Map<string, number>;
+  /** Position by id: built at the first append or after a few deep lookups, so a start never pays for it. */
+  positions: Map<string, number> | null;
+  /** Lookups that scanned further back than SCAN_LIMIT while there was no map. */
+  deepScans: number;
 }
 
 /**
@@ -30,7 +64,15 @@ export class EventIndex {
   }
 
   static empty(): EventIndex {
-    return new EventIndex({ events: [], positions: new Map() }, 0);
+    return new EventIndex({ backlog: NO_BACKLOG, events: [], positions: new Map(), deepScans: 0 }, 0);
+  }
+
+  /**
+   * The log as `readEventBacklog` found it, parsed as it is read. Unlike `from`, an id the file
+   * holds twice (pulse never writes one twice) is kept twice: telling would mean reading every id.
+   */
+  static loaded(backlog: EventBacklog): EventIndex {
+    return new EventIndex({ backlog, events: [], positions: null, deepScans: 0 }, backlog.length);
   }
 
   get size(): number {
@@ -38,30 +80,75 @@ export class EventIndex {
   }
 
   get latest(): PulseEvent | undefined {
-    return this.#length === 0 ? undefined : this.#store.events[this.#length - 1];
+    return this.#length === 0 ? undefined : this.#at(this.#length - 1);
+  }
+
+  #at(position: number): PulseEvent {
+    const { backlog, events } = this.#store;
+    return position < backlog.length ? backlog.at(position) : events[position - backlog.length]!;
+  }
+
+  #idAt(position: number): string {
+    const { backlog, events } = this.#store;
+    return position < backlog.length ? backlog.idAt(position) : events[position - backlog.length]!.id;
+  }
+
+  #pathAt(position: number): string {
+    const { backlog, events } = this.#store;
+    return position < backlog.length ? backlog.pathAt(position) : events[position - backlog.length]!.path;
+  }
+
+  /** Every id's position, the first one kept for an id held twice; built once, then kept up to date by appends. */
+  #positions(): Map<string, number> {
+    const store = this.#store;
+    if (store.positions !== null) return store.positions;
+    const positions = new Map<string, number>();
+    const total = store.backlog.length + store.events.length;
+    for (let position = 0; position < total; position++) {
+      const id = this.#idAt(position);
+      if (!positions.has(id)) positions.set(id, position);
+    }
+    store.positions = positions;
+    return positions;
   }
 
   /** A new view with `events` added; ids already present are skipped. */
   appended(events: Iterable<PulseEvent>): EventIndex {
     const store = this.#store;
-    if (store.events.length !== this.#length) throw new Error('EventIndex: append to an outdated view');
-    for (const event of events) {
-      if (store.positions.has(event.id)) continue;
-      store.positions.set(event.id, store.events.length);
+    const total = () => store.backlog.length + store.events.length;
+    if (total() !== this.#length) throw new Error('EventIndex: append to an outdated view');
+    const adding = [...events];
+    // A scan that found no change appends nothing: no reason to build the id map yet.
+    if (adding.length === 0) return this;
+    const positions = this.#positions();
+    for (const event of adding) {
+      if (positions.has(event.id)) continue;
+      positions.set(event.id, total());
       store.events.push(event);
     }
-    return store.events.length === this.#length ? this : new EventIndex(store, store.events.length);
+    return total() === this.#length ? this : new EventIndex(store, total());
   }
 
   #position(id: string | null): number | undefined {
     if (id === null) return undefined;
-    const position = this.#store.positions.get(id);
+    const store = this.#store;
+    if (store.positions === null && store.deepScans < DEEP_SCANS_BEFORE_MAP) {
+      // Most lookups are of recent events (the agent's last seen is the latest): look from the end.
+      for (let position = this.#length - 1; position >= 0; position--) {
+        if (this.#idAt(position) !== id) continue;
+        if (this.#length - position > SCAN_LIMIT) store.deepScans++;
+        return position;
+      }
+      if (this.#length > SCAN_LIMIT) store.deepScans++;
+      return undefined;
+    }
+    const position = this.#positions().get(id);
     return position !== undefined && position < this.#length ? position : undefined;
   }
 
   get(id: string): PulseEvent | undefined {
     const position = this.#position(id);
-    return position === undefined ? undefined : this.#store.events[position];
+    return position === undefined ? undefined : this.#at(position);
   }
 
   has(id: string): boolean {
@@ -69,7 +156,9 @@ export class EventIndex {
   }
 
   #slice(from: number): readonly PulseEvent[] {
-    return this.#store.events.slice(from, this.#length);
+    const slice: PulseEvent[] = [];
+    for (let position = from; position < this.#length; position++) slice.push(this.#at(position));
+    return slice;
   }
 
   /** Events after `id`; all of them when `id` is null or unknown (as PulseAgent does). */
@@ -93,9 +182,8 @@ export class EventIndex {
 
   /** The last event that touched `path`, if any. */
   lastFor(path: string): PulseEvent | undefined {
-    for (let i = this.#length - 1; i >= 0; i--) {
-      const event = this.#store.events[i]!;
-      if (event.path === path) return event;
+    for (let position = this.#length - 1; position >= 0; position--) {
+      if (this.#pathAt(position) === path) return this.#at(position);
     }
     return undefined;
   }
@@ -107,10 +195,12 @@ export class EventIndex {
   pendingAfter(acknowledgedId: string | null): PendingReplan {
     const files: string[] = [];
     let pendingEventId: string | null = null;
-    for (const event of this.after(acknowledgedId)) {
-      if (!isInvalidating(event)) continue;
-      pendingEventId = event.id;
-      if (!files.includes(event.path)) files.push(event.path);
+    // By path and id only: the events after an old ack need not be parsed.
+    for (let position = (this.#position(acknowledgedId) ?? -1) + 1; position < this.#length; position++) {
+      const path = this.#pathAt(position);
+      if (!isInvalidating({ path })) continue;
+      pendingEventId = this.#idAt(position);
+      if (!files.includes(path)) files.push(path);
     }
     return { pendingEventId, pendingFiles: files };
   }

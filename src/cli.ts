@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { constants } from 'node:os';
+import { join } from 'node:path';
 import { DEFAULT_PORT } from './defaults.js';
 import { parseDuration } from './duration.js';
 import { type HookAgent, isHookAgent } from './hooks/events.js';
@@ -57,6 +58,7 @@ const fail = (error: unknown): never => {
 
 interface StartOptions {
   project: string;
+  detach?: boolean;
   host: string;
   port: number;
   inspect?: boolean;
@@ -79,7 +81,11 @@ const program = new Command('pulse')
 program
   .command('start')
   .description('initialise .pulse/ and serve MCP until stopped')
-  .option('-p, --project <dir>', 'project folder to watch', '.')
+  .option('-p, --project <dir>', 'project folder to watch (created if missing)', '.')
+  .option(
+    '--detach',
+    'run in the background: return once the endpoint answers (exit 1 with the reason if it does not), log to .pulse/pulse.log; pulse stop ends it',
+  )
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'port to listen on (0 for any free port)', parsePort, DEFAULT_PORT)
   .option('--inspect', 'stream every actor to the Stately inspector through a local relay')
@@ -131,6 +137,23 @@ program
     parseDurationFlag,
   )
   .action(async (options: StartOptions) => {
+    if (options.detach) {
+      const { startDetached } = await import('./detach.js');
+      const { pulse, shellWord } = await import('./pulse-command.js');
+      const paths = pulsePaths(options.project);
+      const args = process.argv.slice(3).filter((arg) => arg !== '--detach');
+      const started = await startDetached({ paths, args }).catch(fail);
+      const stop = pulse(`stop -p ${shellWord(paths.projectRoot)}`);
+      console.log(
+        [
+          ...started.summary,
+          `Running in the background (pid ${started.pid}); its log: ${join(paths.dir, 'pulse.log')}. Stop it with: ${stop}`,
+        ].join('\n'),
+      );
+      return;
+    }
+    const { isDetachedChild, tellParent } = await import('./detach.js');
+    const detached = isDetachedChild();
     const exit = surviveTerminalHangup();
     let daemon: import('./daemon.js').Daemon | null = null;
     let stopping: string | null = null;
@@ -168,9 +191,18 @@ program
       headersTimeoutMs,
       requestTimeoutMs,
       sessionIdleMs,
-    }).catch(fail);
+      // In the background every line goes to .pulse/pulse.log only.
+      ...(detached ? { terminal: { write: () => true } } : {}),
+    }).catch(async (error: unknown) => {
+      if (detached) await tellParent({ kind: 'failed', message: (error as Error).message });
+      return fail(error);
+    });
+    if (detached) {
+      await tellParent({ kind: 'ready', url: started.url, summary: startSummary(started) });
+      process.disconnect?.();
+    }
     // One write, so a reader waiting for `MCP endpoint:` has every line of the summary with it.
-    console.log(startSummary(started).join('\n'));
+    else console.log(startSummary(started).join('\n'));
     daemon = started;
     if (stopping) {
       const signal = stopping;
@@ -180,12 +212,23 @@ program
   });
 
 program
+  .command('stop')
+  .description('stop the daemon serving the project (SIGTERM), and wait until it has shut down')
+  .option('-p, --project <dir>', 'project folder', '.')
+  .action(async (options: { project: string }) => {
+    const { stopDaemon } = await import('./stop-command.js');
+    console.log(await stopDaemon(pulsePaths(options.project)).catch(fail));
+  });
+
+program
   .command('init')
   .description('create .pulse/ with its templates, without starting the daemon')
   .option('-p, --project <dir>', 'project folder', '.')
   .action(async (options: { project: string }) => {
-    const { ensurePulseFolder } = await import('./store/pulse-folder.js');
+    const { ensureProjectFolder, ensurePulseFolder } = await import('./store/pulse-folder.js');
     const paths = pulsePaths(options.project);
+    if (await ensureProjectFolder(paths.projectRoot).catch(fail))
+      console.log(`Created the project folder ${paths.projectRoot}`);
     const created = await ensurePulseFolder(paths).catch(fail);
     if (created.length === 0) console.log(`${paths.dir} is already initialised.`);
     for (const name of created) console.log(`Created .pulse/${name}`);
@@ -205,7 +248,7 @@ program
 program
   .command('focus')
   .description('hold external events until a time (45m, 1h30m, …); `off` ends it; no argument shows it')
-  .argument('[duration]', '45m, 90s, 2h, 1h30m or a bare number of minutes (at most 7 days), or off')
+  .argument('[duration]', '45m, 90s, 2h, 1h30m, 7d or a bare number of minutes (at most 7 days), or off')
   .option('-p, --project <dir>', 'project folder', '.')
   .option('--json', 'print JSON')
   .action(async (duration: string | undefined, options: { project: string; json?: boolean }) => {
@@ -261,6 +304,10 @@ program
       'how hooks reach the daemon: http (Claude Code posts them itself), curl (a shell line), node (pulse hook); default http for claude, else curl when installed',
     ).choices(['http', 'curl', 'node']),
   )
+  .option(
+    '--autostart',
+    "the agent's session-start hook starts the daemon (pulse start --detach) when none answers; claude and codex",
+  )
   .option('--json', 'print JSON')
   .action(
     async (
@@ -271,6 +318,7 @@ program
         write?: boolean;
         force?: boolean;
         hooks?: 'http' | 'curl' | 'node';
+        autostart?: boolean;
         json?: boolean;
       },
     ) => {
@@ -309,10 +357,17 @@ program
     '-p, --project <dir>',
     "project folder (default: found from the input's cwd up to .pulse/daemon.json)",
   )
-  .action(async (agent: HookAgent, options: { event?: string; project?: string }) => {
-    const { runHookProcess } = await import('./hooks/hook-command.js');
-    await runHookProcess({ agent, ...options });
-  });
+  .option('--autostart', 'start the daemon (pulse start --detach) when none answers, then answer')
+  .option('--port <port>', 'with --autostart, the port to start it on', parsePort)
+  .action(
+    async (
+      agent: HookAgent,
+      options: { event?: string; project?: string; autostart?: boolean; port?: number },
+    ) => {
+      const { runHookProcess } = await import('./hooks/hook-command.js');
+      await runHookProcess({ agent, ...options });
+    },
+  );
 
 const sources = program.command('sources').description('external MCP sources polled into the inbox');
 

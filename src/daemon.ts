@@ -30,7 +30,7 @@ import { logOf } from './requests.js';
 import { acquireDaemonLock } from './store/daemon-lock.js';
 import { removeDiscovery, writeDiscovery } from './store/discovery-file.js';
 import { type PulsePaths, pulsePaths } from './store/paths.js';
-import { ensurePulseFolder } from './store/pulse-folder.js';
+import { ensureProjectFolder, ensurePulseFolder } from './store/pulse-folder.js';
 import { VERSION } from './version.js';
 import { createPulseSystem } from './wiring.js';
 
@@ -89,6 +89,8 @@ export interface Daemon {
   port: number;
   /** The inspector's relay page, when started with `inspect`. */
   inspectUrl: string | null;
+  /** Whether this start created the project folder itself (it was missing, its parent was not). */
+  createdProject: boolean;
   /** Files created on this start (templates, log, state). */
   created: string[];
   /** Repairs and recoveries made while loading (logged as warnings too). */
@@ -188,6 +190,7 @@ export const startDaemon = async ({
     maxSessions,
   };
   const paths = pulsePaths(project);
+  const createdProject = await ensureProjectFolder(paths.projectRoot);
   const created = await ensurePulseFolder(paths);
   // One daemon per project: a second one would log each change twice and answer acks apart.
   const lock = await acquireDaemonLock(paths.dir);
@@ -281,6 +284,7 @@ export const startDaemon = async ({
     host,
     port: boundPort,
     inspectUrl: inspecting?.url ?? null,
+    createdProject,
     created,
     warnings: loaded.context.warnings,
     limits,

@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
+import { pulse, shellWord } from './pulse-command.js';
 import { fetchSystemStatus } from './status.js';
 import { readDiscovery } from './store/discovery-file.js';
 import { focusPath, formatFocusEnd, readFocus, writeFocus } from './store/focus-file.js';
@@ -8,24 +9,25 @@ import type { SystemStatus } from './system-status.js';
 
 const MAX_FOCUS_MS = 7 * 24 * 3600_000;
 const FORMS =
-  'Expected a duration such as 45m, 90s, 2h or 1h30m (a bare number is minutes), at most 7 days, or `off` to end the focus.';
+  'Expected a duration such as 45m, 90s, 2h, 1h30m or 7d (a bare number is minutes), at most 7 days, or `off` to end the focus.';
 
 /** `pulse focus` was given something that is neither a duration nor `off`. */
 export class FocusUsageError extends Error {
   override name = 'FocusUsageError';
 }
 
-/** `off`, or the duration in ms of `45m`, `90s`, `2h`, `1h30m` or a bare number of minutes. */
+/** `off`, or the duration in ms of `45m`, `90s`, `2h`, `1h30m`, `7d` or a bare number of minutes. */
 export const parseFocusDuration = (text: string): number | 'off' => {
   const value = text.trim().toLowerCase();
   if (value === 'off') return 'off';
   const bare = /^\d+$/.test(value);
-  const parts = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(value);
+  const parts = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(value);
   if (!bare && (parts === null || value === ''))
     throw new FocusUsageError(`"${text}" is not a duration. ${FORMS}`);
+  const [, d = 0, h = 0, m = 0, s = 0] = parts ?? [];
   const ms = bare
     ? Number(value) * 60_000
-    : Number(parts![1] ?? 0) * 3600_000 + Number(parts![2] ?? 0) * 60_000 + Number(parts![3] ?? 0) * 1000;
+    : Number(d) * 24 * 3600_000 + Number(h) * 3600_000 + Number(m) * 60_000 + Number(s) * 1000;
   if (ms <= 0) throw new FocusUsageError(`"${text}" is no time at all. ${FORMS}`);
   if (ms > MAX_FOCUS_MS) throw new FocusUsageError(`"${text}" is longer than 7 days. ${FORMS}`);
   return ms;
@@ -38,6 +40,8 @@ export interface FocusResult {
   action: 'set' | 'off' | 'show';
   /** The focus end in the file, ISO 8601; null when there is no focus. */
   until: string | null;
+  /** With `off`: whether there was a focus file to remove. */
+  removed?: boolean;
   daemon: {
     running: boolean;
     url: string | null;
@@ -63,7 +67,7 @@ const requireFolder = async (paths: PulsePaths): Promise<void> => {
   }
   if (!(await isDir(paths.dir))) {
     throw new ProjectFolderError(
-      `${paths.dir} does not exist. Create it with \`pulse init -p ${paths.projectRoot}\`, or start the daemon with \`pulse start -p ${paths.projectRoot}\`.`,
+      `${paths.dir} does not exist. Create it with \`${pulse(`init -p ${shellWord(paths.projectRoot)}`)}\`, or start the daemon with \`${pulse(`start -p ${shellWord(paths.projectRoot)}`)}\`.`,
     );
   }
 };
@@ -97,6 +101,8 @@ export const runFocus = async (
   const parsed = duration === undefined ? undefined : parseFocusDuration(duration);
   await requireFolder(paths);
   let untilMs: number | null;
+  let removed: boolean | undefined;
+  if (parsed === 'off') removed = (await lstat(focusPath(paths.dir)).catch(() => null)) !== null;
   if (parsed === undefined) {
     untilMs = (await readFocus(paths.dir, now)).until;
   } else {
@@ -109,6 +115,7 @@ export const runFocus = async (
     file: focusPath(paths.dir),
     action: parsed === undefined ? 'show' : parsed === 'off' ? 'off' : 'set',
     until,
+    ...(removed === undefined ? {} : { removed }),
     daemon: { running: false, url: null, until: null, picked_up: null, last_error: null },
     warning: null,
   };
@@ -126,11 +133,11 @@ export const runFocus = async (
   if (!picked) {
     result.warning =
       live.focus === undefined
-        ? `The daemon at ${discovery.url} (pulse ${discovery.version}) does not know about focus; restart it with \`pulse start\` to apply it.`
+        ? `The daemon at ${discovery.url} (pulse ${discovery.version}) does not know about focus; restart it with \`${pulse(`start -p ${shellWord(paths.projectRoot)}`)}\` to apply it.`
         : `The daemon at ${discovery.url} did not pick up the focus within ${timeoutMs / 1000} s: it holds ${live.focus.until ? `external events until ${live.focus.until}` : 'no focus'}. ` +
           (live.focus.last_error
             ? `Its focus error: ${live.focus.last_error}`
-            : `Check that it serves ${paths.projectRoot} (\`pulse status -p ${paths.projectRoot}\`) and watches ${result.file}.`);
+            : `Check that it serves ${paths.projectRoot} (\`${pulse(`status -p ${shellWord(paths.projectRoot)}`)}\`) and watches ${result.file}.`);
   }
   return result;
 };
@@ -140,7 +147,9 @@ export const formatFocus = (result: FocusResult): string => {
   const lines = [
     result.until === null
       ? result.action === 'off'
-        ? `Focus off (${result.file} removed).`
+        ? result.removed
+          ? `Focus off (${result.file} removed).`
+          : `No focus to end: ${result.file} does not exist, so external events are delivered as they come.`
         : 'No focus: external events are delivered as they come.'
       : `Focus until ${formatFocusEnd(result.until)}${result.action === 'set' ? `, written to ${result.file}` : ''}.`,
   ];

@@ -1,3 +1,5 @@
+import { dirname } from 'node:path';
+import { pulse, shellWord } from './pulse-command.js';
 import { readDiscovery } from './store/discovery-file.js';
 
 const alive = (pid: number): boolean => {
@@ -24,7 +26,7 @@ export const portInUseMessage = (host: string, port: number, pulseDir: string): 
     discovery.pid !== process.pid &&
     alive(discovery.pid)
   ) {
-    return `pulse is already running for this project (pid ${discovery.pid}) at ${discovery.url}: use it (pulse status), or stop it before starting another.`;
+    return `pulse is already running for this project (pid ${discovery.pid}) at ${discovery.url}: use it (${pulse(`status -p ${shellWord(dirname(pulseDir))}`)}), or stop it first (${pulse(`stop -p ${shellWord(dirname(pulseDir))}`)}).`;
   }
   return `Port ${port} on ${host} is already in use by another program, or by pulse for another project. Pick another with --port ${port + 1}, or --port 0 for any free port.`;
 };

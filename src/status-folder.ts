@@ -1,6 +1,8 @@
-import { lstatSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
+import { pulse, shellWord } from './pulse-command.js';
 import type { StatusReport } from './status.js';
 import type { PulsePaths } from './store/paths.js';
+import { ProjectFolderError } from './store/pulse-folder.js';
 import { folderProblem } from './store/real-folder.js';
 
 /**
@@ -25,4 +27,22 @@ export const unusableFolder = (paths: PulsePaths): StatusReport | null => {
     unobservable: [{ file: '.pulse/', reason }],
     dead_letters: [],
   };
+};
+
+/**
+ * Refuses a project folder that is not there (a typo) or has no `.pulse/` (pulse never ran
+ * there), saying what to run.
+ */
+export const requirePulseFolder = (paths: PulsePaths): void => {
+  const project = shellWord(paths.projectRoot);
+  if (!statSync(paths.projectRoot, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new ProjectFolderError(
+      `Project folder ${paths.projectRoot} does not exist. Check the path, or pass the project folder with -p DIR.`,
+    );
+  }
+  if (lstatSync(paths.dir, { throwIfNoEntry: false }) === undefined) {
+    throw new ProjectFolderError(
+      `${paths.projectRoot} has no .pulse/ folder: pulse has never run there. Start it with \`${pulse(`start -p ${project}`)}\` (or create the files only: \`${pulse(`init -p ${project}`)}\`).`,
+    );
+  }
 };

@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { EventIndex } from '../machines/event-index.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from './daemon-token.js';
-import { unusableFolder } from './status-folder.js';
+import { pulse, shellWord } from './pulse-command.js';
+import { requirePulseFolder, unusableFolder } from './status-folder.js';
 import { type Discovery, readDiscovery } from './store/discovery-file.js';
-import { readEventLog } from './store/event-log-file.js';
+import { readEventBacklog } from './store/event-log-file.js';
 import { formatFocusEnd, readFocus } from './store/focus-file.js';
 import { InboxFile } from './store/inbox-file.js';
 import type { PulsePaths } from './store/paths.js';
@@ -73,10 +74,15 @@ const readState = async (path: string): Promise<Record<string, unknown>> => {
 
 const str = (value: unknown) => (typeof value === 'string' ? value : null);
 
-/** Reads status without writing anything, so it is safe beside a running daemon. */
+/**
+ * Reads status without writing anything, so it is safe beside a running daemon. A folder that is
+ * not there, or has no `.pulse/`, is an error with the fix: answering "nothing pending" there
+ * would hide a replan pending in the project the user meant.
+ */
 export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
   const unusable = unusableFolder(paths);
   if (unusable !== null) return unusable;
+  requirePulseFolder(paths);
   const discovery = readDiscovery(paths.dir);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   const state = await readState(paths.state);
@@ -109,8 +115,8 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       dead_letters: live.gate.dead_letters,
     };
   }
-  const { events, warnings } = await readEventLog(paths.events, { repair: false });
-  const index = EventIndex.from(events);
+  const { backlog, warnings } = await readEventBacklog(paths.events, { repair: false });
+  const index = EventIndex.loaded(backlog);
   const ackId = str(state.last_acknowledged_event_id);
   const pending = index.pendingAfter(ackId);
   const focus = await readFocus(paths.dir).then(
@@ -140,7 +146,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
 export const formatStatus = (report: StatusReport): string => {
   const lines = [
     `project:   ${report.project}`,
-    `daemon:    ${report.daemon.running ? `running (pid ${report.daemon.pid}) at ${report.daemon.url}` : 'not running (start it with `pulse start`)'}`,
+    `daemon:    ${report.daemon.running ? `running (pid ${report.daemon.pid}) at ${report.daemon.url}` : `not running (start it with \`${pulse(`start -p ${shellWord(report.project)}`)}\`)`}`,
     `replan:    ${report.pending_replan_event_id !== null ? `PENDING — ${report.pending_replan_event_id} (${report.pending_replan_files.join(', ')})` : report.needs_replan ? 'ON HOLD — pulse cannot see or record guidance changes (below)' : 'nothing pending'}`,
     ...(report.unobservable ?? []).map(({ file, reason }) => `problem:   ${file} ${reason}`),
     `events:    ${report.events}${report.latest_event_id ? `, latest ${report.latest_event_id}` : ''}`,
@@ -153,22 +159,26 @@ export const formatStatus = (report: StatusReport): string => {
   }
   if (report.focus) {
     lines.push(
-      `focus:     ${report.focus.until ? `quiet until ${formatFocusEnd(report.focus.until)} (pulse focus off ends it)` : 'off'}${report.focus.last_error ? `; ERROR ${report.focus.last_error}` : ''}`,
+      `focus:     ${report.focus.until ? `quiet until ${formatFocusEnd(report.focus.until)} (${pulse('focus off')} ends it)` : 'off'}${report.focus.last_error ? `; ERROR ${report.focus.last_error}` : ''}`,
     );
   }
   if (report.gate) lines.push(...formatGate(report.gate));
   lines.push(...formatDeadLetters(report.dead_letters));
   if (report.sources) {
-    if (report.sources.error)
-      lines.push(
-        `sources:   ERROR ${report.sources.error} (${configErrorEffect(report.sources.keeps_last_good ?? false)})`,
-      );
-    if (report.sources.pollers.length === 0) lines.push('sources:   none configured (.pulse/sources.json)');
+    lines.push(sourcesLine(report.sources));
     for (const poller of report.sources.pollers) lines.push(`source:    ${formatPoller(poller)}`);
     for (const warning of report.sources.warnings) lines.push(`warning:   ${warning}`);
   }
   for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
   return lines.map(terminalText).join('\n');
+};
+
+/** One line for sources.json: its error (and what runs meanwhile), or that none is configured. */
+const sourcesLine = ({ error, pollers, keeps_last_good }: NonNullable<StatusReport['sources']>): string => {
+  if (error) return `sources:   ERROR ${error} (${configErrorEffect(keeps_last_good ?? false)})`;
+  return pollers.length === 0
+    ? 'sources:   none configured (.pulse/sources.json)'
+    : `sources:   ${pollers.length} running (.pulse/sources.json)`;
 };
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;

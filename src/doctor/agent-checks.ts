@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, sep } from 'node:path';
+import { inPackageCache } from '../pulse-command.js';
 import type { SetupAgent } from '../setup/agent-names.js';
 import { findProgram } from '../setup/find-program.js';
 import type { HookTransport } from '../setup/hook-handlers.js';
@@ -24,15 +23,6 @@ const WHAT: Record<SetupFileReport['part'], string> = {
   hooks: "pulse's hooks",
   instructions: "pulse's instruction block",
 };
-
-/**
- * Places npm, npx and pnpm may clean on their own: a hook that runs pulse from there stops
- * enforcing the day it is cleaned, without a word.
- */
-const inPackageCache = (path: string): boolean =>
-  path.includes(`${sep}_npx${sep}`) ||
-  path.startsWith(join(homedir(), '.npm') + sep) ||
-  /[\\/](?:dlx-[^\\/]+|\.pnpm-store|pnpm[\\/]dlx)[\\/]/.test(path);
 
 /** Whether the hooks can run at all: curl is there, or the node and pulse they name exist and will stay. */
 const hookTargetFindings = (
@@ -89,11 +79,15 @@ export const checkAgent = async (
   context: AgentCheckContext,
 ): Promise<{ setUp: boolean; findings: Finding[] }> => {
   const hooks = agent === 'vscode' ? [] : await installedHooks(agent, context.project);
-  const transport: HookTransport | undefined = hooks[0]?.transport;
+  const transport = hooks.find((hook) => hook.transport !== 'autostart')?.transport as
+    | HookTransport
+    | undefined;
+  const autostart = hooks.some((hook) => hook.transport === 'autostart');
   const preview = await runSetup({
     agent,
     project: context.project,
     port: context.port,
+    autostart,
     ...(transport ? { hooks: transport } : {}),
   });
   const mcp = preview.files.find((file) => file.part === 'mcp')!;
@@ -101,7 +95,7 @@ export const checkAgent = async (
   if (!setUp) return { setUp, findings: [] };
   const findings: Finding[] = [];
   const fix = context.command(
-    `setup ${agent} --write -p ${context.project} --port ${context.port}${transport ? ` --hooks ${transport}` : ''}`,
+    `setup ${agent} --write -p ${context.project} --port ${context.port}${transport ? ` --hooks ${transport}` : ''}${autostart ? ' --autostart' : ''}`,
   );
   for (const file of preview.files) {
     if (file.status === 'unchanged') continue;

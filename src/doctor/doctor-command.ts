@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { DEFAULT_PORT } from '../defaults.js';
 import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
+import { pulse } from '../pulse-command.js';
 import { SETUP_AGENTS } from '../setup/agent-names.js';
 import { installedHooks } from '../setup/installed-hooks.js';
 import { pulsePaths } from '../store/paths.js';
@@ -39,9 +40,6 @@ const setUpPort = async (project: string): Promise<number | undefined> => {
   }
   return undefined;
 };
-
-/** `pulse <args>` as printed in a fix. */
-const pulse = (args: string) => `pulse ${args}`;
 
 /**
  * The one command to run when something seems off: is the daemon up for this project and on the

@@ -2,7 +2,7 @@ import { EventIndex } from '../../machines/event-index.js';
 import type { LoadedJournal } from '../../machines/event-log.js';
 import { emptyFile, eventPath, PULSE_FILES, type TrackedFiles } from '../../machines/pulse-files.js';
 import type { EventStamper } from '../store/event-id.js';
-import { readEventLog } from '../store/event-log-file.js';
+import { readEventBacklog } from '../store/event-log-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import type { LoadedState } from '../store/state-file.js';
 import { readTrackedFile } from './read-tracked-file.js';
@@ -14,8 +14,8 @@ import { readTrackedFile } from './read-tracked-file.js';
 export const createJournalLoader =
   ({ paths, stamper, state }: { paths: PulsePaths; stamper: EventStamper; state: LoadedState }) =>
   async (): Promise<LoadedJournal> => {
-    const { events, warnings } = await readEventLog(paths.events);
-    const index = EventIndex.from(events);
+    const { backlog, warnings } = await readEventBacklog(paths.events);
+    const index = EventIndex.loaded(backlog);
     const latest = index.latest;
     if (latest) stamper.observe(latest.id);
     const files = {} as TrackedFiles;

@@ -1,15 +1,20 @@
 import { fstatSync, readFileSync, writeSync } from 'node:fs';
+import { pulse, shellWord } from '../pulse-command.js';
 import { askDaemon } from './ask-daemon.js';
 import { type HookAgent, isHookAgent } from './events.js';
 import { findDaemon } from './find-daemon.js';
 import { parseHookInput, phaseOf } from './hook-input.js';
 import { letBeSaying, notEnforcing } from './hook-output.js';
 
-/** `pulse hook <agent> [--event NAME] [-p DIR]`. */
+/** `pulse hook <agent> [--event NAME] [-p DIR] [--autostart [--port N]]`. */
 export interface HookOptions {
   agent: HookAgent;
   event?: string;
   project?: string;
+  /** Start the daemon (`pulse start --detach`) when none answers, then answer the hook. */
+  autostart?: boolean;
+  /** The port the started daemon serves on. */
+  port?: number;
 }
 
 /** What a hook prints: its answer on stdout, and at most one line on stderr. It always exits 0. */
@@ -36,11 +41,22 @@ export const runHook = async (options: HookOptions, stdin: string): Promise<Hook
     return { stdout: letBeAsAsked(options, warning), warning };
   }
   const { call } = parsed;
-  const lookup = findDaemon(call.cwd ?? process.cwd(), options.project);
+  let lookup = findDaemon(call.cwd ?? process.cwd(), options.project);
   const unreachable = (why: string): HookResult => {
-    const warning = `${notEnforcing(`daemon not reachable for ${lookup.project} (${why})`)} Start it with: pulse start -p ${lookup.project}`;
+    const start = pulse(`start -p ${shellWord(lookup.project)}`, { anywhere: true });
+    const warning = `${notEnforcing(`daemon not reachable for ${lookup.project} (${why})`)} Start it with: ${start}`;
     return { stdout: letBeSaying(agent, call.event, call.phase, warning), warning };
   };
+  if ('problem' in lookup && options.autostart) {
+    const { startDaemonFor } = await import('./autostart.js');
+    const project = options.project ?? lookup.project;
+    const started = await startDaemonFor(project, options.port).then(
+      () => null,
+      (error: Error) => `it did not start: ${error.message}`,
+    );
+    if (started !== null) return unreachable(started);
+    lookup = findDaemon(project, project);
+  }
   if ('problem' in lookup) return unreachable(lookup.problem);
   try {
     const answer = await askDaemon(lookup.url, {
@@ -101,11 +117,16 @@ export const parseHookArgs = (args: readonly string[]): HookOptions | null => {
   if (agent === undefined || !isHookAgent(agent)) return null;
   const options: HookOptions = { agent };
   for (let i = 0; i < rest.length; i++) {
+    if (rest[i] === '--autostart') {
+      options.autostart = true;
+      continue;
+    }
     const [flag, inline] = rest[i]!.split(/=(.*)/s, 2) as [string, string | undefined];
     const value = inline ?? rest[++i];
     if (value === undefined || value.startsWith('-')) return null;
     if (flag === '--event') options.event = value;
     else if (flag === '-p' || flag === '--project') options.project = value;
+    else if (flag === '--port' && /^\d{1,5}$/.test(value)) options.port = Number(value);
     else return null;
   }
   return options;

@@ -3,7 +3,6 @@ import { HTTPException } from 'hono/http-exception';
 import { healthProblems } from '../health-problems.js';
 import type { ContextWatch } from '../mcp/context-push.js';
 import type { SamplingClients } from '../mcp/sampling-clients.js';
-import { createMcpServer } from '../mcp/server.js';
 import { logOf, replanOf } from '../requests.js';
 import { systemStatus, watcherWarning } from '../system-status.js';
 import { VERSION } from '../version.js';
@@ -12,7 +11,7 @@ import { loopbackPeersOnly, requireToken } from './auth.js';
 import type { ConnectionCounts } from './connection-limits.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
-import { createMcpRoute } from './mcp-route.js';
+import type { McpRoute } from './mcp-route.js';
 import type { SessionLimits } from './session-table.js';
 import { createSourcesTestRoute } from './sources-test-route.js';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
@@ -45,7 +44,15 @@ export const createHttpApp = ({
   samplers?: SamplingClients;
 }) => {
   const watches = new Set<ContextWatch>();
-  const mcp = createMcpRoute(() => createMcpServer({ actor, watches, samplers }), sessionLimits);
+  // The MCP SDK and the tools' schemas load at the first /mcp request: hooks, the status page and
+  // /healthz never need them, and a daemon nobody has connected to yet does not hold them.
+  let mcp: McpRoute | null = null;
+  let loading: Promise<McpRoute> | null = null;
+  const mcpRoute = () =>
+    (loading ??= Promise.all([import('./mcp-route.js'), import('../mcp/server.js')]).then(
+      ([{ createMcpRoute }, { createMcpServer }]) =>
+        (mcp = createMcpRoute(() => createMcpServer({ actor, watches, samplers }), sessionLimits)),
+    ));
   const statusStream = createStatusStream({ actor });
   const app = new Hono();
   app.use('*', hostGuard({ extraHosts: allowedHosts }));
@@ -65,7 +72,7 @@ export const createHttpApp = ({
         project: projectRoot,
         events: log.context.index.size,
         replan: replan.value,
-        sessions: mcp.sessionCount,
+        sessions: mcp?.sessionCount ?? 0,
         push_watches: watches.size,
         connections: connections(),
         error: log.context.lastError ?? problems[0] ?? null,
@@ -82,7 +89,9 @@ export const createHttpApp = ({
   app.get('/', function page(c) {
     return c.html(statusPage({ project: projectRoot, version: VERSION }), 200, STATUS_PAGE_HEADERS);
   });
-  app.all('/mcp', mcp.handle);
+  app.all('/mcp', async function mcpRequest(c) {
+    return (await mcpRoute()).handle(c);
+  });
   app.post('/hook/:agent/:event', ...createHookRoute(actor, projectRoot));
   app.post('/sources/test', ...createSourcesTestRoute(actor));
   app.onError(function requestFailed(error, c) {
@@ -101,5 +110,5 @@ export const createHttpApp = ({
       404,
     ),
   );
-  return { app, closeSessions: () => mcp.close() };
+  return { app, closeSessions: async () => (await loading)?.close() };
 };

@@ -66,6 +66,9 @@ const withAccept = (request: Request): Request => {
  * used idle one when a new one would pass `limits.maxSessions`; either then gets 404, on which
  * clients initialize again.
  */
+/** The `/mcp` endpoint: its handler, the sessions it holds, and how to close them all. */
+export type McpRoute = ReturnType<typeof createMcpRoute>;
+
 export const createMcpRoute = (createServer: () => McpServer, limits: SessionLimits = SESSION_DEFAULTS) => {
   const sessions = createSessionTable<Session>(limits);
 

@@ -1,4 +1,5 @@
 import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
+import { pulse, shellWord } from '../pulse-command.js';
 import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
 
@@ -7,16 +8,18 @@ export class NoInspectorError extends Error {
   override name = 'NoInspectorError';
 }
 
-const HOW = 'Start the daemon with `pulse start --inspect`';
+const how = (paths: PulsePaths) =>
+  `Start the daemon with \`${pulse(`start --inspect -p ${shellWord(paths.projectRoot)}`)}\``;
 
 /** The relay's page URL: from `--port`, else from the running daemon's `.pulse/daemon.json`. */
 export const findRelay = async (paths: PulsePaths, port?: number): Promise<string> => {
   if (port !== undefined) return `http://127.0.0.1:${port}`;
   const discovery = readDiscovery(paths.dir);
-  if (discovery === null) throw new NoInspectorError(`No daemon runs for ${paths.projectRoot}. ${HOW}.`);
+  if (discovery === null)
+    throw new NoInspectorError(`No daemon runs for ${paths.projectRoot}. ${how(paths)}.`);
   if (!discovery.inspect_url) {
     throw new NoInspectorError(
-      `The daemon for ${paths.projectRoot} (pid ${discovery.pid}) runs without an inspector. Restart it with \`pulse start --inspect\`.`,
+      `The daemon for ${paths.projectRoot} (pid ${discovery.pid}) runs without an inspector. Restart it with \`${pulse(`start --inspect -p ${shellWord(paths.projectRoot)}`)}\`.`,
     );
   }
   return discovery.inspect_url;
@@ -47,7 +50,7 @@ export const watchInspector = async ({
   const url = await findRelay(paths, port);
   if (!(await answers(url))) {
     throw new NoInspectorError(
-      `No inspector answers at ${url}. ${HOW}${port === undefined ? '' : ` --inspect-port ${port}`}.`,
+      `No inspector answers at ${url}. ${how(paths)}${port === undefined ? '' : ` --inspect-port ${port}`}.`,
     );
   }
   createWebSocketReceiver({ server: url.replace(/^http/, 'ws') }).subscribe(onEvent);

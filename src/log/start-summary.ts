@@ -1,14 +1,15 @@
 import type { Daemon, SourcesAtStart } from '../daemon.js';
 import { DEFAULT_PORT } from '../defaults.js';
 import { formatDuration } from '../duration.js';
+import { pulse } from '../pulse-command.js';
 import { SETUP_AGENTS } from '../setup/agent-names.js';
 import { shellQuote } from '../setup/hook-handlers.js';
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
 const sourcesLine = (sources: SourcesAtStart | null): string => {
-  if (sources === null) return 'Sources: still reading .pulse/sources.json (see pulse sources list)';
-  if (sources.error !== null) return 'Sources: .pulse/sources.json has an error (see pulse status)';
+  if (sources === null) return `Sources: still reading .pulse/sources.json (see ${pulse('sources list')})`;
+  if (sources.error !== null) return `Sources: .pulse/sources.json has an error (see ${pulse('status')})`;
   if (sources.sources === 0) return 'Sources: none (.pulse/sources.json)';
   return `Sources: ${plural(sources.sources, 'source')} from ${plural(sources.servers, 'server')}`;
 };
@@ -30,10 +31,12 @@ const limitsLine = ({ limits }: Daemon): string =>
 
 /** The exact `pulse setup` line for this daemon: its project and, when it is not the default, its port. */
 const setupCommand = ({ paths, port }: Daemon): string =>
-  [
-    `pulse setup <${SETUP_AGENTS.join('|')}> --write -p ${shellQuote(paths.projectRoot)}`,
-    ...(port === DEFAULT_PORT ? [] : [`--port ${port}`]),
-  ].join(' ');
+  pulse(
+    [
+      `setup <${SETUP_AGENTS.join('|')}> --write -p ${shellQuote(paths.projectRoot)}`,
+      ...(port === DEFAULT_PORT ? [] : [`--port ${port}`]),
+    ].join(' '),
+  );
 
 /**
  * What `pulse start` prints once it serves, a line per fact: the folder watched, what is served
@@ -44,6 +47,7 @@ export const startSummary = (daemon: Daemon): string[] => {
   const [first, ...rest] = daemon.created;
   const statusPage = new URL('/', daemon.url).href;
   return [
+    ...(daemon.createdProject ? [`Created the project folder ${daemon.paths.projectRoot}`] : []),
     ...(first === undefined ? [] : [`Created .pulse/${[first, ...rest].join(', ')}`]),
     `Watching ${daemon.paths.dir}`,
     sourcesLine(daemon.sources),

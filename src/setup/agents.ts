@@ -1,9 +1,17 @@
-import type { HookAgent } from '../hooks/events.js';
+import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
 import { AGENT_RULE_LINES } from '../mcp/agent-rule.js';
 import type { SetupAgent } from './agent-names.js';
 import type { FileEdit } from './file-edit.js';
 import { flatLayout, groupedLayout, hooksChange } from './hook-entries.js';
-import { type HookTarget, type HookTransport, hookHandler, registeredEvents } from './hook-handlers.js';
+import {
+  AUTOSTART_EVENTS,
+  AUTOSTART_TIMEOUT_SECONDS,
+  autostartHookCommand,
+  type HookTarget,
+  type HookTransport,
+  hookHandler,
+  registeredEvents,
+} from './hook-handlers.js';
 import { type JsonChange, jsonEdit } from './json-edit.js';
 import { markdownBlockEdit } from './markdown-block.js';
 import { mcpServerChange } from './mcp-entry.js';
@@ -35,6 +43,8 @@ export interface AgentSetup {
 export interface SetupTarget extends HookTarget {
   url: string;
   transport: HookTransport;
+  /** The session-start hook starts the daemon when none answers (`--autostart`). */
+  autostart: boolean;
 }
 
 /** The hooks part: every event registered for the agent and transport, in its layout, with `more` changes to the same file. */
@@ -45,10 +55,21 @@ const hooksPart = (
   target: SetupTarget,
   ...more: JsonChange[]
 ): SetupPart => {
-  const specs = registeredEvents(agent, target.transport).map((event) => ({
-    event,
-    handler: hookHandler(agent, event, target.transport, target),
-  }));
+  const registered = registeredEvents(agent, target.transport);
+  const autostartEvent = target.autostart ? AUTOSTART_EVENTS[agent] : undefined;
+  const specs = HOOK_EVENTS[agent]
+    .filter((event) => event === autostartEvent || registered.includes(event))
+    .map((event) => ({
+      event,
+      handler:
+        event === autostartEvent
+          ? {
+              type: 'command',
+              command: autostartHookCommand(agent, event, target),
+              timeout: AUTOSTART_TIMEOUT_SECONDS,
+            }
+          : hookHandler(agent, event, target.transport, target),
+    }));
   const layout = agent === 'cursor' ? flatLayout : groupedLayout;
   return {
     part: 'hooks',

@@ -1,3 +1,4 @@
+import { pulse } from '../pulse-command.js';
 import type { FileStatus, SetupResult } from './setup-command.js';
 
 const PART_TITLES = { mcp: 'MCP server', hooks: 'Hooks', instructions: 'Instructions' } as const;
@@ -47,7 +48,7 @@ const ending = (result: SetupResult): string => {
   if (result.already_set_up) return `Already set up for ${result.title}: no file changed.`;
   if (result.written)
     return `Set up for ${result.title}. Restart the agent (or reload its MCP servers) to pick it up.`;
-  return `Nothing written. \`pulse setup ${result.agent} --write\` merges these into the files (each changed file is backed up first):`;
+  return `Nothing written. \`${pulse(`setup ${result.agent} --write`)}\` merges these into the files (each changed file is backed up first):`;
 };
 
 /** `pulse setup` for people: the three parts (in a preview), what happens to each file, and the notes. */

@@ -1,8 +1,10 @@
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
 import { phaseOf } from '../hooks/hook-input.js';
 import { letBe } from '../hooks/hook-output.js';
+import { inPackageCache, installOf } from '../pulse-command.js';
+import { VERSION } from '../version.js';
 import type { JsonObject } from './json-edit.js';
 
 /**
@@ -23,6 +25,8 @@ export interface HookTarget {
   port: number;
   project: string;
   runtime: HookRuntime;
+  /** How the user runs pulse (`pulse`, `npx pulse-agent`, …), for the hint to start the daemon. */
+  pulse: string;
 }
 
 /**
@@ -38,6 +42,15 @@ export const registeredEvents = (agent: HookAgent, transport: HookTransport): re
 /** Seconds Claude Code and Codex give a hook before they cancel it; a pulse hook answers in milliseconds. */
 export const HOOK_TIMEOUT_SECONDS = 10;
 
+/** Seconds for the session-start hook that may start the daemon: a cold start on a busy machine takes seconds. */
+export const AUTOSTART_TIMEOUT_SECONDS = 30;
+
+/** The agents whose hosts run a hook when a session starts, where `--autostart` can start the daemon. */
+export const AUTOSTART_EVENTS: Partial<Record<HookAgent, string>> = {
+  claude: 'SessionStart',
+  codex: 'SessionStart',
+};
+
 /**
  * Past this a command hook gives up on the daemon and lets the agent go on (it fails open), as
  * `ASK_TIMEOUT_MS`; below `HOOK_TIMEOUT_SECONDS`, so the warning comes before the agent cancels.
@@ -45,13 +58,17 @@ export const HOOK_TIMEOUT_SECONDS = 10;
 const CURL_MAX_SECONDS = 8;
 
 /**
- * The node running this and the `pulse` bin next to this module (`dist/src/bin.cjs` once built):
- * the CommonJS entry, which starts a hook faster than `cli.js`.
+ * The node running this and the `pulse` bin beside this code (`dist/bundle/bin.cjs` next to the
+ * bundle, `dist/src/bin.cjs` next to tsc's output): the CommonJS entry, which starts a hook faster
+ * than the ES module.
  */
-export const currentRuntime = (): HookRuntime => ({
-  nodePath: process.execPath,
-  cliPath: fileURLToPath(new URL('../bin.cjs', import.meta.url)),
-});
+export const currentRuntime = (): HookRuntime => {
+  const bundled = fileURLToPath(new URL('./bin.cjs', import.meta.url));
+  return {
+    nodePath: process.execPath,
+    cliPath: existsSync(bundled) ? bundled : fileURLToPath(new URL('../bin.cjs', import.meta.url)),
+  };
+};
 
 /** A path in double quotes for a POSIX shell; on Windows paths hold no `"` and backslashes are separators. */
 export const shellQuote = (path: string, platform = process.platform): string =>
@@ -68,7 +85,7 @@ const queryValue = (text: string) =>
 export const hookRouteUrl = (
   agent: HookAgent,
   event: string,
-  { port, project }: Omit<HookTarget, 'runtime'>,
+  { port, project }: Pick<HookTarget, 'port' | 'project'>,
 ) => `http://127.0.0.1:${port}/hook/${agent}/${event}?project=${queryValue(project)}`;
 
 /** The end every `node` hook command has, whichever node and clone it names. */
@@ -77,6 +94,25 @@ const nodeCommandSuffix = (agent: HookAgent, event: string): string => ` hook ${
 /** `"<node>" "<bin.cjs>" hook <agent> --event <event>`. */
 export const nodeHookCommand = (agent: HookAgent, event: string, runtime: HookRuntime): string =>
   `${shellQuote(runtime.nodePath)} ${shellQuote(runtime.cliPath)}${nodeCommandSuffix(agent, event)}`;
+
+/**
+ * What runs this pulse's bin from any folder and for good: node and the bin, or, when the bin
+ * lies in a package manager's cache (npx), which may be cleaned, npx with this very version,
+ * which fetches it again if it was.
+ */
+export const stableBinCommand = (runtime: HookRuntime): string =>
+  inPackageCache(runtime.cliPath)
+    ? `npx -y pulse-agent@${VERSION}`
+    : `${shellQuote(runtime.nodePath)} ${shellQuote(runtime.cliPath)}`;
+
+/**
+ * The session-start hook of `--autostart`: `pulse hook` that starts the daemon (`pulse start
+ * --detach`) for this project and port when none answers, then answers the hook as ever.
+ */
+export const autostartHookCommand = (agent: HookAgent, event: string, target: HookTarget): string =>
+  `${stableBinCommand(target.runtime)} hook ${agent} --event ${event} --autostart -p ${shellQuote(target.project)} --port ${target.port}`;
+
+const AUTOSTART = / hook ([a-z]+) --event (\w+) --autostart -p "((?:[^"\\]|\\.)*)" --port (\d+)$/;
 
 /**
  * A POSIX shell line that posts the hook's stdin to the daemon and prints its answer. When none
@@ -90,7 +126,7 @@ export const curlHookCommand = (
   target: Omit<HookTarget, 'runtime'>,
 ): string => {
   const where = `at 127.0.0.1:${target.port} for ${target.project}`;
-  const after = `; not enforcing replans. Start it with: pulse start -p ${target.project} --port ${target.port}`;
+  const after = `; not enforcing replans. Start it with: ${target.pulse} start -p ${target.project} --port ${target.port}`;
   // The message's fixed parts go in JSON-escaped (without their quotes); $w is one of the fixed phrases.
   const json = (text: string) => JSON.stringify(text).slice(1, -1);
   const letBeText = letBe(agent, event, phaseOf(agent, event));
@@ -134,7 +170,7 @@ export const hookHandler = (
 
 /** A pulse hook found in an agent's hooks file: how it reaches a daemon, and which. */
 export type FoundPulseHook =
-  | { transport: 'http' | 'curl'; port: number; project: string }
+  | { transport: 'http' | 'curl' | 'autostart'; port: number; project: string }
   | { transport: 'node'; runtime: HookRuntime };
 
 const ROUTE = /http:\/\/127\.0\.0\.1:(\d+)\/hook\/([a-z]+)\/(\w+)\?project=([^'"\s]+)/;
@@ -151,6 +187,14 @@ export const findPulseHook = (
       : typeof handler.command === 'string'
         ? handler.command
         : '';
+  const autostart = AUTOSTART.exec(text);
+  if (autostart !== null && autostart[1] === agent && autostart[2] === event) {
+    return {
+      transport: 'autostart',
+      port: Number(autostart[4]),
+      project: autostart[3]!.replace(/\\(.)/g, '$1'),
+    };
+  }
   const route = ROUTE.exec(text);
   if (route !== null && route[2] === agent && route[3] === event) {
     return {
@@ -173,14 +217,11 @@ export const findPulseHook = (
 
 /**
  * Whether a pulse hook found in the file reaches the same daemon as `target` (same port and
- * project, or this node and clone: its `bin.cjs`, or the `cli.js` an older setup named), so it can
- * be brought up to date without `--force`.
+ * project, or this node and install: its bin, or the `dist/src/` entry an older setup named), so
+ * it can be brought up to date without `--force`.
  */
 export const reachesTarget = (found: FoundPulseHook, target: HookTarget): boolean => {
   if (found.transport !== 'node') return found.port === target.port && found.project === target.project;
   const { nodePath, cliPath } = target.runtime;
-  return (
-    found.runtime.nodePath === nodePath &&
-    [cliPath, join(dirname(cliPath), 'cli.js')].includes(found.runtime.cliPath)
-  );
+  return found.runtime.nodePath === nodePath && installOf(found.runtime.cliPath) === installOf(cliPath);
 };

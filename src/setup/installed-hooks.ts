@@ -12,7 +12,15 @@ export type InstalledHook = FoundPulseHook & { event: string };
 
 /** The project file an agent reads its hooks from, or null for an agent without hooks (VS Code). */
 export const hooksFileOf = (agent: SetupAgent): string | null => {
-  const target = { url: '', port: 0, project: '', runtime: currentRuntime(), transport: 'node' as const };
+  const target = {
+    url: '',
+    port: 0,
+    project: '',
+    runtime: currentRuntime(),
+    transport: 'node' as const,
+    pulse: '',
+    autostart: false,
+  };
   return agentSetup(agent, target).parts.find((part) => part.part === 'hooks')?.file ?? null;
 };
 

@@ -1,13 +1,15 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { DEFAULT_PORT } from '../defaults.js';
+import type { HookAgent } from '../hooks/events.js';
+import { pulse, pulseCommand, shellWord } from '../pulse-command.js';
 import { ProjectFolderError } from '../store/pulse-folder.js';
 import type { SetupAgent } from './agent-names.js';
 import { agentSetup, type PartName } from './agents.js';
 import { writePlanned } from './apply.js';
 import { type GateVerdict, gateVerdicts, readCodexGates } from './codex-gates.js';
 import { findProgram } from './find-program.js';
-import { currentRuntime, type HookRuntime, type HookTransport } from './hook-handlers.js';
+import { AUTOSTART_EVENTS, currentRuntime, type HookRuntime, type HookTransport } from './hook-handlers.js';
 import { type PlannedFile, planSetup } from './plan.js';
 
 /** The default port of `pulse start`, which agents are pointed at unless `--port` says otherwise. */
@@ -20,6 +22,8 @@ export interface SetupOptions {
   force?: boolean;
   /** How the hooks reach the daemon; by default `http` for Claude Code, else `curl` where there is one. */
   hooks?: HookTransport;
+  /** The agent's session-start hook starts the daemon when none answers. */
+  autostart?: boolean;
   runtime?: HookRuntime;
   /** Where Codex's user config is found (`CODEX_HOME`). */
   env?: NodeJS.ProcessEnv;
@@ -83,12 +87,13 @@ const reportOf = (planned: PlannedFile): SetupFileReport => {
 };
 
 /** The command line a user reruns with --force, with the options they gave. */
-const forceCommandOf = ({ agent, project, port, hooks }: SetupOptions) =>
+const forceCommandOf = ({ agent, project, port, hooks, autostart }: SetupOptions) =>
   [
-    `pulse setup ${agent}`,
+    pulse(`setup ${agent}`),
     project === '.' ? '' : ` -p ${project}`,
     port === undefined ? '' : ` --port ${port}`,
     hooks === undefined ? '' : ` --hooks ${hooks}`,
+    autostart ? ' --autostart' : '',
     ' --write --force',
   ].join('');
 
@@ -131,8 +136,22 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
       `${options.agent === 'vscode' ? 'VS Code gets no hooks' : `${options.agent} runs only command hooks`}: use --hooks curl or --hooks node.`,
     );
   }
+  const autostart = options.autostart === true;
+  if (autostart && AUTOSTART_EVENTS[options.agent as HookAgent] === undefined) {
+    throw new SetupUsageError(
+      `${options.agent === 'vscode' ? 'VS Code gets no hooks' : 'Cursor runs no hook when a session starts'}, so nothing can start pulse with it: start the daemon yourself with \`${pulse(`start --detach -p ${shellWord(project)}${port === DEFAULT_PORT ? '' : ` --port ${port}`}`)}\` (it returns once it serves).`,
+    );
+  }
   const runtime = options.runtime ?? currentRuntime();
-  const setup = agentSetup(options.agent, { url, port, project, runtime, transport });
+  const setup = agentSetup(options.agent, {
+    url,
+    port,
+    project,
+    runtime,
+    transport,
+    pulse: pulseCommand({ anywhere: true }),
+    autostart,
+  });
   const editOptions = { force: options.force === true, forceCommand: forceCommandOf(options) };
   const parts = setup.parts.map(({ part, file, why, edit }) => {
     const preview = edit(null, editOptions);
@@ -147,7 +166,7 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
     for (const [index, planned] of plan.entries()) {
       if (planned.outcome.kind !== 'write') continue;
       try {
-        const backup = await writePlanned({ ...planned, outcome: planned.outcome });
+        const backup = await writePlanned(project, { ...planned, outcome: planned.outcome });
         if (backup) files[index]!.backup = backup;
       } catch (error) {
         throw new Error(

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { jsonErrorOffset, lineAndColumn } from '../json-error-offset.js';
 import { ConfigError } from './config-error.js';
 
 /** Node timers hold at most 2^31 − 1 ms; a longer delay fires at once instead. */
@@ -111,20 +112,19 @@ export const warnUnknownKeys = (
   );
 };
 
-/** JSON.parse's message without the text it quotes, plus the line and column when it gives a position. */
+/** JSON.parse's message without the text it quotes, plus the line and column where it failed. */
 export const parseJson = (text: string, file: string, fix: string): unknown => {
   try {
     return JSON.parse(text);
   } catch (error) {
     const message = (error as Error).message;
-    const position = /at position (\d+)/.exec(message)?.[1];
-    const offset =
-      position !== undefined ? Number(position) : /end of JSON input/.test(message) ? text.length : null;
-    const before = offset === null ? null : text.slice(0, offset).split('\n');
-    const reason = message.replace(/, ".*" is not valid JSON$/s, '').replace(/ in JSON at position.*$/s, '');
+    const offset = jsonErrorOffset(text, message);
+    const reason = message
+      .replace(/, (?:\.\.\.)?".*" is not valid JSON$/s, '')
+      .replace(/ in JSON at position.*$/s, '');
     throw new ConfigError({
       file,
-      jsonPath: before === null ? TOP_LEVEL : `line ${before.length}, column ${before.at(-1)!.length + 1}`,
+      jsonPath: offset === null ? TOP_LEVEL : lineAndColumn(text, offset),
       problem: `is not valid JSON (${reason})`,
       fix,
       cause: error,

@@ -4,7 +4,6 @@ import { assertRealFolder, FolderProblemError } from '../store/real-folder.js';
 import type { SourcesConfig } from './config.js';
 import { ConfigError } from './config-error.js';
 import { TOP_LEVEL } from './config-parsing.js';
-import { parseSourcesConfig } from './parse-config.js';
 
 const MAX_FILE_BYTES = 1024 * 1024;
 
@@ -51,5 +50,7 @@ export const loadSourcesConfig = async (
     );
   }
   if (text === null) return null;
+  // Its zod schemas are built when there is a file to parse: a daemon without sources never pays.
+  const { parseSourcesConfig } = await import('./parse-config.js');
   return parseSourcesConfig(text, { file: path, env });
 };

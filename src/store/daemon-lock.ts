@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { pulse, shellWord } from '../pulse-command.js';
 import { readDiscovery } from './discovery-file.js';
 
 /** Who holds a project's daemon lock: its pid and when it started (with the kernel's start tick, to tell a reused pid). */
@@ -80,7 +81,7 @@ const runningMessage = (pulseDir: string, owner: LockOwner): string => {
     discovery?.pid === owner.pid
       ? `at ${discovery.url}`
       : 'and has not written its endpoint to daemon.json yet';
-  return `pulse is already running for this project (pid ${owner.pid}, started ${owner.started_at}) ${where}. One daemon serves one project: use it (pulse status), or stop it first (kill ${owner.pid}).`;
+  return `pulse is already running for this project (pid ${owner.pid}, started ${owner.started_at}) ${where}. One daemon serves one project: use it (${pulse(`status -p ${shellWord(dirname(pulseDir))}`)}), or stop it first (${pulse(`stop -p ${shellWord(dirname(pulseDir))}`)}).`;
 };
 
 /**
@@ -111,6 +112,16 @@ const clearStale = async (lock: string, stale: string, nonce: string): Promise<b
     await unlink(gate).catch(() => undefined);
   }
 };
+
+/** The daemon that holds the project's lock and still runs (its pid, started when the lock says), or null. */
+export const liveLockOwner = async (pulseDir: string): Promise<LockOwner | null> => {
+  const held = await readText(join(pulseDir, LOCK_FILE));
+  const owner = held === null ? null : parseOwner(held);
+  return owner !== null && ownerAlive(owner) ? owner : null;
+};
+
+/** Whether `owner` still runs (a reused pid does not count). */
+export const isOwnerRunning = (owner: LockOwner): boolean => ownerAlive(owner);
 
 /**
  * Takes `.pulse/daemon.lock` for this process, or throws `DaemonRunningError` naming the daemon

@@ -2,21 +2,26 @@ import { lstat, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { FOCUS_FILE } from '../../machines/watcher.js';
+import { pulse } from '../pulse-command.js';
 import { readBoundedText, UnreadableFileError } from './read-bounded.js';
 import { assertRealFolder, FolderProblemError } from './real-folder.js';
 
 const MAX_FILE_BYTES = 64 * 1024;
 /** An ISO 8601 date and time with its zone: without one, the time would be read in the reader's zone. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
-const FIX =
-  'It should be {"until": "<ISO 8601 time>"}, e.g. {"until": "2026-05-01T14:30:00Z"}; set it again with `pulse focus 45m`, or end the focus with `pulse focus off` (or delete the file).';
+const fixOf = () =>
+  `It should be {"until": "<ISO 8601 time>"}, e.g. {"until": "2026-05-01T14:30:00Z"}; set it again with \`${pulse('focus 45m')}\`, or end the focus with \`${pulse('focus off')}\` (or delete the file).`;
 
 /** A focus file pulse cannot read: the message names the file, what is wrong and how to fix it. */
 export class FocusFileError extends Error {
   override name = 'FocusFileError';
   readonly file: string;
 
-  constructor(file: string, problem: string, { fix = FIX, cause }: { fix?: string; cause?: unknown } = {}) {
+  constructor(
+    file: string,
+    problem: string,
+    { fix = fixOf(), cause }: { fix?: string; cause?: unknown } = {},
+  ) {
     super(`${file} ${problem}. ${fix}`, cause === undefined ? undefined : { cause });
     this.file = file;
   }
@@ -36,7 +41,8 @@ const readBounded = async (path: string): Promise<string | null> => {
     }
     if (error instanceof UnreadableFileError) {
       // Too big: written wrong, so the usual fix; anything else (a FIFO, a device) is to be removed.
-      const fix = error.kind === 'too-large' ? {} : { fix: 'Remove it; `pulse focus 45m` writes one.' };
+      const fix =
+        error.kind === 'too-large' ? {} : { fix: `Remove it; \`${pulse('focus 45m')}\` writes one.` };
       throw new FocusFileError(path, error.problem, fix);
     }
     const code = (error as NodeJS.ErrnoException).code;

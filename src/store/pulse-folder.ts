@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
 import type { PulsePaths } from './paths.js';
 import { StateFile } from './state-file.js';
@@ -31,6 +31,7 @@ dead-letters.jsonl
 external_seen.jsonl
 focus.json
 *.tmp
+backups/
 `;
 
 /** The runtime files `pulse doctor` checks git ignores (one of each kind the .gitignore names). */
@@ -69,6 +70,30 @@ const isSymlink = async (path: string): Promise<boolean> => {
 };
 
 const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * Creates the project folder when it is missing and its parent exists, so `pulse start -p
+ * ../new-project` works on a folder not made yet; true when it created it. Only the last folder
+ * of the path: a path whose parent is missing too is more likely a typo than a plan.
+ */
+export const ensureProjectFolder = async (projectRoot: string): Promise<boolean> => {
+  const existing = await lstat(projectRoot).catch(() => null);
+  if (existing !== null) return false;
+  try {
+    await mkdir(projectRoot);
+    return true;
+  } catch (error) {
+    if (code(error) === 'EEXIST') return false;
+    if (code(error) === 'ENOENT') {
+      throw new ProjectFolderError(
+        `Project folder ${projectRoot} does not exist, and neither does ${dirname(projectRoot)}: check the path. pulse creates the project folder itself, but not the folders above it.`,
+      );
+    }
+    throw new ProjectFolderError(
+      `Cannot create the project folder ${projectRoot} (${code(error)}). Create it yourself, or pass an existing folder with --project DIR.`,
+    );
+  }
+};
 
 /**
  * Creates `.pulse/` as PulseAgent's first start does: missing templates, an empty log, and a

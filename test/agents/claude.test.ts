@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/tool-rule.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { oneShot, waitForDelivery } from '../helpers/daemon.js';
+import { oneShot, runCli, setupWithAutostart, waitForDelivery } from '../helpers/daemon.js';
 import { calendarSource } from '../helpers/source-fixture.js';
 import { trackStarted } from '../helpers/started.js';
 import {
@@ -22,7 +22,7 @@ import {
 import { inAgentSuite, NO_VERDICT, notices, runClaude } from './claude.js';
 import { userEdits } from './cli-process.js';
 import { type HookServer, startHookServer } from './hook-server.js';
-import { addUserHook, pulseProjectForClaude } from './pulse-project.js';
+import { addUserHook, freePort, pulseProjectForClaude, tempGitProject } from './pulse-project.js';
 
 /*
  * The replan interrupt with the real Claude Code: a real daemon, `pulse setup claude --write` as
@@ -243,6 +243,34 @@ describe.skipIf(!inAgentSuite)('Claude Code 2.1.332, set up by `pulse setup clau
     ]);
     const check = await oneShot(daemon.url, 'tools/call', { name: 'pulse_should_interrupt', arguments: {} });
     expect(check.body.result?.structuredContent?.pending_replan_event_id, 'still pending').toBe(logged[1]);
+  });
+
+  it('with --autostart, a session start with no daemon starts it, and the first tool call is held while a replan is pending', async () => {
+    const project = await tempGitProject(started);
+    const port = await freePort();
+    await setupWithAutostart('claude', project, port);
+    // The user changed the guidance while no daemon ran: pulse logs it when it starts.
+    expect((await runCli(['init', '-p', project])).code).toBe(0);
+    await writeFile(join(project, '.pulse', 'guidance.md'), '# Guidance\n\nUse the new API.\n');
+    const touch = use('Bash', { command: 'touch src-file', description: 'Create src-file' });
+    const agent = await model([() => touch, () => say('Held; I will replan.'), () => say('Noted.')]);
+
+    try {
+      const run = await runClaude({ project, modelUrl: agent.url, prompt: 'Carry on.', userSettings });
+
+      const running = JSON.parse(await readFile(join(project, '.pulse', 'daemon.json'), 'utf8'));
+      expect(running.port).toBe(port);
+      expect(agent.problems).toEqual([]);
+      const [held] = toolCalls(agent.turns()[1]!);
+      expect(held).toMatchObject({ name: 'Bash', isError: true });
+      expect(held!.result).toContain('pulse: a replan is pending (event ');
+      expect(existsSync(join(project, 'src-file'))).toBe(false);
+      // The session start told the model too, before its first turn.
+      expect(contextText(agent.turns()[0]!)).toContain('a replan is pending');
+      expect(run.code).toBe(0);
+    } finally {
+      await runCli(['stop', '-p', project]);
+    }
   });
 
   it('lets every call and the stop through when the daemon is down, and Claude Code warns once, at the first call', async () => {

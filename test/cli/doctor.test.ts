@@ -117,7 +117,7 @@ describe('pulse doctor', () => {
     await runCli(['setup', 'claude', '--write', '-p', dir, '--port', String(daemon.port), '--hooks', 'node']);
     const settings = join(dir, '.claude', 'settings.local.json');
     const text = await readFile(settings, 'utf8');
-    await writeFile(settings, text.replaceAll('dist/src/bin.cjs', 'gone/bin.cjs'));
+    await writeFile(settings, text.replaceAll('dist/bundle/bin.cjs', 'gone/bin.cjs'));
     const { report } = await doctor(dir);
     expect(problems(report)).toEqual([
       expect.objectContaining({

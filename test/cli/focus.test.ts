@@ -104,23 +104,36 @@ describe('pulse focus: the duration', () => {
     expect(await exists(focusFile(dir))).toBe(false);
   });
 
-  it.each(['abc', '45x', '0', '0m', '1.5h', '169h', '10081m', 'h'])(
+  it('off with no focus says there is none to end, instead of a removal', async () => {
+    const dir = await project();
+    const { code, stdout } = await runCli(['focus', 'off', '-p', dir]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('No focus to end');
+    expect(stdout).not.toContain('Focus off');
+    expect((await focusJson(dir, 'off')).result).toMatchObject({ action: 'off', removed: false });
+  });
+
+  it.each(['abc', '45x', '0', '0m', '1.5h', '169h', '10081m', '8d', '7d1s', 'h', 'd'])(
     'refuses %s with exit 1, naming the forms it accepts, and writes nothing',
     async (arg) => {
       const dir = await project();
       const { code, stderr } = await runCli(['focus', arg, '-p', dir]);
       expect(code).toBe(1);
       expect(stderr).toContain(`"${arg}"`);
-      expect(stderr).toContain('45m, 90s, 2h or 1h30m (a bare number is minutes), at most 7 days');
+      expect(stderr).toContain('45m, 90s, 2h, 1h30m or 7d (a bare number is minutes), at most 7 days');
       expect(stderr).toContain('`off`');
       expect(await exists(focusFile(dir))).toBe(false);
     },
   );
 
-  it('accepts exactly 7 days, and no more', async () => {
+  it('accepts exactly 7 days, as help says (7d, 168h), and no more', async () => {
     const dir = await project();
     expect((await runCli(['focus', '168h', '-p', dir])).code).toBe(0);
     expect((await runCli(['focus', '168h1s', '-p', dir])).code).toBe(1);
+    const { result, before, after } = await focusJson(dir, '7d');
+    expect(Date.parse(result.until!)).toBeGreaterThanOrEqual(before + 7 * 24 * 60 * MINUTE);
+    expect(Date.parse(result.until!)).toBeLessThanOrEqual(after + 7 * 24 * 60 * MINUTE);
+    expect((await focusJson(dir, '1d12h')).result.action).toBe('set');
   });
 });
 

@@ -141,13 +141,23 @@ describe('pulse start', () => {
     expect(await exists(join(dir, '.pulse', 'daemon.json'))).toBe(false);
   });
 
-  it('exits 1 with a clear message when the project folder does not exist, and creates nothing', async () => {
-    const dir = join(await project(), 'no-such-folder');
+  it('creates a project folder that does not exist yet, and says so', async () => {
+    const dir = join(await project(), 'my-project');
+    const daemon = await start(dir);
+    expect(daemon.output()).toContain(`Created the project folder ${dir}\n`);
+    expect(daemon.output()).toMatch(/^Created \.pulse\/task\.md, /m);
+    expect(await exists(join(dir, '.pulse', 'guidance.md'))).toBe(true);
+  });
+
+  it('exits 1 with a clear message when neither the project folder nor its parent exists, and creates nothing', async () => {
+    const parent = join(await project(), 'no-such-folder');
+    const dir = join(parent, 'my-project');
     const { code, stderr } = await runCli(['start', '--project', dir, '--port', '0']);
     expect(code).toBe(1);
-    expect(stderr).toContain(`Project folder ${dir} does not exist`);
-    expect(stderr).toContain('--project');
-    expect(await exists(dir)).toBe(false);
+    expect(stderr).toContain(
+      `Project folder ${dir} does not exist, and neither does ${parent}: check the path`,
+    );
+    expect(await exists(parent)).toBe(false);
   });
 
   it.skipIf(isRoot)(
@@ -275,11 +285,14 @@ describe('pulse init', () => {
     expect(await readFile(join(dir, '.pulse', 'guidance.md'), 'utf8')).toBe('my own guidance\n');
   });
 
-  it('exits 1 when the project folder does not exist', async () => {
+  it('creates a missing project folder, and exits 1 when its parent is missing too', async () => {
     const dir = join(await project(), 'missing');
-    const { code, stderr } = await runCli(['init', '--project', dir]);
+    const created = await runCli(['init', '--project', dir]);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain(`Created the project folder ${dir}\nCreated .pulse/task.md`);
+    const { code, stderr } = await runCli(['init', '--project', join(dir, 'gone', 'deeper')]);
     expect(code).toBe(1);
-    expect(stderr).toContain('does not exist');
+    expect(stderr).toContain('does not exist, and neither does');
   });
 });
 
@@ -324,6 +337,44 @@ describe('pulse status', () => {
     const text = await runCli(['status', '--project', dir]);
     expect(text.stdout).toContain('not running');
     expect(text.stdout).toContain(`PENDING — ${pending} (.pulse/guidance.md)`);
+  });
+
+  it('refuses a folder that does not exist (a typo), with exit 1 and the fix, instead of "nothing pending"', async () => {
+    const dir = join(await project(), 'typo');
+    const { code, stdout, stderr } = await runCli(['status', '--project', dir]);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(`Project folder ${dir} does not exist`);
+    expect(stderr).toContain('-p DIR');
+  });
+
+  it('refuses a folder without .pulse/, with exit 1 and the command that starts pulse there', async () => {
+    const dir = await project();
+    const { code, stdout, stderr } = await runCli(['status', '--project', dir, '--json']);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(`${dir} has no .pulse/ folder`);
+    expect(stderr).toContain(`pulse start -p ${dir}`);
+    expect(stderr).toContain(`pulse init -p ${dir}`);
+  });
+
+  it('says in one sources line that a broken sources.json runs no source, with its line and column', async () => {
+    const dir = await project();
+    await mkdir(join(dir, '.pulse'));
+    // A trailing comma in an array: Node 20's JSON.parse names no position for it.
+    await writeFile(
+      join(dir, '.pulse', 'sources.json'),
+      '{\n  "mcpServers": {},\n  "sources": [\n    {},\n  ]\n}\n',
+    );
+    const daemon = await start(dir);
+    const { code, stdout } = await runCli(['status', '--project', daemon.project]);
+    expect(code).toBe(0);
+    const sources = stdout.split('\n').filter((line) => line.startsWith('sources:'));
+    expect(sources).toEqual([
+      expect.stringMatching(
+        /^sources: +ERROR .*sources\.json at line 5, column 3: is not valid JSON .*\(no source runs until it is fixed\)$/,
+      ),
+    ]);
   });
 
   it('says nothing is pending on a fresh project with no daemon', async () => {

@@ -211,8 +211,10 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
     const first = await setup(agent, dir, '--write');
     expect(first.code, first.stdout).toBe(0);
     for (const [file, text] of Object.entries(mine)) {
-      expect(await read(dir, `${file}.pulse-backup`)).toBe(text);
-      expect(first.stdout).toContain(`changed   ${file} (backup: ${join(dir, file)}.pulse-backup)`);
+      expect(await read(dir, `.pulse/backups/${file}.pulse-backup`)).toBe(text);
+      expect(first.stdout).toContain(
+        `changed   ${file} (backup: ${join(dir, '.pulse', 'backups', file)}.pulse-backup)`,
+      );
       const merged = await read(dir, file);
       if (file.endsWith('.json')) expect(keeps(JSON.parse(text), JSON.parse(merged))).toBe(true);
       else expect(merged.startsWith(text)).toBe(true);
@@ -253,7 +255,7 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
     expect(forced.code, forced.stdout).toBe(0);
     expect(forced.stdout).toContain(`replaced the "pulse" MCP server at ${URL_9000}`);
     expect(await pulseUrl(agent, dir)).toBe(URL_8765);
-    expect(await read(dir, `${files.mcp}.pulse-backup`)).toBe(CONFLICTING_MCP[agent]);
+    expect(await read(dir, `.pulse/backups/${files.mcp}.pulse-backup`)).toBe(CONFLICTING_MCP[agent]);
     const merged = await read(dir, files.mcp);
     if (agent === 'codex') {
       expect(merged).toBe(

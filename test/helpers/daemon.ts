@@ -1,17 +1,36 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { runNode } from './processes.js';
 
-/** The built `pulse` CLI, which the tests run as a user does. */
-export const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
+/** The bundled `pulse` CLI, as the package ships it, which the tests run as a user does. */
+export const CLI = fileURLToPath(new URL('../../dist/bundle/pulse.mjs', import.meta.url));
 
-/** The built `pulse` bin: the CommonJS entry that `pulse setup` points agents' hooks at. */
-export const BIN = fileURLToPath(new URL('../../dist/src/bin.cjs', import.meta.url));
+/** The bundled `pulse` bin: the CommonJS entry that `pulse setup` points agents' hooks at. */
+export const BIN = fileURLToPath(new URL('../../dist/bundle/bin.cjs', import.meta.url));
+
+/**
+ * The tests' `pulse` on PATH, a link to the bundled bin as `npm install -g` makes one: the CLI
+ * then prints its hints as `pulse …`, the way a user who installed it reads them.
+ */
+export const PULSE_BIN_DIR = join(
+  tmpdir(),
+  `pulse-test-bin-${createHash('sha256').update(BIN).digest('hex').slice(0, 12)}`,
+);
+mkdirSync(PULSE_BIN_DIR, { recursive: true });
+try {
+  symlinkSync(BIN, join(PULSE_BIN_DIR, 'pulse'));
+} catch (error) {
+  if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+}
+if (!process.env.PATH?.split(delimiter).includes(PULSE_BIN_DIR))
+  process.env.PATH = `${PULSE_BIN_DIR}${delimiter}${process.env.PATH ?? ''}`;
 
 /** A fresh project folder in the system temp dir. */
 export const tempProject = (prefix = 'pulse-test-'): Promise<string> => mkdtemp(join(tmpdir(), prefix));
@@ -38,6 +57,23 @@ export const runCli = (
   args: string[],
   options: { timeoutMs?: number; env?: Record<string, string>; input?: string } = {},
 ) => runNode(CLI, args, options);
+
+/** `pulse setup AGENT --autostart --write -p PROJECT --port PORT`, which must succeed; what it printed. */
+export const setupWithAutostart = async (agent: string, project: string, port: number): Promise<string> => {
+  const setup = await runCli([
+    'setup',
+    agent,
+    '--autostart',
+    '--write',
+    '-p',
+    project,
+    '--port',
+    String(port),
+  ]);
+  if (setup.code !== 0)
+    throw new Error(`pulse setup ${agent} --autostart failed:\n${setup.stdout}\n${setup.stderr}`);
+  return setup.stdout;
+};
 
 /**
  * Starts `pulse start` on a project the way a user does (a child process on an ephemeral

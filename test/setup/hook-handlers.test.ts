@@ -1,15 +1,20 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  autostartHookCommand,
   curlHookCommand,
   findPulseHook,
   hookHandler,
   nodeHookCommand,
   reachesTarget,
   shellQuote,
+  stableBinCommand,
 } from '../../src/setup/hook-handlers.js';
+import { VERSION } from '../../src/version.js';
 
 const RUNTIME = { nodePath: '/n/node', cliPath: '/p/dist/src/bin.cjs' };
 const PROJECT = "/home/me/it's a project";
@@ -69,7 +74,7 @@ describe('the node hook command', () => {
 describe('the curl hook command', () => {
   it("posts the agent's JSON to the daemon's route for this project and prints the answer as it is", async () => {
     const { port, posted } = await daemon({ status: 200, body: '{"decision":"block","reason":"r"}' });
-    const command = curlHookCommand('codex', 'Stop', { port, project: PROJECT });
+    const command = curlHookCommand('codex', 'Stop', { port, project: PROJECT, pulse: 'pulse' });
     const input = '{"session_id":"s","hook_event_name":"Stop","text":"a \'quoted\' $HOME `x`"}';
     const { code, stdout, stderr } = await sh(command, input, { PULSE_TOKEN: 'secret-token-1234' });
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
@@ -88,11 +93,14 @@ describe('the curl hook command', () => {
     servers.pop()!.close();
     const why = `pulse: the daemon is not running at 127.0.0.1:${port} for ${PROJECT}; not enforcing replans. Start it with: pulse start -p ${PROJECT} --port ${port}`;
     const cursor = await sh(
-      curlHookCommand('cursor', 'beforeShellExecution', { port, project: PROJECT }),
+      curlHookCommand('cursor', 'beforeShellExecution', { port, project: PROJECT, pulse: 'pulse' }),
       '{}',
     );
     expect(cursor).toEqual({ code: 0, stdout: '{"permission":"allow"}\n', stderr: `${why}\n` });
-    const codex = await sh(curlHookCommand('codex', 'PreToolUse', { port, project: PROJECT }), '{}');
+    const codex = await sh(
+      curlHookCommand('codex', 'PreToolUse', { port, project: PROJECT, pulse: 'pulse' }),
+      '{}',
+    );
     expect(codex.code).toBe(0);
     expect(JSON.parse(codex.stdout)).toEqual({ systemMessage: why });
     expect(codex.stderr).toBe(`${why}\n`);
@@ -101,13 +109,16 @@ describe('the curl hook command', () => {
   it('gives up within its time limit on a daemon that never answers, and on a refusal (401)', async () => {
     const silent = await daemon(null);
     // curl's own limit ends it (exit 28, named in the message); a hang would end the test instead.
-    const hung = await sh(curlHookCommand('cursor', 'stop', { port: silent.port, project: PROJECT }), '{}');
+    const hung = await sh(
+      curlHookCommand('cursor', 'stop', { port: silent.port, project: PROJECT, pulse: 'pulse' }),
+      '{}',
+    );
     expect(hung.stdout).toBe('{}\n');
     expect(hung.stderr).toMatch(/^pulse: the daemon did not answer within 8 s at 127\.0\.0\.1:\d+ for /);
 
     const refusing = await daemon({ status: 401, body: '{"error":"This pulse daemon requires a token."}' });
     const refused = await sh(
-      curlHookCommand('claude', 'Stop', { port: refusing.port, project: PROJECT }),
+      curlHookCommand('claude', 'Stop', { port: refusing.port, project: PROJECT, pulse: 'pulse' }),
       '{}',
     );
     expect(JSON.parse(refused.stdout).systemMessage).toMatch(
@@ -116,7 +127,7 @@ describe('the curl hook command', () => {
   });
 
   it('is recognised with its port and project', () => {
-    const command = curlHookCommand('codex', 'Stop', { port: 9000, project: PROJECT });
+    const command = curlHookCommand('codex', 'Stop', { port: 9000, project: PROJECT, pulse: 'pulse' });
     expect(findPulseHook('codex', 'Stop', { type: 'command', command })).toEqual({
       transport: 'curl',
       port: 9000,
@@ -127,7 +138,7 @@ describe('the curl hook command', () => {
 });
 
 describe('which pulse hooks reach the daemon being set up', () => {
-  const target = { port: 8765, project: PROJECT, runtime: RUNTIME };
+  const target = { port: 8765, project: PROJECT, runtime: RUNTIME, pulse: 'pulse' };
 
   it('the same port and project by http or curl, or this node and clone (bin.cjs, or an older cli.js)', () => {
     const http = hookHandler('claude', 'Stop', 'http', target);
@@ -144,5 +155,30 @@ describe('which pulse hooks reach the daemon being set up', () => {
     expect(reachesTarget(findPulseHook('claude', 'Stop', older)!, target)).toBe(true);
     const elsewhere = { command: '"/old/node" "/old/dist/src/bin.cjs" hook claude --event Stop' };
     expect(reachesTarget(findPulseHook('claude', 'Stop', elsewhere)!, target)).toBe(false);
+  });
+});
+
+describe('the session-start hook of --autostart', () => {
+  const target = { port: 8765, project: '/home/me/my "app"', runtime: RUNTIME, pulse: 'pulse' };
+
+  it('runs pulse hook --autostart with the project and port, and is found again as pulse’s', () => {
+    const command = autostartHookCommand('claude', 'SessionStart', target);
+    expect(command).toBe(
+      '"/n/node" "/p/dist/src/bin.cjs" hook claude --event SessionStart --autostart -p "/home/me/my \\"app\\"" --port 8765',
+    );
+    const found = findPulseHook('claude', 'SessionStart', { type: 'command', command });
+    expect(found).toEqual({ transport: 'autostart', port: 8765, project: '/home/me/my "app"' });
+    expect(reachesTarget(found!, target)).toBe(true);
+    expect(reachesTarget(found!, { ...target, port: 9000 })).toBe(false);
+    expect(findPulseHook('codex', 'SessionStart', { type: 'command', command })).toBeNull();
+  });
+
+  it('runs npx with this version when pulse lives in npm’s cache, which npm may clean', () => {
+    const cached = {
+      nodePath: '/n/node',
+      cliPath: join(homedir(), '.npm', '_npx', 'x', 'dist', 'bundle', 'bin.cjs'),
+    };
+    expect(stableBinCommand(cached)).toBe(`npx -y pulse-agent@${VERSION}`);
+    expect(stableBinCommand(RUNTIME)).toBe('"/n/node" "/p/dist/src/bin.cjs"');
   });
 });

@@ -837,13 +837,22 @@ describe('parseSourcesConfig: the file as a whole', () => {
     expect(error.fix).toContain('trailing comma');
   });
 
+  it('reports a trailing comma in an array with its line and column, which Node 20 does not name', () => {
+    const error = configErrorOf(() => parse('{\n  "sources": [\n    {},\n  ]\n}'));
+    expect(error.jsonPath).toBe('line 4, column 3');
+    expect(error.message).toMatch(
+      /^\.pulse\/sources\.json at line 4, column 3: is not valid JSON \(Unexpected token/,
+    );
+    expect(error.message).not.toContain('..."');
+  });
+
   it('reports truncated JSON at its end', () => {
     expect(configErrorOf(() => parse('{\n  "sources": [')).jsonPath).toBe('line 2, column 15');
   });
 
-  it('keeps the quoted text out of the message when JSON.parse gives no position', () => {
+  it('keeps the quoted text out of the message when JSON.parse gives no position, and finds the position', () => {
     const error = configErrorOf(() => parse('{"a": }'));
-    expect(error.jsonPath).toBe('(top level)');
+    expect(error.jsonPath).toBe('line 1, column 7');
     expect(error.message).not.toContain('is not valid JSON"');
     expect(error.message).toContain("is not valid JSON (Unexpected token '}')");
   });

@@ -1,8 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type EventBacklog, EventIndex } from '../../machines/event-index.js';
 import type { PulseEvent } from '../../machines/pulse-files.js';
-import { appendEvents, eventLine, readEventLog } from '../../src/store/event-log-file.js';
+import { appendEvents, eventLine, readEventBacklog, readEventLog } from '../../src/store/event-log-file.js';
 import { removeProject, tempProject } from '../helpers/daemon.js';
 
 const event = (n: number, path = '.pulse/guidance.md'): PulseEvent => ({
@@ -133,5 +134,101 @@ describe('appendEvents', () => {
     const path = await logWith(eventLine(event(1)));
     await appendEvents(path, []);
     expect(await readFile(path, 'utf8')).toBe(eventLine(event(1)));
+  });
+});
+
+describe('readEventBacklog: a long log, read lazily', () => {
+  const PATHS = [
+    '.pulse/plan.md',
+    '.pulse/task.md',
+    '.pulse/guidance.md',
+    '.pulse/constraints.md',
+    '.pulse/plán.md',
+  ];
+  const many = (count: number): PulseEvent[] =>
+    Array.from({ length: count }, (_, n) => ({
+      id: `evt_20261129T1015${String(n).padStart(8, '0')}Z_${n.toString(16).padStart(8, '0')}`,
+      timestamp: `2026-11-29T10:15:${String(n % 60).padStart(2, '0')}.000000Z`,
+      kind: n % 97 === 0 ? 'deleted' : 'modified',
+      path: PATHS[n % 7 === 0 ? 2 : n % 11 === 0 ? 4 : n % 3]!,
+      sha256: n % 97 === 0 ? null : (n % 16).toString(16).repeat(64),
+      size: n % 97 === 0 ? null : n,
+    }));
+
+  /** The backlog, counting how many events anyone had it parse. */
+  const counted = async (path: string) => {
+    const { backlog, warnings } = await readEventBacklog(path);
+    let parsed = 0;
+    const at = backlog.at.bind(backlog);
+    const spy: EventBacklog = {
+      length: backlog.length,
+      at: (index) => {
+        parsed++;
+        return at(index);
+      },
+      idAt: (index) => backlog.idAt(index),
+      pathAt: (index) => backlog.pathAt(index),
+    };
+    return { index: EventIndex.loaded(spy), warnings, parsed: () => parsed };
+  };
+
+  it('answers as the fully parsed log does, its odd lines (another format, an escape, not an event) included', async () => {
+    const events = many(2500);
+    const odd =
+      '{"path": ".pulse/constraints.md", "kind": "created", "id": "evt_odd_spaced", "timestamp": "t", "sha256": null, "size": null}\n';
+    const escaped = eventLine({ ...events[0]!, id: 'evt_odd_escaped', path: '.pulse/"quoted".md' });
+    const text = [
+      ...events.slice(0, 1200).map(eventLine),
+      odd,
+      'not an event\n',
+      escaped,
+      ...events.slice(1200).map(eventLine),
+    ].join('');
+    const path = await logWith(text);
+    const { index, warnings } = await counted(path);
+    const full = EventIndex.from((await readEventLog(path)).events);
+    expect(warnings).toEqual(['events.jsonl has 1 line(s) that are not events; skipped them.']);
+    expect(index.size).toBe(2502);
+    expect(full.size).toBe(2502);
+    const ids = (list: readonly PulseEvent[]) => list.map((e) => e.id);
+    for (const id of [
+      null,
+      events[2499]!.id,
+      events[2000]!.id,
+      events[10]!.id,
+      'evt_odd_spaced',
+      'evt_unknown',
+    ]) {
+      expect(index.countAfter(id)).toBe(full.countAfter(id));
+      expect(ids(index.lastAfter(id, 5))).toEqual(ids(full.lastAfter(id, 5)));
+      expect(index.pendingAfter(id)).toEqual(full.pendingAfter(id));
+    }
+    for (const path of [...PATHS, '.pulse/"quoted".md', '.pulse/none.md'])
+      expect(index.lastFor(path)).toEqual(full.lastFor(path));
+    expect(index.get(events[5]!.id)).toEqual(events[5]);
+    expect(index.get('evt_odd_spaced')?.path).toBe('.pulse/constraints.md');
+    expect(index.latest).toEqual(events[2499]);
+  });
+
+  it('parses almost nothing to load, find the latest, the last event of each file and what is pending', async () => {
+    const events = many(5000);
+    const { index, parsed } = await counted(await logWith(events.map(eventLine).join('')));
+    expect(index.latest?.id).toBe(events[4999]!.id);
+    for (const path of PATHS) index.lastFor(path);
+    index.pendingAfter(events[4000]!.id);
+    expect(index.has(events[4999]!.id)).toBe(true);
+    expect(index.countAfter(events[4990]!.id)).toBe(9);
+    // The latest, and the last event of each of the five files.
+    expect(parsed()).toBeLessThanOrEqual(6);
+  });
+
+  it('takes appends after a loaded log, skipping an id it already holds deep in the log', async () => {
+    const events = many(3000);
+    const { index } = await counted(await logWith(events.map(eventLine).join('')));
+    const next = { ...events[0]!, id: 'evt_20261130T000000000000Z_00000001' };
+    const appended = index.appended([events[3]!, next]);
+    expect(appended.size).toBe(3001);
+    expect(appended.latest).toEqual(next);
+    expect(appended.countAfter(events[2999]!.id)).toBe(1);
   });
 });

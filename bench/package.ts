@@ -1,0 +1,156 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { BUNDLED, type PulseCommand, UNBUNDLED_CLI } from './daemon.js';
+import { type GeneratedHistory, writeHistory } from './history.js';
+import { measureStartup, type StartupSample } from './startup.js';
+
+const run = promisify(execFile);
+/** The package, from dist/bench/ where `npm run bench` runs this. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** How much to measure. */
+export interface PackagePlan {
+  /** Installs of the tarball, each into a fresh prefix. */
+  installs: number;
+  /** Cold starts of each way of running pulse on each history, round-robin. */
+  startups: number;
+}
+
+/** What `npm pack` made of the package. */
+export interface PackedTarball {
+  file: string;
+  bytes: number;
+  unpackedBytes: number;
+  files: string[];
+}
+
+/** One `npm install -g --prefix <fresh> <tarball>`. */
+export interface InstallRun {
+  ms: number;
+  /** `npm warn` lines it printed (install scripts, engines, …). */
+  warnings: string[];
+  /** Bytes of everything it installed under the prefix. */
+  installedBytes: number;
+}
+
+/** The ways of running pulse started side by side; the last is the one judged. */
+export const VARIANTS = ['unbundled', 'bundled', 'installed'] as const;
+export type Variant = (typeof VARIANTS)[number];
+
+/** History sizes the start-ups run on. */
+export const PACKAGE_SIZES = [0, 100_000] as const;
+
+export interface PackageResult {
+  tarball: PackedTarball;
+  installs: InstallRun[];
+  /** By variant, then by history size (index of PACKAGE_SIZES). */
+  startups: Record<Variant, StartupSample[][]>;
+  /** spawn → exit of `node -e 0`, once per round: the floor of any Node process. */
+  nodeFloorMs: number[];
+}
+
+/** `npm pack` of the package in `root` as the build left it, into `dir`. */
+export const pack = async (dir: string, root = ROOT): Promise<PackedTarball> => {
+  // The bench has just built dist/ (`npm run bench` builds first): pack it as prepack would leave it.
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
+    cwd: root,
+  });
+  const [packed] = JSON.parse(stdout) as Array<{
+    filename: string;
+    size: number;
+    unpackedSize: number;
+    files: Array<{ path: string }>;
+  }>;
+  return {
+    file: join(dir, packed!.filename),
+    bytes: packed!.size,
+    unpackedBytes: packed!.unpackedSize,
+    files: packed!.files.map((file) => file.path),
+  };
+};
+
+const folderBytes = async (dir: string): Promise<number> => {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+};
+
+/** Installs the tarball into a fresh prefix, offline: a package with no dependencies needs no registry. */
+export const install = async (tarball: string, prefix: string): Promise<InstallRun> => {
+  await mkdir(prefix);
+  const started = performance.now();
+  const { stderr } = await run('npm', [
+    'install',
+    '--global',
+    '--prefix',
+    prefix,
+    '--offline',
+    '--no-audit',
+    '--no-fund',
+    tarball,
+  ]);
+  const ms = performance.now() - started;
+  return {
+    ms,
+    warnings: stderr.split('\n').filter((line) => /^npm warn/i.test(line)),
+    installedBytes: await folderBytes(join(prefix, 'lib', 'node_modules', 'pulse-agent')),
+  };
+};
+
+const nodeFloor = () =>
+  new Promise<number>((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('exit', () => resolve(performance.now() - started));
+  });
+
+/**
+ * The package as npm users get it: packs the tarball, installs it into fresh prefixes (timed),
+ * then starts pulse from that install, from the bundle in dist/ and from tsc's unbundled
+ * output, side by side on an empty project and on one with 100,000 events.
+ */
+export const measurePackage = async (
+  dir: string,
+  plan: PackagePlan,
+  progress: (line: string) => void,
+): Promise<PackageResult> => {
+  const tarball = await pack(dir);
+  progress(`packed ${tarball.file}: ${tarball.files.length} files, ${tarball.bytes} bytes`);
+  const installs: InstallRun[] = [];
+  for (let i = 0; i < plan.installs; i++)
+    installs.push(await install(tarball.file, join(dir, `prefix-${i}`)));
+  progress(`installed ${plan.installs} times: ${installs.map((r) => Math.round(r.ms)).join(', ')} ms`);
+  const commands: Record<Variant, PulseCommand> = {
+    installed: { program: join(dir, 'prefix-0', 'bin', 'pulse'), args: [] },
+    bundled: BUNDLED,
+    unbundled: { program: process.execPath, args: [UNBUNDLED_CLI] },
+  };
+  const histories: GeneratedHistory[] = [];
+  for (const size of PACKAGE_SIZES) {
+    const project = join(dir, `history-${size}`);
+    await mkdir(project);
+    histories.push(await writeHistory(project, size));
+  }
+  const startups = Object.fromEntries(
+    VARIANTS.map((variant) => [variant, histories.map((): StartupSample[] => [])]),
+  ) as Record<Variant, StartupSample[][]>;
+  const nodeFloorMs: number[] = [];
+  const cases = VARIANTS.flatMap((variant) => histories.map((_, size) => ({ variant, size })));
+  for (let round = 0; round < plan.startups; round++) {
+    nodeFloorMs.push(await nodeFloor());
+    // A rotating order, so no way of running pulse always goes first (or right after a 100,000-event start).
+    for (let k = 0; k < cases.length; k++) {
+      const { variant, size } = cases[(k + round) % cases.length]!;
+      const { project, latestEventId } = histories[size]!;
+      startups[variant][size]!.push(await measureStartup(project, latestEventId, commands[variant]));
+    }
+    progress(`start-ups: round ${round + 1}/${plan.startups} done`);
+  }
+  return { tarball, installs, startups, nodeFloorMs };
+};

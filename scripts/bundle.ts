@@ -1,0 +1,136 @@
+/**
+ * `npm run build`'s second step: bundles tsc's output (dist/src) into what the package ships,
+ * dist/bundle/: `pulse.mjs` (the CLI and the daemon, every dependency inside, one ES module),
+ * `bin.cjs` (the `pulse` bin: answers `pulse hook` itself, imports pulse.mjs for the rest), the
+ * WASM the shell classifier loads, and the licences of the bundled packages.
+ * Run: `node dist/scripts/bundle.js`.
+ */
+import { chmod, copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Metafile, type Plugin } from 'esbuild';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const OUT = join(ROOT, 'dist/bundle');
+const require = createRequire(join(ROOT, 'package.json'));
+
+/** Beside the bundle, where `src/hooks/bash-syntax.ts` and web-tree-sitter look for them first. */
+const WASM = ['web-tree-sitter/web-tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm'];
+
+/**
+ * zod's `z.locales` holds every language's error messages (300 KB of the bundle) and nothing
+ * here reads it; English, the default, is imported by zod's schemas on its own. Every start
+ * parses what the bundle holds, so the namespace keeps English only.
+ */
+const englishOnlyZodLocales: Plugin = {
+  name: 'english-only-zod-locales',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, ({ importer, resolveDir }) =>
+      /[\\/]zod[\\/]v4[\\/]/.test(importer)
+        ? { path: 'zod-locales', namespace: 'english-only', pluginData: resolveDir }
+        : undefined,
+    );
+    bundle.onLoad({ filter: /.*/, namespace: 'english-only' }, ({ pluginData }) => ({
+      contents: "export { default as en } from '../locales/en.js';",
+      resolveDir: pluginData as string,
+    }));
+  },
+};
+
+/** bin.cjs imports `./cli.js` next to it in dist/src; in the bundle that is pulse.mjs. */
+const cliIsPulseMjs: Plugin = {
+  name: 'cli-is-pulse-mjs',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^\.\/cli\.js$/ }, () => ({ path: './pulse.mjs', external: true }));
+  },
+};
+
+const COMMON = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20.19',
+  // Whitespace and syntax only: identifiers stay as written, for readable stack traces. Measured
+  // at the endpoint with no sources: 66.8 MB whitespace only, 65.6 MB with syntax, 65.9 MB renamed.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  metafile: true,
+  logLevel: 'warning',
+} as const;
+
+const bundlePulse = () =>
+  build({
+    ...COMMON,
+    entryPoints: [join(ROOT, 'dist/src/cli.js')],
+    outfile: join(OUT, 'pulse.mjs'),
+    format: 'esm',
+    // ws's optional native speed-ups: it runs without them.
+    external: ['bufferutil', 'utf-8-validate'],
+    // The CommonJS packages inside require() Node's modules (pino, ajv, …) and read __filename
+    // (write-file-atomic names its temporary files with it).
+    banner: {
+      js: [
+        "import { createRequire as pulseCreateRequire } from 'node:module';",
+        "import { fileURLToPath as pulseFileURLToPath } from 'node:url';",
+        'const require = pulseCreateRequire(import.meta.url);',
+        'const __filename = pulseFileURLToPath(import.meta.url);',
+      ].join(' '),
+    },
+    plugins: [englishOnlyZodLocales],
+    // Its "main" is a UMD build whose require()s a bundler cannot follow; "module" is plain ESM.
+    alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+  });
+
+const bundleBin = () =>
+  build({
+    ...COMMON,
+    entryPoints: [join(ROOT, 'dist/src/bin.cjs')],
+    outfile: join(OUT, 'bin.cjs'),
+    format: 'cjs',
+    plugins: [cliIsPulseMjs],
+  });
+
+const LICENSE_FILE = /^licen[cs]e(\.(md|txt))?$/i;
+
+/** Every package with code in the bundle, and the folder it came from. */
+const bundledPackages = (metafiles: Metafile[]): Map<string, string> => {
+  const packages = new Map<string, string>();
+  const inputs = metafiles.flatMap((metafile) => Object.keys(metafile.inputs));
+  for (const input of [...inputs, ...WASM.map((file) => `node_modules/${file}`)]) {
+    const match = /^(.*node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);
+    if (match) packages.set(match[2]!, join(ROOT, match[1]!));
+  }
+  return packages;
+};
+
+/** One notice file with each bundled package's name, version, licence and licence text. */
+const licenceNotices = async (packages: Map<string, string>): Promise<string> => {
+  const sections: string[] = [];
+  for (const [name, dir] of [...packages].sort(([a], [b]) => a.localeCompare(b))) {
+    const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
+    const file = (await readdir(dir)).find((entry) => LICENSE_FILE.test(entry));
+    const text = file
+      ? (await readFile(join(dir, file), 'utf8')).trim()
+      : `(no licence file; package.json says ${manifest.license})`;
+    sections.push(`## ${name} ${manifest.version} (${manifest.license ?? 'see below'})\n\n${text}\n`);
+  }
+  return `# Third-party software in pulse's bundle\n\npulse's own code is MIT-licensed (LICENSE). dist/bundle/ also holds the following packages, under their licences:\n\n${sections.join('\n')}`;
+};
+
+const main = async () => {
+  await rm(OUT, { recursive: true, force: true });
+  await mkdir(OUT, { recursive: true });
+  const [pulse, bin] = await Promise.all([bundlePulse(), bundleBin()]);
+  await chmod(join(OUT, 'bin.cjs'), 0o755);
+  for (const file of WASM) await copyFile(require.resolve(file), join(OUT, file.split('/').pop()!));
+  const packages = bundledPackages([pulse.metafile, bin.metafile]);
+  await writeFile(join(OUT, 'THIRD_PARTY_LICENSES.md'), await licenceNotices(packages));
+  const size = (await readFile(join(OUT, 'pulse.mjs'))).length;
+  // On stderr: `npm run pulse -- status --json` builds first, and its stdout must stay the JSON.
+  console.error(
+    `Bundled ${relative(ROOT, OUT)}/: pulse.mjs ${(size / 1024).toFixed(0)} KB from ${packages.size} packages; bin.cjs; ${WASM.length} WASM files.`,
+  );
+};
+
+await main();

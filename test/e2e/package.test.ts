@@ -1,0 +1,83 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { install, pack } from '../../bench/package.js';
+import { removeProject, tempProject } from '../helpers/daemon.js';
+
+// The package as npm users get it: the tarball `npm pack` makes of the build this run made,
+// installed into a fresh prefix with no registry, and its `pulse` run from there.
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const dirs: string[] = [];
+let files: string[] = [];
+let installWarnings: string[] = [];
+let pulse = '';
+
+beforeAll(async () => {
+  const dir = await tempProject('pulse-package-');
+  dirs.push(dir);
+  // The suite's global setup built dist/: packed as prepack would leave it, installed as npm users do.
+  const tarball = await pack(dir, ROOT);
+  files = tarball.files;
+  const prefix = join(dir, 'prefix');
+  installWarnings = (await install(tarball.file, prefix)).warnings;
+  pulse = join(prefix, 'bin', 'pulse');
+}, 120_000);
+
+afterAll(() => Promise.all(dirs.splice(0).map(removeProject)));
+
+describe('the npm package', () => {
+  it('holds the bundle, its WASM and licences, the README and LICENSE, and no source maps', () => {
+    expect(files.sort()).toEqual(
+      [
+        'LICENSE',
+        'README.md',
+        'package.json',
+        'dist/bundle/bin.cjs',
+        'dist/bundle/pulse.mjs',
+        'dist/bundle/THIRD_PARTY_LICENSES.md',
+        'dist/bundle/tree-sitter-bash.wasm',
+        'dist/bundle/web-tree-sitter.wasm',
+      ].sort(),
+    );
+  });
+
+  it('declares no dependencies and no install scripts, and says where it comes from', async () => {
+    const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
+    expect(manifest.dependencies ?? {}).toEqual({});
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare'])
+      expect(manifest.scripts[script]).toBeUndefined();
+    expect(manifest.scripts.prepack).toBe('npm run build');
+    expect(manifest).toMatchObject({
+      license: 'MIT',
+      repository: { type: 'git' },
+      bugs: { url: expect.any(String) },
+    });
+    expect(manifest.homepage).toEqual(expect.any(String));
+    expect(await readFile(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+  });
+
+  it('installs from the tarball with no registry and no warning, and its pulse runs', async () => {
+    expect(installWarnings).toEqual([]);
+    const { stdout } = await run(pulse, ['--version']);
+    expect(stdout.trim()).toMatch(/^pulse-agent \d+\.\d+\.\d+$/);
+  });
+
+  it('starts in the background from the install, says how to stop it as installed, and stops', async () => {
+    const project = await tempProject('pulse-package-project-');
+    dirs.push(project);
+    // Its own bin folder on PATH, as npm install -g leaves it: hints then say `pulse`.
+    const env = { ...process.env, PATH: `${join(pulse, '..')}:${process.env.PATH}` };
+    const started = await run(pulse, ['start', '--detach', '-p', project, '--port', '0'], { env });
+    expect(started.stdout).toContain(`Stop it with: pulse stop -p ${project}`);
+    expect(started.stdout).toMatch(
+      /Connect an agent: pulse setup <claude\|codex\|cursor\|vscode> --write -p /,
+    );
+    const stopped = await run(pulse, ['stop', '-p', project], { env });
+    expect(stopped.stdout).toMatch(/^Stopped pulse \(pid \d+\)/);
+  });
+});
