@@ -340,7 +340,7 @@ describe('pulse setup vscode --write on a commented mcp.json', () => {
     expect(await read(dir, '.vscode/mcp.json')).toBe(
       `{\n  // GitHub first\n  "servers": {\n    "github": {"command": "gh-mcp"},\n    "pulse": {\n      "type": "http",\n      "url": "${URL_8765}"\n    },\n  },\n}\n`,
     );
-    expect(await read(dir, '.vscode/mcp.json.pulse-backup')).toBe(mine);
+    expect(await read(dir, '.pulse/backups/.vscode/mcp.json.pulse-backup')).toBe(mine);
   });
 });
 
