@@ -1,12 +1,9 @@
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, connectClient, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
 import { type ModelServer, startModelServer } from '../helpers/model-server.js';
 import type { CheckIn, EventsAck } from '../helpers/protocol.js';
 import { readInbox, readPulseStore } from '../helpers/pulse-store.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+import { calendarSource } from '../helpers/source-fixture.js';
 import { trackStarted } from '../helpers/started.js';
 
 /*
@@ -34,18 +31,10 @@ describe('a kill -9 in the middle of a thought', () => {
     models.push(model);
     const project = await tempProject('pulse-mid-thought-');
     started.projects.push(project);
-    const cal = await fixtureFiles(project, 'cal', {
-      items: TITLES.map((title, i) => ({ id: `cal-${i}`, title })),
+    await calendarSource(project, TITLES, {
+      thinker: 'model',
+      model: { base_url: model.baseUrl, model: 'slow-model' },
     });
-    await mkdir(join(project, '.pulse'), { recursive: true });
-    await save(
-      join(project, '.pulse', 'sources.json'),
-      JSON.stringify({
-        mcpServers: { cal: fixtureCommand(cal.args) },
-        sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 300 }],
-        reflection: { thinker: 'model', model: { base_url: model.baseUrl, model: 'slow-model' } },
-      }),
-    );
 
     const first = await startDaemon(project);
     started.daemons.push(first);

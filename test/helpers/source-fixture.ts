@@ -58,9 +58,10 @@ export const fixtureFiles = async (dir: string, name: string, control: Control =
 
 /**
  * A project whose `.pulse/sources.json` polls one fixture calendar, `cal` (tool `list_events`, every
- * 300 s), listing an event of each title (ids `cal-0`, `cal-1`, …); write it before the daemon starts.
+ * 300 s), listing an event of each title (ids `cal-0`, `cal-1`, …), with an optional `reflection`
+ * block; write it before the daemon starts.
  */
-export const calendarSource = async (project: string, titles: readonly string[]) => {
+export const calendarSource = async (project: string, titles: readonly string[], reflection?: unknown) => {
   const cal = await fixtureFiles(project, 'cal', {
     items: titles.map((title, i) => ({ id: `cal-${i}`, title })),
   });
@@ -70,6 +71,7 @@ export const calendarSource = async (project: string, titles: readonly string[])
     JSON.stringify({
       mcpServers: { cal: fixtureCommand(cal.args) },
       sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 300 }],
+      reflection,
     }),
   );
   return cal;
