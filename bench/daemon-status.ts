@@ -1,4 +1,4 @@
-import type { SystemStatus } from '../src/system-status.js';
+import type { SystemStatus } from '../src/system/system-status.js';
 
 /** How often `waitForStatus` asks. */
 const POLL_EVERY_MS = 100;

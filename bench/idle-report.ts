@@ -135,7 +135,7 @@ the profile above adds up to most of the RSS at start before pulse has read a fi
 is about 43 MB; zod and the MCP SDK's server (which loads zod's v3 compatibility layer and ajv)
 are the largest packages; pulse's own modules (\`dist/src/daemon.js\` and what it imports) are
 a few MB. The SDK's client and transports are loaded only when a source is first polled
-(\`src/sources/client-pool.ts\`), so the daemon with no sources does not hold them (by hand,
+(\`src/sources/client/client-pool.ts\`), so the daemon with no sources does not hold them (by hand,
 six start-ups of each, alternating: RSS at \`MCP endpoint:\` 91.5–95.8 MB, median 93.0, before;
 84.4–93.1 MB, median 90.0, after). The daemon with ${plan.sources} sources holds more
 because each configured server gets an MCP client, its transport and the pollers' actors.

@@ -43,7 +43,7 @@ const DAEMON_MODULES = [
   'pino',
   'write-file-atomic',
   'commander',
-  fileURLToPath(new URL('../src/daemon.js', import.meta.url)),
+  fileURLToPath(new URL('../src/daemon/daemon.js', import.meta.url)),
 ];
 const IMPORT_COST = fileURLToPath(new URL('./import-cost.js', import.meta.url));
 

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { SystemStatus } from '../src/system-status.js';
+import type { SystemStatus } from '../src/system/system-status.js';
 import { type BenchDaemon, startDaemon } from './daemon.js';
 import { readStatus, waitForStatus } from './daemon-status.js';
 import { type FixtureProbe, startFixtureProbe } from './fixture-probe.js';

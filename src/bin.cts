@@ -4,11 +4,11 @@
 // Node's ESM loader, which an ES entry pays on every start (docs/benchmarks.md, "Hooks"). Every
 // other command runs cli.js, the ES module with commander.
 
-type HookCommand = typeof import('./hooks/hook-command.js');
+type HookCommand = typeof import('./commands/hook.js');
 
 const requireHookCommand = (): HookCommand | null => {
   try {
-    return require('./hooks/hook-command.js');
+    return require('./commands/hook.js');
   } catch (error) {
     // Node 21, and 22 before 22.12, cannot require() an ES module: cli.js answers the hook then.
     if ((error as NodeJS.ErrnoException).code === 'ERR_REQUIRE_ESM') return null;

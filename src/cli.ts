@@ -1,15 +1,14 @@
 #!/usr/bin/env node
 import { constants } from 'node:os';
-import { join } from 'node:path';
-import { DEFAULT_PORT } from './defaults.js';
-import { parseDuration } from './duration.js';
+import type { StartOptions } from './commands/start.js';
 import { type HookAgent, isHookAgent } from './hooks/events.js';
-import { LOG_LEVELS, type LogLevel } from './log/levels.js';
+import { LOG_LEVELS } from './log/levels.js';
+import { DEFAULT_PORT } from './package/defaults.js';
+import { VERSION } from './package/version.js';
 import { SETUP_AGENTS, type SetupAgent } from './setup/agent-names.js';
 import { pulsePaths } from './store/paths.js';
-import { surviveTerminalHangup } from './terminal-hangup.js';
-import { terminalText } from './terminal-text.js';
-import { VERSION } from './version.js';
+import { parseDuration } from './text/duration.js';
+import { terminalText } from './text/terminal-text.js';
 
 // Commands import what they need when they run, so `--version`, `--help` and the agent hooks do
 // not pay for loading the MCP SDK, XState and the watcher.
@@ -18,15 +17,12 @@ import { VERSION } from './version.js';
 // bin.cjs answers hooks before this module loads; this serves hooks an older `pulse setup` pointed
 // at cli.js, and Node versions that cannot require() an ES module.
 if (process.argv[2] === 'hook') {
-  const { parseHookArgs, runHookProcess } = await import('./hooks/hook-command.js');
+  const { parseHookArgs, runHookProcess } = await import('./commands/hook.js');
   const options = parseHookArgs(process.argv.slice(3));
   if (options !== null) await runHookProcess(options);
 }
 
 const { Argument, Command, InvalidArgumentError, Option } = await import('commander');
-
-/** Shutdown must finish within this; past it the process exits anyway. */
-const SHUTDOWN_LIMIT_MS = 2000;
 
 const parsePort = (value: string): number => {
   const port = Number(value);
@@ -55,23 +51,6 @@ const fail = (error: unknown): never => {
   console.error(`pulse: ${terminalText(error instanceof Error ? error.message : String(error))}`);
   process.exit(1);
 };
-
-interface StartOptions {
-  project: string;
-  detach?: boolean;
-  host: string;
-  port: number;
-  inspect?: boolean;
-  inspectPort?: number;
-  logLevel: LogLevel;
-  token?: string;
-  allowedHost?: string[];
-  maxConnections?: number;
-  headersTimeout?: number;
-  requestTimeout?: number;
-  maxSessions?: number;
-  sessionIdle?: number;
-}
 
 const program = new Command('pulse')
   .description('Interrupt-aware MCP sidecar for long-running coding agents.')
@@ -137,78 +116,9 @@ program
     parseDurationFlag,
   )
   .action(async (options: StartOptions) => {
-    if (options.detach) {
-      const { startDetached } = await import('./detach.js');
-      const { pulse, shellWord } = await import('./pulse-command.js');
-      const paths = pulsePaths(options.project);
-      const args = process.argv.slice(3).filter((arg) => arg !== '--detach');
-      const started = await startDetached({ paths, args }).catch(fail);
-      const stop = pulse(`stop -p ${shellWord(paths.projectRoot)}`);
-      console.log(
-        [
-          ...started.summary,
-          `Running in the background (pid ${started.pid}); its log: ${join(paths.dir, 'pulse.log')}. Stop it with: ${stop}`,
-        ].join('\n'),
-      );
-      return;
-    }
-    const { isDetachedChild, tellParent } = await import('./detach.js');
-    const detached = isDetachedChild();
-    const exit = surviveTerminalHangup();
-    let daemon: import('./daemon.js').Daemon | null = null;
-    let stopping: string | null = null;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = signal;
-      if (!daemon) return; // still starting: shut down as soon as it is up
-      daemon.log.info(`Received ${signal}; shutting down.`);
-      setTimeout(() => exit(0), SHUTDOWN_LIMIT_MS).unref();
-      daemon.close().then(
-        () => exit(0),
-        () => exit(1),
-      );
-    };
-    // Handlers go in before anything is printed: a supervisor may signal as soon as it reads the
-    // endpoint line, and without a listener the signal's default action kills us mid-write.
-    // `on`, not `once`: were no listener of ours left, signal-exit (under write-file-atomic)
-    // would re-raise a second signal during a write and kill the process before shutdown is done.
-    // SIGHUP too: a closed terminal sends it, and its default action skips the shutdown.
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
-    const { startDaemon } = await import('./daemon.js');
-    const inspect = options.inspect === true || options.inspectPort !== undefined;
-    const { startSummary } = await import('./log/start-summary.js');
-    const {
-      allowedHost: allowedHosts = [],
-      headersTimeout: headersTimeoutMs,
-      requestTimeout: requestTimeoutMs,
-      sessionIdle: sessionIdleMs,
-      ...rest
-    } = options;
-    const started = await startDaemon({
-      ...rest,
-      allowedHosts,
-      inspect,
-      headersTimeoutMs,
-      requestTimeoutMs,
-      sessionIdleMs,
-      // In the background every line goes to .pulse/pulse.log only.
-      ...(detached ? { terminal: { write: () => true } } : {}),
-    }).catch(async (error: unknown) => {
-      if (detached) await tellParent({ kind: 'failed', message: (error as Error).message });
-      return fail(error);
-    });
-    if (detached) {
-      await tellParent({ kind: 'ready', url: started.url, summary: startSummary(started) });
-      process.disconnect?.();
-    }
-    // One write, so a reader waiting for `MCP endpoint:` has every line of the summary with it.
-    else console.log(startSummary(started).join('\n'));
-    daemon = started;
-    if (stopping) {
-      const signal = stopping;
-      stopping = null;
-      stop(signal);
-    }
+    const { runDaemonUntilSignal, startInBackground } = await import('./commands/start.js');
+    if (options.detach) console.log(await startInBackground(options, process.argv.slice(3)).catch(fail));
+    else await runDaemonUntilSignal(options).catch(fail);
   });
 
 program
@@ -216,7 +126,7 @@ program
   .description('stop the daemon serving the project (SIGTERM), and wait until it has shut down')
   .option('-p, --project <dir>', 'project folder', '.')
   .action(async (options: { project: string }) => {
-    const { stopDaemon } = await import('./stop-command.js');
+    const { stopDaemon } = await import('./commands/stop.js');
     console.log(await stopDaemon(pulsePaths(options.project)).catch(fail));
   });
 
@@ -225,13 +135,8 @@ program
   .description('create .pulse/ with its templates, without starting the daemon')
   .option('-p, --project <dir>', 'project folder', '.')
   .action(async (options: { project: string }) => {
-    const { ensureProjectFolder, ensurePulseFolder } = await import('./store/pulse-folder.js');
-    const paths = pulsePaths(options.project);
-    if (await ensureProjectFolder(paths.projectRoot).catch(fail))
-      console.log(`Created the project folder ${paths.projectRoot}`);
-    const created = await ensurePulseFolder(paths).catch(fail);
-    if (created.length === 0) console.log(`${paths.dir} is already initialised.`);
-    for (const name of created) console.log(`Created .pulse/${name}`);
+    const { runInit } = await import('./commands/init.js');
+    for (const line of await runInit(options.project).catch(fail)) console.log(line);
   });
 
 program
@@ -240,7 +145,7 @@ program
   .option('-p, --project <dir>', 'project folder', '.')
   .option('--json', 'print JSON')
   .action(async (options: { project: string; json?: boolean }) => {
-    const { formatStatus, readStatus } = await import('./status.js');
+    const { formatStatus, readStatus } = await import('./commands/status.js');
     const report = await readStatus(pulsePaths(options.project)).catch(fail);
     console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
   });
@@ -252,7 +157,7 @@ program
   .option('-p, --project <dir>', 'project folder', '.')
   .option('--json', 'print JSON')
   .action(async (duration: string | undefined, options: { project: string; json?: boolean }) => {
-    const { formatFocus, runFocus } = await import('./focus-command.js');
+    const { formatFocus, runFocus } = await import('./commands/focus.js');
     const result = await runFocus(pulsePaths(options.project), duration).catch(fail);
     console.log(options.json ? JSON.stringify(result, null, 2) : formatFocus(result));
     if (result.warning && !options.json) console.warn(`warning: ${terminalText(result.warning)}`);
@@ -271,21 +176,10 @@ program
   )
   .option('--json', 'print the raw inspection events, one JSON object a line')
   .action(async (options: { project: string; port?: number; json?: boolean }) => {
-    const { watchInspector } = await import('./inspect/inspect-command.js');
-    const { createEventFormatter } = await import('./inspect/format-event.js');
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(0));
-    const format = createEventFormatter();
-    const url = await watchInspector({
-      paths: pulsePaths(options.project),
-      port: options.port,
-      onEvent: (event) => {
-        const line = options.json ? JSON.stringify(event) : format(event);
-        if (line !== null) console.log(line);
-      },
-    }).catch(fail);
-    // On stderr, so that --json output stays one JSON object a line.
-    console.error(`Inspecting ${url} (Ctrl-C to stop)`);
-    process.once('beforeExit', () => console.error('The inspector closed (the daemon stopped).'));
+    const { runInspect } = await import('./commands/inspect.js');
+    await runInspect({ paths: pulsePaths(options.project), port: options.port, json: options.json }).catch(
+      fail,
+    );
   });
 
 program
@@ -322,7 +216,7 @@ program
         json?: boolean;
       },
     ) => {
-      const { runSetup } = await import('./setup/setup-command.js');
+      const { runSetup } = await import('./commands/setup.js');
       const { formatSetup } = await import('./setup/format-setup.js');
       const result = await runSetup({ agent, ...options }).catch(fail);
       console.log(options.json ? JSON.stringify(result, null, 2) : formatSetup(result));
@@ -339,7 +233,7 @@ program
   .option('--port <port>', `the port to expect when no daemon runs (default ${DEFAULT_PORT})`, parsePort)
   .option('--json', 'print JSON')
   .action(async (options: { project: string; port?: number; json?: boolean }) => {
-    const { formatDoctor, runDoctor } = await import('./doctor/doctor-command.js');
+    const { formatDoctor, runDoctor } = await import('./commands/doctor.js');
     const report = await runDoctor(options).catch(fail);
     console.log(options.json ? JSON.stringify(report, null, 2) : formatDoctor(report));
     if (!report.ok) process.exitCode = 1;
@@ -364,7 +258,7 @@ program
       agent: HookAgent,
       options: { event?: string; project?: string; autostart?: boolean; port?: number },
     ) => {
-      const { runHookProcess } = await import('./hooks/hook-command.js');
+      const { runHookProcess } = await import('./commands/hook.js');
       await runHookProcess({ agent, ...options });
     },
   );
@@ -379,7 +273,7 @@ sources
   .option('-p, --project <dir>', 'project folder', '.')
   .option('--json', 'print JSON')
   .action(async (options: { project: string; json?: boolean }) => {
-    const { formatSourceList, listSources } = await import('./sources-command.js');
+    const { formatSourceList, listSources } = await import('./commands/sources-list.js');
     const list = await listSources(pulsePaths(options.project), process.env).catch(fail);
     console.log(options.json ? JSON.stringify(list, null, 2) : formatSourceList(list));
   });
@@ -394,7 +288,7 @@ sources
   .option('--raw', 'also print what the tool answered (bounded) and the keys found in it')
   .option('--json', 'print JSON')
   .action(async (name: string, options: { project: string; raw?: boolean; json?: boolean }) => {
-    const { formatSourceTest, testSource } = await import('./source-test-command.js');
+    const { formatSourceTest, testSource } = await import('./commands/sources-test.js');
     // The server runs in a process group of its own, out of reach of the terminal's Ctrl-C: an
     // exit, unlike a signal's default action, ends that group too.
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { inPackageCache } from '../pulse-command.js';
+import { runSetup, type SetupFileReport } from '../commands/setup.js';
+import { inPackageCache } from '../package/pulse-command.js';
 import type { SetupAgent } from '../setup/agent-names.js';
 import { findProgram } from '../setup/find-program.js';
 import type { HookTransport } from '../setup/hook-handlers.js';
 import { type InstalledHook, installedHooks } from '../setup/installed-hooks.js';
-import { runSetup, type SetupFileReport } from '../setup/setup-command.js';
 import { type Finding, holds, problem } from './finding.js';
 import { isTrackedByGit } from './git-checks.js';
 

@@ -1,9 +1,9 @@
 import { realpath } from 'node:fs/promises';
-import { tokenHeaders, tokenRefusal } from '../daemon-token.js';
+import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { isRunning } from '../hooks/find-daemon.js';
+import { VERSION } from '../package/version.js';
 import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
-import { VERSION } from '../version.js';
 import { type Finding, holds, problem } from './finding.js';
 
 /** The daemon doctor found serving this project, for the agents' checks. */

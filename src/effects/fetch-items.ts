@@ -1,8 +1,8 @@
 import type { PolledSource } from '../../machines/external.js';
 import type { FetchOutcome } from '../../machines/poller.js';
-import type { ClientPool } from '../sources/client-pool.js';
-import { extractItems, type ItemReading } from '../sources/extract.js';
-import { redactSecrets } from '../sources/redact.js';
+import { redactSecrets } from '../log/redact-secrets.js';
+import type { ClientPool } from '../sources/client/client-pool.js';
+import { extractItems, type ItemReading } from '../sources/items/extract.js';
 
 /**
  * Calls a source's tool through the shared client of its server and extracts the items.

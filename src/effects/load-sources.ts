@@ -1,10 +1,10 @@
 import type { PolledSource } from '../../machines/external.js';
 import { GATE_DEFAULTS } from '../../machines/gate.js';
 import type { LoadedSources } from '../../machines/sources.js';
-import type { ClientPool } from '../sources/client-pool.js';
-import type { SourcesConfig } from '../sources/config.js';
-import { configFingerprint, sourceFingerprint } from '../sources/fingerprint.js';
-import { loadSourcesConfig } from '../sources/load-config.js';
+import type { ClientPool } from '../sources/client/client-pool.js';
+import type { SourcesConfig } from '../sources/config/config.js';
+import { configFingerprint, sourceFingerprint } from '../sources/config/fingerprint.js';
+import { loadSourcesConfig } from '../sources/config/load-config.js';
 
 /** The parts of the config that the actors may see (no server secrets), and what the effects keep. */
 export interface SourcesRuntime {

@@ -1,7 +1,7 @@
 import type { PolledSource } from '../../machines/external.js';
 import type { SourceTestResult } from '../../machines/sources.js';
-import type { ClientPool } from '../sources/client-pool.js';
-import type { ItemReading } from '../sources/extract.js';
+import type { ClientPool } from '../sources/client/client-pool.js';
+import type { ItemReading } from '../sources/items/extract.js';
 import { runSourceTest } from '../sources/source-test.js';
 
 /** Tests a source through the daemon's own client pool: its servers, its environment, its clients. */

@@ -1,5 +1,5 @@
 import type { StatelyInspectionEvent } from '@statelyai/inspect';
-import { terminalText } from '../terminal-text.js';
+import { terminalText } from '../text/terminal-text.js';
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 

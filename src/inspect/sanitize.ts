@@ -1,5 +1,5 @@
 import { EventIndex } from '../../machines/event-index.js';
-import { redactSecrets } from '../sources/redact.js';
+import { redactSecrets } from '../log/redact-secrets.js';
 
 /** What a redacted value becomes. */
 export const REDACTED = '[redacted]';

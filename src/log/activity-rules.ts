@@ -10,7 +10,7 @@ import type { pollerMachine } from '../../machines/poller.js';
 import type { replanMachine } from '../../machines/replan.js';
 import { sourceBlocked, type sourcesMachine } from '../../machines/sources.js';
 import type { watcherMachine } from '../../machines/watcher.js';
-import { configErrorEffect } from '../system-status.js';
+import { configErrorEffect } from '../system/system-status.js';
 
 // What the activity log says about each actor: a function of the snapshot before and after one
 // change, which logs only when something a user cares about changed. `previous` is undefined for

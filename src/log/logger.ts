@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type Logger, type StreamEntry } from 'pino';
 import { prettyFactory } from 'pino-pretty';
-import { terminalText } from '../terminal-text.js';
+import { terminalText } from '../text/terminal-text.js';
 import type { LogLevel } from './levels.js';
 import { createRedactor } from './redact-fields.js';
 import { LOG_ROTATION, openRotatingFile, type Rotation } from './rotating-file.js';

@@ -1,4 +1,4 @@
-import { redactSecrets } from '../sources/redact.js';
+import { redactSecrets } from './redact-secrets.js';
 
 /**
  * A redactor for log lines that remembers every secret it was ever given: a server dropped by an

@@ -1,9 +1,9 @@
-import type { Daemon, SourcesAtStart } from '../daemon.js';
-import { DEFAULT_PORT } from '../defaults.js';
-import { formatDuration } from '../duration.js';
-import { pulse } from '../pulse-command.js';
+import type { Daemon, SourcesAtStart } from '../daemon/daemon.js';
+import { DEFAULT_PORT } from '../package/defaults.js';
+import { pulse } from '../package/pulse-command.js';
 import { SETUP_AGENTS } from '../setup/agent-names.js';
 import { shellQuote } from '../setup/hook-handlers.js';
+import { formatDuration } from '../text/duration.js';
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 

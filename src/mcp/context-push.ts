@@ -8,8 +8,8 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Delivery } from '../../machines/gate.js';
-import { gateOf, inboxOf, logOf, replanOf } from '../requests.js';
-import type { PulseActor } from '../wiring.js';
+import { gateOf, inboxOf, logOf, replanOf } from '../system/ask-actors.js';
+import type { PulseActor } from '../system/wiring.js';
 import { CONTEXT_URI, contextNow } from './context-resource.js';
 import { EXTERNAL_FRAMING, headline } from './external-section.js';
 

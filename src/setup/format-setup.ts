@@ -1,5 +1,5 @@
-import { pulse } from '../pulse-command.js';
-import type { FileStatus, SetupResult } from './setup-command.js';
+import type { FileStatus, SetupResult } from '../commands/setup.js';
+import { pulse } from '../package/pulse-command.js';
 
 const PART_TITLES = { mcp: 'MCP server', hooks: 'Hooks', instructions: 'Instructions' } as const;
 

@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
 import { phaseOf } from '../hooks/hook-input.js';
 import { letBe } from '../hooks/hook-output.js';
-import { inPackageCache, installOf } from '../pulse-command.js';
-import { VERSION } from '../version.js';
+import { inPackageCache, installOf } from '../package/pulse-command.js';
+import { VERSION } from '../package/version.js';
 import type { JsonObject } from './json-edit.js';
 
 /**

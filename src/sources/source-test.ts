@@ -5,10 +5,10 @@ import {
   type SourceTestResult,
   TESTED_ITEMS_SHOWN,
 } from '../../machines/sources.js';
-import type { ClientPool } from './client-pool.js';
-import { extractItems, type ItemReading } from './extract.js';
-import { redactSecrets } from './redact.js';
-import { keysFound } from './result-keys.js';
+import { redactSecrets } from '../log/redact-secrets.js';
+import type { ClientPool } from './client/client-pool.js';
+import { extractItems, type ItemReading } from './items/extract.js';
+import { keysFound } from './items/result-keys.js';
 
 /** How much of a tool's answer `--raw` shows: enough to write a `map`, not a whole mailbox. */
 export const RAW_CHARS = 20_000;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { pulse, shellWord } from '../pulse-command.js';
+import { pulse, shellWord } from '../package/pulse-command.js';
 import { readDiscovery } from './discovery-file.js';
 
 /** Who holds a project's daemon lock: its pid and when it started (with the kernel's start tick, to tell a reused pid). */

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import { lstatSync, statSync } from 'node:fs';
 import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
+import { pulse, shellWord } from '../package/pulse-command.js';
 import type { PulsePaths } from './paths.js';
 import { StateFile } from './state-file.js';
 
@@ -162,4 +164,22 @@ export const ensurePulseFolder = async (paths: PulsePaths): Promise<string[]> =>
     created.push('state.json');
   }
   return created;
+};
+
+/**
+ * Refuses a project folder that is not there (a typo) or has no `.pulse/` (pulse never ran
+ * there), saying what to run.
+ */
+export const requirePulseFolder = (paths: PulsePaths): void => {
+  const project = shellWord(paths.projectRoot);
+  if (!statSync(paths.projectRoot, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new ProjectFolderError(
+      `Project folder ${paths.projectRoot} does not exist. Check the path, or pass the project folder with -p DIR.`,
+    );
+  }
+  if (lstatSync(paths.dir, { throwIfNoEntry: false }) === undefined) {
+    throw new ProjectFolderError(
+      `${paths.projectRoot} has no .pulse/ folder: pulse has never run there. Start it with \`${pulse(`start -p ${project}`)}\` (or create the files only: \`${pulse(`init -p ${project}`)}\`).`,
+    );
+  }
 };

@@ -1,6 +1,6 @@
-import { AnswerTooLargeError, boundedFetch } from '../sources/bounded-fetch.js';
-import type { ModelConfig } from '../sources/model-config.js';
-import { redactSecrets } from '../sources/redact.js';
+import { redactSecrets } from '../log/redact-secrets.js';
+import { AnswerTooLargeError, boundedFetch } from '../sources/client/bounded-fetch.js';
+import type { ModelConfig } from '../sources/config/model-config.js';
 import { ANSWER_JSON_SCHEMA } from './judgement-answer.js';
 
 /** A model's answer may be this large; the judgements of 200 events take a few kilobytes. */

@@ -1,6 +1,6 @@
 import type { SamplingClients } from '../mcp/sampling-clients.js';
-import type { SourcesConfig } from '../sources/config.js';
-import { MODEL_DEFAULTS } from '../sources/model-config.js';
+import type { SourcesConfig } from '../sources/config/config.js';
+import { MODEL_DEFAULTS } from '../sources/config/model-config.js';
 import { createModelThinker } from './model-thinker.js';
 import { createRuleThinker } from './rule-thinker.js';
 import { createSamplingThinker } from './sampling-thinker.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Judgement } from '../../machines/delivery-rules.js';
-import { terminalText } from '../terminal-text.js';
+import { terminalText } from '../text/terminal-text.js';
 
 /** The longest reason kept from a model: it reaches the agent beside the title, on one line. */
 export const WHY_MAX = 200;

@@ -1,6 +1,6 @@
 import type { Judgement } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
-import type { ModelConfig } from '../sources/model-config.js';
+import type { ModelConfig } from '../sources/config/model-config.js';
 import { askChatCompletions, type Prompt } from './chat-completions.js';
 import { readJudgements } from './judgement-answer.js';
 import { eventsMessage, SYSTEM_PROMPT } from './think-prompt.js';

@@ -1,6 +1,6 @@
 import type { FieldValue, InboxEvent } from '../../machines/external.js';
 import type { Judgement } from '../../machines/gate.js';
-import type { SourceConfig, SourceRule } from '../sources/config.js';
+import type { SourceConfig, SourceRule } from '../sources/config/config.js';
 import type { Thinker } from './thinker.js';
 
 export const DEFAULT_URGENCY = 0.5;

@@ -4,7 +4,7 @@ import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DoctorReport } from '../../src/doctor/doctor-command.js';
+import type { DoctorReport } from '../../src/commands/doctor.js';
 import { PULSE_TOOLS } from '../../src/hooks/tool-rule.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';

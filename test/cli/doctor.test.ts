@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DoctorReport } from '../../src/doctor/doctor-command.js';
+import type { DoctorReport } from '../../src/commands/doctor.js';
 import { runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { trackStarted } from '../helpers/started.js';
 

@@ -5,12 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type AnyActorRef, waitFor } from 'xstate';
 import type { FocusContext } from '../../machines/focus.js';
 import type { GateContext } from '../../machines/gate.js';
-import type { FocusResult } from '../../src/focus-command.js';
+import type { FocusResult } from '../../src/commands/focus.js';
 import { writeFocus } from '../../src/store/focus-file.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
-import type { SystemStatus } from '../../src/system-status.js';
-import { createPulseSystem, type PulseSystem } from '../../src/wiring.js';
+import type { SystemStatus } from '../../src/system/system-status.js';
+import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
 import {
   callTool,
   connectClient,

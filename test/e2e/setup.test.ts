@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { access, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SetupResult } from '../../src/commands/setup.js';
 import { HOOK_EVENTS, type HookAgent } from '../../src/hooks/events.js';
 import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
-import type { SetupResult } from '../../src/setup/setup-command.js';
 import {
   BIN,
   connectClient,

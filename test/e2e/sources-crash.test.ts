@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prng } from '../../sim/prng.js';
-import type { SystemStatus } from '../../src/system-status.js';
+import type { SystemStatus } from '../../src/system/system-status.js';
 import { type RunningDaemon, removeProject, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { readJsonLines } from '../helpers/files.js';
 import {

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerStatus, SystemStatus } from '../../src/system-status.js';
+import type { ServerStatus, SystemStatus } from '../../src/system/system-status.js';
 import {
   type RunningDaemon,
   removeProject,

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SystemStatus } from '../../src/system-status.js';
+import type { SystemStatus } from '../../src/system/system-status.js';
 import {
   CLI,
   callTool,

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboxEvent } from '../../machines/external.js';
-import type { SystemStatus } from '../../src/system-status.js';
+import type { SystemStatus } from '../../src/system/system-status.js';
 import {
   callTool,
   connectClient,

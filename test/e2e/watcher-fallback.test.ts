@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SystemStatus } from '../../src/system-status.js';
+import type { SystemStatus } from '../../src/system/system-status.js';
 import { readEvents, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { readJsonLines, save } from '../helpers/files.js';
 import { inotifyWatches, noInotifyCount } from '../helpers/inotify.js';

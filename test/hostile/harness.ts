@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { SystemStatus } from '../../src/system-status.js';
+import type { SystemStatus } from '../../src/system/system-status.js';
 import { oneShot, type RunningDaemon, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { SystemStatus } from '../../src/system-status.js';
+import type { SystemStatus } from '../../src/system/system-status.js';
 import { type RunningDaemon, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 import { type Control, fixtureCommand, fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';

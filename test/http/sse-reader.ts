@@ -1,4 +1,4 @@
-import type { SystemStatus } from '../../src/system-status.js';
+import type { SystemStatus } from '../../src/system/system-status.js';
 
 /** One Server-Sent Events frame as a browser's EventSource would see it, comments kept apart. */
 export interface SseFrame {

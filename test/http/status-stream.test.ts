@@ -4,11 +4,11 @@ import { Hono } from 'hono';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { PulseEvent } from '../../machines/pulse-files.js';
 import { createStatusStream, type StatusStreamOptions } from '../../src/http/status-stream.js';
-import { replanOf } from '../../src/requests.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
-import { systemStatus } from '../../src/system-status.js';
-import { createPulseSystem, type PulseSystem } from '../../src/wiring.js';
+import { replanOf } from '../../src/system/ask-actors.js';
+import { systemStatus } from '../../src/system/system-status.js';
+import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
 import { removeProject, tempProject, waitUntil } from '../helpers/daemon.js';
 import { openStatusStream, type StatusStreamReader } from './sse-reader.js';
 

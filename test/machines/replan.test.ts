@@ -52,7 +52,7 @@ const append = (snapshot: Snapshot, ...events: PulseEvent[]) =>
   transition(replanMachine, snapshot, { type: 'log.appended', events });
 const appended = (snapshot: Snapshot, ...events: PulseEvent[]): Snapshot => append(snapshot, ...events)[0];
 
-/** An ack as `src/requests.ts` builds it: `target` is the logged event the id names, or null. */
+/** An ack as `src/system/ask-actors.ts` builds it: `target` is the logged event the id names, or null. */
 const ack = (eventId: string, target: PulseEvent | null = null, requestId = 7): ReplanEvent => ({
   type: 'replan.ack',
   requestId,

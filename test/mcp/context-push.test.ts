@@ -10,10 +10,10 @@ import type { watcherMachine } from '../../machines/watcher.js';
 import { createHttpApp } from '../../src/http/app.js';
 import { watchContext } from '../../src/mcp/context-push.js';
 import { CONTEXT_URI } from '../../src/mcp/context-resource.js';
-import { ackReplan, gateOf, inboxOf, logOf, reconcile, replanOf } from '../../src/requests.js';
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
-import { createPulseSystem, type PulseSystem } from '../../src/wiring.js';
+import { ackReplan, gateOf, inboxOf, logOf, reconcile, replanOf } from '../../src/system/ask-actors.js';
+import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
 import { oneShot, tempProject, waitUntil } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
 

@@ -22,12 +22,12 @@ import { pollerMachine } from '../../machines/poller.js';
 import type { watcherMachine } from '../../machines/watcher.js';
 import { inboxEventId } from '../../src/effects/accept-items.js';
 import { createHttpApp } from '../../src/http/app.js';
-import { gateOf, inboxOf, logOf } from '../../src/requests.js';
 import { writeFocus } from '../../src/store/focus-file.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
-import type { SystemStatus } from '../../src/system-status.js';
-import { createPulseSystem, type PulseActor } from '../../src/wiring.js';
+import { gateOf, inboxOf, logOf } from '../../src/system/ask-actors.js';
+import type { SystemStatus } from '../../src/system/system-status.js';
+import { createPulseSystem, type PulseActor } from '../../src/system/wiring.js';
 import { callTool, connectClient, removeProject, tempProject, waitUntil } from '../helpers/daemon.js';
 import { readJsonLines, save } from '../helpers/files.js';
 import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
@@ -50,7 +50,7 @@ import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../helpers/sour
  * enough to run out, the gate's reflection timer.
  *
  * The daemon runs in this process, built from `createPulseSystem` and the HTTP app as
- * src/daemon.ts builds it, so that an inspection callback sees the gate, the inbox and the
+ * src/daemon/daemon.ts builds it, so that an inspection callback sees the gate, the inbox and the
  * poller: their states and transitions taken are the coverage printed at the end. Every wait is
  * for an observable effect (an insert counted, the gate holding the focus, a settlement on disk,
  * the gate leaving `awaiting`); where time itself is under test (lease, cooldown, a short focus)
@@ -705,7 +705,7 @@ const readJournal = async (path: string) => {
 };
 
 /**
- * The daemon as src/daemon.ts starts it (folder, actor system, HTTP app), in this process and
+ * The daemon as src/daemon/daemon.ts starts it (folder, actor system, HTTP app), in this process and
  * with an inspection callback, which `startDaemon` does not take (its `inspect` starts the
  * Stately relay). Diagnostics are dropped: the assertions say what went wrong.
  */

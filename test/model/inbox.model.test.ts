@@ -23,7 +23,7 @@ import {
   type Settlement,
 } from '../../machines/inbox.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
-import { offerAllSeen } from '../../src/wiring.js';
+import { offerAllSeen } from '../../src/system/wiring.js';
 import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*

@@ -23,7 +23,7 @@ import type { ExternalItem, InboxEvent, PolledSource } from '../../machines/exte
 import { type AcceptInput, type AcceptOutput, inboxMachine, type LoadedInbox } from '../../machines/inbox.js';
 import { CATCH_UP_MS, type FetchOutcome, pollerMachine } from '../../machines/poller.js';
 import { createItemFetcher } from '../../src/effects/fetch-items.js';
-import { ClientPool } from '../../src/sources/client-pool.js';
+import { ClientPool } from '../../src/sources/client/client-pool.js';
 import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 import { type FixtureFiles, fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { VERSION } from '../../src/package/version.js';
 import {
   autostartHookCommand,
   curlHookCommand,
@@ -14,7 +15,6 @@ import {
   shellQuote,
   stableBinCommand,
 } from '../../src/setup/hook-handlers.js';
-import { VERSION } from '../../src/version.js';
 
 const RUNTIME = { nodePath: '/n/node', cliPath: '/p/dist/src/bin.cjs' };
 const PROJECT = "/home/me/it's a project";

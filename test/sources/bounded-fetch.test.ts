@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnswerTooLargeError, boundedFetch } from '../../src/sources/bounded-fetch.js';
+import { AnswerTooLargeError, boundedFetch } from '../../src/sources/client/bounded-fetch.js';
 
 const LIMIT = 1000;
 

@@ -4,9 +4,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ClientPool, type ClientPoolOptions } from '../../src/sources/client-pool.js';
-import type { HttpServerConfig, ServerConfig, StdioServerConfig } from '../../src/sources/config.js';
-import { SourceCallError } from '../../src/sources/source-call-error.js';
+import { ClientPool, type ClientPoolOptions } from '../../src/sources/client/client-pool.js';
+import { SourceCallError } from '../../src/sources/client/source-call-error.js';
+import type { HttpServerConfig, ServerConfig, StdioServerConfig } from '../../src/sources/config/config.js';
 import { groupMembers, groupOf, isAlive } from '../helpers/processes.js';
 import {
   type FixtureFiles,

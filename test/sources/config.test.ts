@@ -3,18 +3,18 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { redactSecrets } from '../../src/log/redact-secrets.js';
 import type {
   HttpServerConfig,
   ServerConfig,
   SourceConfig,
   SourcesConfig,
   StdioServerConfig,
-} from '../../src/sources/config.js';
-import { ConfigError } from '../../src/sources/config-error.js';
-import { configFingerprint, sourceFingerprint } from '../../src/sources/fingerprint.js';
-import { loadSourcesConfig } from '../../src/sources/load-config.js';
-import { parseSourcesConfig } from '../../src/sources/parse-config.js';
-import { redactSecrets } from '../../src/sources/redact.js';
+} from '../../src/sources/config/config.js';
+import { ConfigError } from '../../src/sources/config/config-error.js';
+import { configFingerprint, sourceFingerprint } from '../../src/sources/config/fingerprint.js';
+import { loadSourcesConfig } from '../../src/sources/config/load-config.js';
+import { parseSourcesConfig } from '../../src/sources/config/parse-config.js';
 
 const FILE = '.pulse/sources.json';
 const ENV = { CAL_KEY: 'cal-key-123', MAIL_TOKEN: 'mail-token-456' };

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/sources/canonical-json.js';
-import type { ItemMap } from '../../src/sources/config.js';
-import { ExtractError, extractItems } from '../../src/sources/extract.js';
+import type { ItemMap } from '../../src/sources/config/config.js';
+import { canonicalJson } from '../../src/sources/items/canonical-json.js';
+import { ExtractError, extractItems } from '../../src/sources/items/extract.js';
 
 const structured = (content: Record<string, unknown>) => ({ content: [], structuredContent: content });
 const text = (...texts: string[]) => ({ content: texts.map((t) => ({ type: 'text', text: t })) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeMiss, formatSteps, parsePath, valueAt } from '../../src/sources/item-path.js';
+import { describeMiss, formatSteps, parsePath, valueAt } from '../../src/sources/items/item-path.js';
 
 const at = (value: unknown, path: string) => valueAt(value, parsePath(path));
 

@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in plain strings is the config syntax under test, not a mistaken template.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/sources/config-error.js';
-import { parseSourcesConfig } from '../../src/sources/parse-config.js';
+import { ConfigError } from '../../src/sources/config/config-error.js';
+import { parseSourcesConfig } from '../../src/sources/config/parse-config.js';
 
 const FILE = '.pulse/sources.json';
 const KEY = 'sk-test-0123456789abcdef';

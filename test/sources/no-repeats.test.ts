@@ -80,7 +80,7 @@ const startRun = async (world: World) => {
   const root = createActor(
     setup({
       actors: {
-        // Provided as the wiring provides them (src/wiring.ts), on the simulated clock. The
+        // Provided as the wiring provides them (src/system/wiring.ts), on the simulated clock. The
         // `offerAllSeen` guard is left to its default (every offer is written): it only answers
         // at once an offer the acceptor would write nothing for.
         inbox: inboxMachine.provide({

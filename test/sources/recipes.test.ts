@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { InboxEvent } from '../../machines/external.js';
-import type { SourceConfig } from '../../src/sources/config.js';
-import { type ExtractedItem, extractItems } from '../../src/sources/extract.js';
-import { parseSourcesConfig } from '../../src/sources/parse-config.js';
-import { readingOf } from '../../src/sources/reading.js';
+import type { SourceConfig } from '../../src/sources/config/config.js';
+import { parseSourcesConfig } from '../../src/sources/config/parse-config.js';
+import { type ExtractedItem, extractItems } from '../../src/sources/items/extract.js';
+import { readingOf } from '../../src/sources/items/reading.js';
 import { createRuleThinker } from '../../src/thinkers/rule-thinker.js';
 import {
   type ReadItem,

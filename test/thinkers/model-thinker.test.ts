@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InboxEvent } from '../../machines/external.js';
-import type { ModelConfig } from '../../src/sources/model-config.js';
+import type { ModelConfig } from '../../src/sources/config/model-config.js';
 import { createModelThinker } from '../../src/thinkers/model-thinker.js';
 import { SYSTEM_PROMPT } from '../../src/thinkers/think-prompt.js';
 import { type ModelServer, startModelServer } from '../helpers/model-server.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { InboxEvent } from '../../machines/external.js';
-import type { SourceRule } from '../../src/sources/config.js';
+import type { SourceRule } from '../../src/sources/config/config.js';
 import { createRuleThinker } from '../../src/thinkers/rule-thinker.js';
 import { type Thinker, ThinkTimeoutError, withTimeout } from '../../src/thinkers/thinker.js';
 

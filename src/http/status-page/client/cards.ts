@@ -1,4 +1,4 @@
-import type { SystemStatus } from '../../../system-status.js';
+import type { SystemStatus } from '../../../system/system-status.js';
 import type { CardId } from '../cards.js';
 import { type Child, chip, error, h, none, rows, table, time } from './dom.js';
 

@@ -1,5 +1,5 @@
 // The status page's script: follows `/status/stream` and redraws every card from each status.
-import type { SystemStatus } from '../../../system-status.js';
+import type { SystemStatus } from '../../../system/system-status.js';
 import { CARDS } from '../cards.js';
 import { RENDERERS } from './cards.js';
 import { fill, relative, time } from './dom.js';

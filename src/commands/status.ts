@@ -1,0 +1,265 @@
+import { lstatSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { EventIndex } from '../../machines/event-index.js';
+import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
+import { pulse, shellWord } from '../package/pulse-command.js';
+import { type Discovery, readDiscovery } from '../store/discovery-file.js';
+import { readEventBacklog } from '../store/event-log-file.js';
+import { formatFocusEnd, readFocus } from '../store/focus-file.js';
+import { InboxFile } from '../store/inbox-file.js';
+import type { PulsePaths } from '../store/paths.js';
+import { requirePulseFolder } from '../store/pulse-folder.js';
+import { folderProblem } from '../store/real-folder.js';
+import {
+  configErrorEffect,
+  type DeadLetterStatus,
+  deadLetterStatus,
+  type GateStatus,
+  type PollerStatus,
+  type SystemStatus,
+  watchDownWarning,
+} from '../system/system-status.js';
+import { terminalText } from '../text/terminal-text.js';
+
+/** What `pulse status` reports, from the running daemon or, when none runs, from the files. */
+export interface StatusReport {
+  project: string;
+  daemon: { running: boolean; url: string | null; pid: number | null; version: string | null };
+  needs_replan: boolean;
+  pending_replan_event_id: string | null;
+  pending_replan_files: string[];
+  latest_event_id: string | null;
+  events: number;
+  last_acknowledged_event_id: string | null;
+  last_acknowledged_plan_sha256: string | null;
+  last_acknowledged_at: string | null;
+  warnings: string[];
+  /** Only from a running daemon: what it cannot see or record now (needs_replan is true while any hides guidance). */
+  unobservable?: SystemStatus['log']['unobservable'];
+  /** Only from a running daemon. */
+  inbox?: SystemStatus['inbox'];
+  sources?: SystemStatus['sources'];
+  /** From the running daemon, else from `.pulse/focus.json`. */
+  focus?: SystemStatus['focus'];
+  /** Only from a running daemon. */
+  gate?: SystemStatus['gate'];
+  /** The most recent dead letters: from the running daemon, else from `.pulse/dead-letters.jsonl`. */
+  dead_letters: DeadLetterStatus[];
+}
+
+/**
+ * `pulse status` for a `.pulse/` that is a symlink or no folder: nothing is read through it, the
+ * report says what is wrong (null when the folder is usable, or not there at all).
+ */
+const unusableFolder = (paths: PulsePaths): StatusReport | null => {
+  const reason = folderProblem(paths.dir);
+  if (reason === null || lstatSync(paths.dir, { throwIfNoEntry: false }) === undefined) return null;
+  return {
+    project: paths.projectRoot,
+    daemon: { running: false, url: null, pid: null, version: null },
+    needs_replan: true,
+    pending_replan_event_id: null,
+    pending_replan_files: [],
+    latest_event_id: null,
+    events: 0,
+    last_acknowledged_event_id: null,
+    last_acknowledged_plan_sha256: null,
+    last_acknowledged_at: null,
+    warnings: [],
+    unobservable: [{ file: '.pulse/', reason }],
+    dead_letters: [],
+  };
+};
+
+/**
+ * The running daemon's `/status`, or null when none answers; throws `DaemonTokenError` when it
+ * answers but wants a token (PULSE_TOKEN) it was not given.
+ */
+export const fetchSystemStatus = async (discovery: Discovery): Promise<SystemStatus | null> => {
+  let response: Response;
+  try {
+    response = await fetch(new URL('/status', discovery.url), {
+      headers: tokenHeaders(),
+      signal: AbortSignal.timeout(2000),
+    });
+  } catch {
+    return null;
+  }
+  if (response.status === 401) throw new DaemonTokenError(tokenRefusal(discovery.url));
+  return response.ok ? ((await response.json().catch(() => null)) as SystemStatus | null) : null;
+};
+
+const readState = async (path: string): Promise<Record<string, unknown>> => {
+  try {
+    const parsed = JSON.parse(await readFile(path, 'utf8'));
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
+  } catch {
+    return {};
+  }
+};
+
+const str = (value: unknown) => (typeof value === 'string' ? value : null);
+
+/**
+ * Reads status without writing anything, so it is safe beside a running daemon. A folder that is
+ * not there, or has no `.pulse/`, is an error with the fix: answering "nothing pending" there
+ * would hide a replan pending in the project the user meant.
+ */
+export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
+  const unusable = unusableFolder(paths);
+  if (unusable !== null) return unusable;
+  requirePulseFolder(paths);
+  const discovery = readDiscovery(paths.dir);
+  const live = discovery ? await fetchSystemStatus(discovery) : null;
+  const state = await readState(paths.state);
+  const daemon = {
+    running: live !== null,
+    url: live ? discovery!.url : null,
+    pid: live ? discovery!.pid : null,
+    version: live ? discovery!.version : null,
+  };
+  if (live) {
+    return {
+      project: paths.projectRoot,
+      daemon,
+      needs_replan: live.replan.needs_replan ?? live.replan.pending_replan_event_id !== null,
+      pending_replan_event_id: live.replan.pending_replan_event_id,
+      pending_replan_files: live.replan.pending_replan_files,
+      latest_event_id: live.log.latest_event_id,
+      events: live.log.events,
+      last_acknowledged_event_id: live.replan.last_acknowledged_event_id,
+      last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
+      last_acknowledged_at: str(state.last_acknowledged_at),
+      warnings: live.watcher.down
+        ? [...live.log.warnings, watchDownWarning(live.watcher.down)]
+        : live.log.warnings,
+      unobservable: live.log.unobservable ?? [],
+      inbox: live.inbox,
+      sources: live.sources,
+      focus: live.focus,
+      gate: live.gate,
+      dead_letters: live.gate.dead_letters,
+    };
+  }
+  const { backlog, warnings } = await readEventBacklog(paths.events, { repair: false });
+  const index = EventIndex.loaded(backlog);
+  const ackId = str(state.last_acknowledged_event_id);
+  const pending = index.pendingAfter(ackId);
+  const focus = await readFocus(paths.dir).then(
+    ({ until }) => ({ until: until === null ? null : new Date(until).toISOString(), last_error: null }),
+    (error: Error) => ({ until: null, last_error: error.message }),
+  );
+  return {
+    project: paths.projectRoot,
+    daemon,
+    needs_replan: pending.pendingEventId !== null,
+    pending_replan_event_id: pending.pendingEventId,
+    pending_replan_files: pending.pendingFiles,
+    latest_event_id: index.latest?.id ?? null,
+    events: index.size,
+    last_acknowledged_event_id: ackId,
+    last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
+    last_acknowledged_at: str(state.last_acknowledged_at),
+    warnings,
+    focus,
+    dead_letters: (await new InboxFile(paths.inbox, paths.deadLetters).loadDeadLetters().catch(() => [])).map(
+      deadLetterStatus,
+    ),
+  };
+};
+
+/** The readable form of a status report, safe for a terminal whatever the sources sent. */
+export const formatStatus = (report: StatusReport): string => {
+  const lines = [
+    `project:   ${report.project}`,
+    `daemon:    ${report.daemon.running ? `running (pid ${report.daemon.pid}) at ${report.daemon.url}` : `not running (start it with \`${pulse(`start -p ${shellWord(report.project)}`)}\`)`}`,
+    `replan:    ${report.pending_replan_event_id !== null ? `PENDING — ${report.pending_replan_event_id} (${report.pending_replan_files.join(', ')})` : report.needs_replan ? 'ON HOLD — pulse cannot see or record guidance changes (below)' : 'nothing pending'}`,
+    ...(report.unobservable ?? []).map(({ file, reason }) => `problem:   ${file} ${reason}`),
+    `events:    ${report.events}${report.latest_event_id ? `, latest ${report.latest_event_id}` : ''}`,
+    `last ack:  ${report.last_acknowledged_event_id ? `${report.last_acknowledged_event_id} at ${report.last_acknowledged_at ?? '?'} (plan ${report.last_acknowledged_plan_sha256?.slice(0, 12) ?? 'none'})` : 'none'}`,
+  ];
+  if (report.inbox) {
+    lines.push(
+      `inbox:     ${report.inbox.size}/${report.inbox.capacity} events (${report.inbox.out ?? 0} out to the agent), ${report.inbox.inserted} received, ${report.inbox.dropped} dropped`,
+    );
+  }
+  if (report.focus) {
+    lines.push(
+      `focus:     ${report.focus.until ? `quiet until ${formatFocusEnd(report.focus.until)} (${pulse('focus off')} ends it)` : 'off'}${report.focus.last_error ? `; ERROR ${report.focus.last_error}` : ''}`,
+    );
+  }
+  if (report.gate) lines.push(...formatGate(report.gate));
+  lines.push(...formatDeadLetters(report.dead_letters));
+  if (report.sources) {
+    lines.push(sourcesLine(report.sources));
+    for (const poller of report.sources.pollers) lines.push(`source:    ${formatPoller(poller)}`);
+    for (const warning of report.sources.warnings) lines.push(`warning:   ${warning}`);
+  }
+  for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
+  return lines.map(terminalText).join('\n');
+};
+
+/** One line for sources.json: its error (and what runs meanwhile), or that none is configured. */
+const sourcesLine = ({ error, pollers, keeps_last_good }: NonNullable<StatusReport['sources']>): string => {
+  if (error) return `sources:   ERROR ${error} (${configErrorEffect(keeps_last_good ?? false)})`;
+  return pollers.length === 0
+    ? 'sources:   none configured (.pulse/sources.json)'
+    : `sources:   ${pollers.length} running (.pulse/sources.json)`;
+};
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+/** The gate: its state and settings, then the delivery set aside or out, if any. */
+export const formatGate = (gate: GateStatus): string[] => {
+  const s = gate.settings;
+  const lines = [
+    `gate:      ${gate.state}; ${gate.delivered} delivered, ${gate.consumed_silently} consumed silently, ${gate.put_back} put back` +
+      ` (threshold ${s.threshold}, lease ${seconds(s.leaseMs)}, cooldown ${seconds(s.cooldownMs)}, max attempts ${s.maxAttempts})` +
+      `${gate.last_error ? `; last error: ${gate.last_error}` : ''}`,
+  ];
+  const t = gate.last_thought;
+  if (t !== null) {
+    const quiet = t.events.filter((e) => e.verdict === 'quiet').length;
+    lines.push(
+      `thought:   ${t.at} by ${t.by}${t.note ? ` (${t.note})` : ''}: ${t.events.length - quiet} to deliver, ${quiet} consumed silently${t.unjudged ? `, ${t.unjudged} unjudged (back to the inbox)` : ''}`,
+      ...t.events
+        .filter((e) => e.why !== undefined)
+        .map((e) => `           "${e.title}": ${e.urgency} (${e.why})`),
+    );
+  }
+  if (gate.failed_in_a_row > 0) {
+    lines.push(
+      `thinker:   ${gate.failed_in_a_row} failed thought${gate.failed_in_a_row === 1 ? '' : 's'} in a row; backing off before asking again`,
+    );
+  }
+  const d = gate.delivery;
+  if (d !== null) {
+    const titles = d.events.map((e) => `"${e.title}"${e.why === undefined ? '' : ` (${e.why})`}`).join(', ');
+    lines.push(
+      d.holder === null
+        ? `delivery:  ${d.delivery_id} waits for an agent to check in: ${titles}`
+        : `delivery:  ${d.delivery_id} out to ${d.holder} until ${d.lease_expires_at}: ${titles}`,
+    );
+  }
+  return lines;
+};
+
+/** Dead letters, most recent first, with where the full events are. */
+export const formatDeadLetters = (dead: readonly DeadLetterStatus[]): string[] =>
+  dead.length === 0
+    ? ['dead:      none']
+    : [
+        `dead:      ${dead.length} event${dead.length === 1 ? '' : 's'} never dealt with (all of them in .pulse/dead-letters.jsonl):`,
+        ...[...dead]
+          .reverse()
+          .slice(0, 10)
+          .map(
+            (d) =>
+              `  ${d.at} ${d.source}: "${d.title}" (${d.reason === 'overflow' ? 'pushed out of a full inbox' : `${d.attempts} failed attempts`})`,
+          ),
+      ];
+
+/** One poller on one line. */
+export const formatPoller = (p: PollerStatus): string =>
+  `${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): ${p.state}, ${p.items_seen} items, ` +
+  `last poll ${p.last_poll_at ?? 'never'}, next ${p.next_poll_at ?? '-'}${p.last_error ? `, last error: ${p.last_error}` : ''}`;

@@ -1,0 +1,121 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { VERSION } from '../../package/version.js';
+import type { ServerConfig } from '../config/config.js';
+import { boundedFetch } from './bounded-fetch.js';
+import { callFailure, connectFailure, messageOf } from './call-failures.js';
+import { forwardLines } from './forward-lines.js';
+import { StdioTransport } from './stdio-transport.js';
+
+/** Where a connection reports what is not a failed call. */
+export interface ConnectionOptions {
+  /** One line of a stdio server's stderr, cut to 2,000 characters. */
+  onStderr?: (server: string, line: string) => void;
+  /** Something worth a log line that fails no call. */
+  onLog?: (message: string) => void;
+}
+
+/** One client for one server config, from spawn or first request to the child's exit. */
+export class ServerConnection {
+  readonly key: string;
+  readonly client = new Client({ name: 'pulse', version: VERSION });
+  readonly ready: Promise<Client>;
+  #transport: StdioTransport | StreamableHTTPClientTransport;
+  #shutdown: Promise<void> | undefined;
+  #lastStderr = '';
+
+  constructor(
+    readonly name: string,
+    readonly config: ServerConfig,
+    options: ConnectionOptions,
+    onLost: () => void,
+  ) {
+    this.key = JSON.stringify(config);
+    this.#transport = this.#createTransport(options);
+    this.client.onclose = onLost;
+    this.client.onerror = (error) => options.onLog?.(`server "${name}": ${messageOf(error)}`);
+    this.ready = this.#connect();
+  }
+
+  #createTransport({ onStderr }: ConnectionOptions) {
+    const { config } = this;
+    if (config.kind === 'http') {
+      return new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: config.headers },
+        fetch: boundedFetch(),
+      });
+    }
+    const transport = new StdioTransport({
+      command: config.command,
+      args: config.args,
+      env: { ...getDefaultEnvironment(), ...config.env },
+      cwd: config.cwd,
+    });
+    // Always drained: an unread pipe fills up and blocks the child's writes, answers included.
+    forwardLines(transport.stderr, (line) => {
+      this.#lastStderr = line;
+      onStderr?.(this.name, line);
+    });
+    return transport;
+  }
+
+  async #connect(): Promise<Client> {
+    const { name, config } = this;
+    const controller = new AbortController();
+    // The SDK's timeout covers the initialize request only, not the spawn or the initialized notification.
+    const deadline = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason));
+    });
+    const timer = setTimeout(() => controller.abort(), config.timeoutMs);
+    try {
+      await Promise.race([
+        this.client.connect(this.#transport, { timeout: config.timeoutMs, signal: controller.signal }),
+        deadline,
+      ]);
+      return this.client;
+    } catch (error) {
+      throw connectFailure(name, config, error, {
+        aborted: controller.signal.aborted,
+        lastStderr: this.#lastStderr,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Calls a tool; a failure is a SourceCallError whose reason says whether the connection is still good. */
+  async callTool(tool: string, args: Record<string, unknown>): Promise<unknown> {
+    const { name, config } = this;
+    const client = await this.ready;
+    const controller = new AbortController();
+    // Our own controller, cleared after the answer: the SDK keeps listening to the signal, and an
+    // abort after the answer would still send the server a cancellation.
+    const timer = setTimeout(() => controller.abort(), config.timeoutMs);
+    try {
+      return await client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: config.timeoutMs,
+        signal: controller.signal,
+      });
+    } catch (error) {
+      throw callFailure(name, config, tool, error, { aborted: controller.signal.aborted });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes the client and waits until a stdio server's process group has exited; `force` signals it at once. */
+  shutdown(force: boolean, onLog?: (message: string) => void): Promise<void> {
+    this.#shutdown ??= (async () => {
+      // Started first, so that the client's own close joins this one rather than the gentle one.
+      const ended = this.#transport instanceof StdioTransport ? this.#transport.close(force) : null;
+      try {
+        await this.client.close();
+      } catch (error) {
+        onLog?.(`server "${this.name}": closing failed: ${messageOf(error)}`);
+      }
+      await ended;
+    })();
+    return this.#shutdown;
+  }
+}

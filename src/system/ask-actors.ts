@@ -1,0 +1,209 @@
+import { type ActorRefFrom, waitFor } from 'xstate';
+import type { eventLogMachine } from '../../machines/event-log.js';
+import type { AckOutcome, Caller, Delivery, GateAckReply, gateMachine } from '../../machines/gate.js';
+import type { hookSessionsMachine } from '../../machines/hook-sessions.js';
+import type { inboxMachine } from '../../machines/inbox.js';
+import type { AckReply, replanMachine } from '../../machines/replan.js';
+import type { SourceTestReply, sourcesMachine } from '../../machines/sources.js';
+import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
+import { formatMicros, systemMicroClock } from '../store/event-id.js';
+import type { PulseActor } from './wiring.js';
+
+/** How long a request waits on an actor before it reports the daemon as stuck. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export type LogRef = ActorRefFrom<typeof eventLogMachine>;
+export type ReplanRef = ActorRefFrom<typeof replanMachine>;
+export type GateRef = ActorRefFrom<typeof gateMachine>;
+export type InboxRef = ActorRefFrom<typeof inboxMachine>;
+export type HookSessionsRef = ActorRefFrom<typeof hookSessionsMachine>;
+export type SourcesRef = ActorRefFrom<typeof sourcesMachine>;
+
+/** A request the actor system could not serve; the message says why. */
+export class PulseUnavailableError extends Error {
+  override name = 'PulseUnavailableError';
+}
+
+export const logOf = (actor: PulseActor): LogRef => actor.system.get('log') as LogRef;
+export const replanOf = (actor: PulseActor): ReplanRef => actor.system.get('replan') as ReplanRef;
+export const gateOf = (actor: PulseActor): GateRef => actor.system.get('gate') as GateRef;
+export const inboxOf = (actor: PulseActor): InboxRef => actor.system.get('inbox') as InboxRef;
+export const hooksOf = (actor: PulseActor): HookSessionsRef => actor.system.get('hooks') as HookSessionsRef;
+export const sourcesOf = (actor: PulseActor): SourcesRef => actor.system.get('sources') as SourcesRef;
+
+let nextRequestId = 1;
+
+/** How long a check-in waits for the reflection it asked for before it answers with what is out. */
+const CHECKIN_TIMEOUT_MS = 5_000;
+
+/**
+ * A reflection asked for now would run at once, drain an empty inbox and change nothing: the gate
+ * is idle, no gate (focus, a pending replan) would hold it, none is held back, and the inbox is
+ * loaded and holds no event (items still being stored wake the gate themselves once they are in).
+ * Most check-ins find this, so they skip the round trip.
+ */
+const nothingToReflectOn = (gate: GateRef, inbox: InboxRef): boolean => {
+  const g = gate.getSnapshot();
+  const i = inbox.getSnapshot();
+  return (
+    g.matches('idle') &&
+    !g.context.deferred &&
+    g.context.focusUntil === null &&
+    !g.context.replanPending &&
+    i.matches('ready') &&
+    i.context.events.length === 0
+  );
+};
+
+/**
+ * An agent checked in: asks the gate to reflect, waits (bounded) until it is no longer draining
+ * or thinking, then claims the delivery set aside for this agent. A delivery is out to one
+ * agent at a time: another agent's check-in gets none until it is acknowledged or expires.
+ */
+export const checkIn = async (actor: PulseActor, caller: Caller): Promise<Delivery | null> => {
+  const gate = gateOf(actor);
+  if (!nothingToReflectOn(gate, inboxOf(actor))) {
+    gate.send({ type: 'gate.reflect', reason: 'checkin' });
+    await waitFor(gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), {
+      timeout: CHECKIN_TIMEOUT_MS,
+    }).catch(() => undefined);
+  }
+  const requestId = nextRequestId++;
+  gate.send({ type: 'gate.claim', requestId, ...caller, now: Date.now() });
+  // The gate answers synchronously: the reply is in this snapshot.
+  const claim = gate.getSnapshot().context.lastClaim;
+  return claim?.requestId === requestId ? claim.delivery : null;
+};
+
+/**
+ * Read-your-writes: asks the log owner to reconcile with the files and waits until a scan
+ * that started after this request has finished. A write that returned before this call is
+ * then in the snapshot, whatever the watcher's timing.
+ */
+export const reconcile = async (actor: PulseActor): Promise<void> => {
+  const log = logOf(actor);
+  const current = log.getSnapshot();
+  const ready = current.matches('loading')
+    ? await waitFor(log, (s) => !s.matches('loading'), { timeout: REQUEST_TIMEOUT_MS })
+    : current;
+  if (ready.matches('failed'))
+    throw new PulseUnavailableError(ready.context.lastError ?? 'The event log failed to load.');
+  log.send({ type: 'log.reconcile' });
+  const { scansRequested: ticket, scansCompleted } = log.getSnapshot().context;
+  // Still files answer at once (the log's filesUnchanged guard); otherwise wait for the scan.
+  if (scansCompleted >= ticket) return;
+  await waitFor(log, (s) => s.context.scansCompleted >= ticket, { timeout: REQUEST_TIMEOUT_MS });
+};
+
+/** An ack's answer: the replan lifecycle's reply and, once accepted, whether state.json holds it yet. */
+export type AckAnswer = AckReply & {
+  /** True once the accepted ack is in state.json; false while it lives in memory only (a full disk). */
+  durable?: boolean;
+  /** Why it is not durable yet, and what pulse does about it. */
+  warning?: string;
+};
+
+/**
+ * Asks the replan lifecycle to accept an ack. An accepted one is answered once its write ended:
+ * durable, or (state.json could not be written) accepted in memory, written again until it lands,
+ * and said so, never asked again.
+ */
+export const ackReplan = async (actor: PulseActor, eventId: string): Promise<AckAnswer> => {
+  await reconcile(actor);
+  const log = logOf(actor);
+  const replan = replanOf(actor);
+  const { index, files } = log.getSnapshot().context;
+  const target = index.get(eventId);
+  const requestId = nextRequestId++;
+  replan.send({
+    type: 'replan.ack',
+    requestId,
+    eventId,
+    target: target ? { id: target.id, path: target.path } : null,
+    planSha256: files['plan.md'].sha256,
+    at: formatMicros(systemMicroClock()).iso,
+  });
+  const { context } = await waitFor(replan, (s) => s.context.lastReply?.requestId === requestId, {
+    timeout: REQUEST_TIMEOUT_MS,
+  });
+  const reply = context.lastReply!;
+  if (!reply.accepted) return reply;
+  const saved = await waitFor(
+    log,
+    (s) => s.context.ackSavedRequestId >= requestId || s.context.ackError?.requestId === requestId,
+    { timeout: REQUEST_TIMEOUT_MS },
+  );
+  if (saved.context.ackSavedRequestId >= requestId) return { ...reply, durable: true };
+  return {
+    ...reply,
+    durable: false,
+    warning: `Accepted, but not yet written to .pulse/state.json (${saved.context.ackError?.message}): pulse keeps the ack in memory and writes it as soon as it can; do not ack again. Until then a restart of pulse would ask for this replan once more.`,
+  };
+};
+
+/**
+ * Acknowledges a delivery to the gate; an accepted ack is answered only once the inbox has its
+ * settlement on disk (consumed events removed, dead letters written), so a restart cannot
+ * deliver them again.
+ */
+export const ackEvents = async (
+  actor: PulseActor,
+  deliveryId: string,
+  outcomes: Record<string, AckOutcome> | undefined,
+  caller: Caller,
+): Promise<GateAckReply> => {
+  const gate = gateOf(actor);
+  const requestId = nextRequestId++;
+  gate.send({
+    type: 'gate.ack',
+    requestId,
+    deliveryId,
+    ...(outcomes === undefined ? {} : { outcomes }),
+    ...caller,
+    now: Date.now(),
+  });
+  // The gate answers synchronously, and the inbox has taken its settlement by now.
+  const reply = gate.getSnapshot().context.lastReply;
+  if (reply?.requestId !== requestId) throw new PulseUnavailableError('The reflection gate did not answer.');
+  if (!reply.accepted || reply.settleSeq === null) return reply;
+  const seq = reply.settleSeq;
+  const saved = await waitFor(
+    inboxOf(actor),
+    (s) => s.context.settleSaved >= seq || s.context.settleError?.seq === seq,
+    { timeout: REQUEST_TIMEOUT_MS },
+  );
+  if (saved.context.settleSaved < seq) {
+    throw new PulseUnavailableError(
+      `The ack was accepted but could not be written to inbox.jsonl: ${saved.context.settleError?.message}. Check that .pulse/ is writable.`,
+    );
+  }
+  return reply;
+};
+
+const DEFAULT_SERVER_TIMEOUT_MS = 30_000;
+
+/**
+ * Asks the sources supervisor to test one source through the daemon's own clients and
+ * environment, and waits for its reply: a result, or why no test ran. Bounded by twice the
+ * server's timeout (connect, then call) plus 5 s, and by `MAX_SOURCE_TEST_MS`.
+ */
+export const testSource = async (
+  actor: PulseActor,
+  source: string,
+  raw: boolean,
+): Promise<SourceTestReply> => {
+  const sources = sourcesOf(actor);
+  const { context } = sources.getSnapshot();
+  const server = context.sources.find((s) => s.name === source)?.server;
+  const timeoutMs = context.servers.find((s) => s.name === server)?.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_MS;
+  const waitMs = Math.min(2 * timeoutMs + 5_000, MAX_SOURCE_TEST_MS);
+  const requestId = nextRequestId++;
+  sources.send({ type: 'sources.test', requestId, source, raw });
+  const answered = await waitFor(sources, (s) => s.context.tests.some((t) => t.requestId === requestId), {
+    timeout: waitMs,
+  }).catch(() => null);
+  const reply = answered?.context.tests.find((t) => t.requestId === requestId);
+  if (reply === undefined)
+    throw new PulseUnavailableError(`The test of source "${source}" did not end within ${waitMs / 1000} s.`);
+  return reply;
+};

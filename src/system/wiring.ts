@@ -1,0 +1,193 @@
+import { join } from 'node:path';
+import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
+import { errorMessage } from '../../machines/error-message.js';
+import { eventLogMachine } from '../../machines/event-log.js';
+import { focusMachine } from '../../machines/focus.js';
+import { drainFromInbox, GATE_DEFAULTS, gateMachine } from '../../machines/gate.js';
+import { type InboxEventMessage, inboxMachine } from '../../machines/inbox.js';
+import { pollerMachine } from '../../machines/poller.js';
+import { pulseMachine } from '../../machines/pulse.js';
+import { sourcesMachine } from '../../machines/sources.js';
+import { watcherMachine } from '../../machines/watcher.js';
+import { createItemAcceptor } from '../effects/accept-items.js';
+import { createItemFetcher } from '../effects/fetch-items.js';
+import { createInboxLoader } from '../effects/load-inbox.js';
+import { createJournalLoader } from '../effects/load-journal.js';
+import { createSourcesLoader, type SourcesRuntime } from '../effects/load-sources.js';
+import { createFolderPoller } from '../effects/poll-folder.js';
+import { createReconciler, filesUnchanged } from '../effects/reconcile-files.js';
+import { createSourceTester } from '../effects/test-source.js';
+import { createFolderWatcher } from '../effects/watch-folder.js';
+import { redactSecrets } from '../log/redact-secrets.js';
+import type { SamplingClients } from '../mcp/sampling-clients.js';
+import { ClientPool } from '../sources/client/client-pool.js';
+import { createStderrBudget } from '../sources/client/stderr-budget.js';
+import { readingOf } from '../sources/items/reading.js';
+import { createEventStamper } from '../store/event-id.js';
+import { readFocus } from '../store/focus-file.js';
+import { InboxFile } from '../store/inbox-file.js';
+import type { PulsePaths } from '../store/paths.js';
+import { SeenStore } from '../store/seen-store.js';
+import { StateFile } from '../store/state-file.js';
+import { chooseThinker } from '../thinkers/choose-thinker.js';
+import { withTimeout } from '../thinkers/thinker.js';
+
+/**
+ * The inbox's `offerAllSeen` guard: an offer is answered at once only when each of its items was
+ * seen before (`isSeen` asks the seen store, in memory).
+ */
+export const offerAllSeen =
+  (isSeen: (source: string, itemId: string) => boolean) =>
+  ({ event }: { event: InboxEventMessage }): boolean =>
+    event.type === 'inbox.offer' && event.items.every((item) => isSeen(event.source, item.itemId));
+
+/** The root actor of one project's system. */
+export type PulseActor = Actor<typeof pulseMachine>;
+
+export interface PulseSystem {
+  actor: PulseActor;
+  /** The sources' current secrets (`${VAR}` values, tokens, header values), to redact from what leaves. */
+  secrets(): readonly string[];
+  /** Stops every actor, the source servers' clients, and waits for the file watcher to let go. */
+  stop(): Promise<void>;
+}
+
+/** How bad a diagnostic is: a source server's stderr is `info`, a client failure `warn`, a lost write `error`. */
+export type DiagnosticLevel = 'info' | 'warn' | 'error';
+
+/** Where diagnostics go; the message is already redacted of the sources' secrets. */
+export type Diagnostics = (level: DiagnosticLevel, message: string, fields?: Record<string, string>) => void;
+
+export interface SystemOptions {
+  inspect?: (event: InspectionEvent) => void;
+  /** Where diagnostics go (source servers' stderr among them); secrets are redacted first. */
+  log?: Diagnostics;
+  env?: Record<string, string | undefined>;
+  /** The MCP sessions that can sample, for `"thinker": "sampling"`. */
+  samplers?: SamplingClients;
+}
+
+/**
+ * Every `.provide()` in one place: the root's provide does not reach child machines, so each
+ * child gets its effects here, then the root gets the provided children.
+ */
+export const createPulseSystem = async (
+  paths: PulsePaths,
+  {
+    inspect,
+    log = (_level, message) => console.error(message),
+    env = process.env,
+    samplers,
+  }: SystemOptions = {},
+): Promise<PulseSystem> => {
+  const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
+  const stamper = createEventStamper();
+  const reconcile = createReconciler({ paths, stamper, stateFile });
+
+  const runtime: SourcesRuntime = { config: null };
+  const secrets = () => runtime.config?.secrets ?? [];
+  const safeLog: Diagnostics = (level, message, fields) =>
+    log(level, redactSecrets(message, secrets()), fields);
+  const stderrBudget = createStderrBudget();
+  const pool = new ClientPool(
+    {},
+    {
+      onStderr: (server, line) =>
+        stderrBudget(server, line, (text) => safeLog('info', text, { source_server: server })),
+      onLog: (message) => safeLog('warn', message),
+    },
+  );
+  const seen = await SeenStore.load(join(paths.dir, 'external_seen.jsonl'));
+  const inboxFile = new InboxFile(paths.inbox, paths.deadLetters);
+  const acceptItems = createItemAcceptor({
+    inbox: inboxFile,
+    seen,
+    storeDetail: () => runtime.config?.storeDetail ?? false,
+  });
+  const readingOfSource = (name: string) =>
+    readingOf(runtime.config?.sources.find((source) => source.name === name));
+  const fetchItems = createItemFetcher({ pool, secrets, readingOf: readingOfSource });
+  const loadSources = createSourcesLoader({ path: join(paths.dir, 'sources.json'), env, pool, runtime });
+  const testSource = createSourceTester({ pool, secrets, readingOf: readingOfSource });
+
+  const machine = pulseMachine.provide({
+    actors: {
+      eventLog: eventLogMachine.provide({
+        actors: {
+          loadJournal: fromPromise(createJournalLoader({ paths, stamper, state })),
+          reconcileFiles: fromPromise(({ input }) => reconcile(input)),
+          saveAck: fromPromise(({ input }) => stateFile.setAck(input.ack)),
+        },
+        guards: { filesUnchanged: ({ context }) => filesUnchanged(paths, context.files) },
+      }),
+      watcher: watcherMachine.provide({
+        actors: { watchFolder: createFolderWatcher(paths), pollFolder: createFolderPoller(paths) },
+      }),
+      inbox: inboxMachine.provide({
+        actors: {
+          loadInbox: fromPromise(createInboxLoader({ inbox: inboxFile, seen })),
+          acceptItems: fromPromise(({ input }) => acceptItems(input)),
+        },
+        // Marked recently, not merely seen: an offer answered at once would never refresh the marks.
+        guards: { offerAllSeen: offerAllSeen((source, itemId) => seen.markedRecently(source, itemId)) },
+        actions: {
+          persistSettlement: ({ self }, { settlement, deadLetters }) => {
+            inboxFile.settle(settlement, deadLetters).then(
+              () => self.send({ type: 'inbox.settleSaved', seq: settlement.seq }),
+              (error) => {
+                safeLog('error', `Could not record what happened to delivered events: ${error}`);
+                self.send({ type: 'inbox.settleFailed', seq: settlement.seq, message: String(error) });
+              },
+            );
+          },
+        },
+      }),
+      gate: gateMachine.provide({
+        actors: {
+          drainInbox: fromPromise(async ({ input, system }) => ({
+            events: await drainFromInbox(system, input.requestId),
+            at: Date.now(),
+          })),
+          // Chosen per thought, so an edit of sources.json (urgency, rules, thinker) counts from the
+          // next reflection, and a sampling client that connected meanwhile is asked.
+          think: fromPromise(({ input }) => {
+            const config = runtime.config;
+            const timeoutMs = config?.reflection.gate.thinkTimeoutMs ?? GATE_DEFAULTS.thinkTimeoutMs;
+            const { thinker, by, note } = chooseThinker(config, { samplers, timeoutMs });
+            return withTimeout(thinker, timeoutMs)
+              .think(input.events, input.now)
+              .then(
+                (judgements) => ({ judgements, by, note }),
+                (error: unknown) => {
+                  throw new Error(redactSecrets(`${by}: ${errorMessage(error)}`, secrets()));
+                },
+              );
+          }),
+        },
+      }),
+      focus: focusMachine.provide({
+        actors: {
+          loadFocus: fromPromise(async () => ({ ...(await readFocus(paths.dir)), now: Date.now() })),
+        },
+      }),
+      sources: sourcesMachine.provide({
+        actors: {
+          loadSources: fromPromise(loadSources),
+          testSource: fromPromise(({ input }) => testSource(input)),
+          poller: pollerMachine.provide({
+            actors: { fetchItems: fromPromise(({ input }) => fetchItems(input)) },
+          }),
+        },
+      }),
+    },
+  });
+  const actor = createActor(machine, inspect ? { inspect } : {});
+  return {
+    actor,
+    secrets,
+    async stop(): Promise<void> {
+      actor.stop();
+      await Promise.allSettled([pool.close()]);
+    },
+  };
+};
