@@ -16,7 +16,7 @@ export const CATCH_UP_MS = 2_000;
 const catchUpMs = (source: PolledSource): number => Math.min(CATCH_UP_MS, source.intervalMs);
 
 /** Exponential backoff, capped, with jitter in [50%, 100%] of the step. */
-export const retryDelayMs = (failures: number, jitter: number): number =>
+export const pollRetryDelayMs = (failures: number, jitter: number): number =>
   Math.round(Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.max(0, failures - 1)) * (0.5 + jitter / 2));
 
 export interface PollerContext {
@@ -59,7 +59,7 @@ export const pollerMachine = setup({
   delays: {
     pollInterval: ({ context }) => context.source.intervalMs,
     catchUpDelay: ({ context }) => catchUpMs(context.source),
-    retryDelay: ({ context }) => retryDelayMs(context.failures, context.jitter),
+    retryDelay: ({ context }) => pollRetryDelayMs(context.failures, context.jitter),
   },
   guards: {
     fetchSucceeded: ({ event }) => 'output' in event && (event.output as FetchOutcome).ok,
@@ -132,7 +132,7 @@ export const pollerMachine = setup({
                 lastPollAt: outcome.at,
                 lastDurationMs: outcome.durationMs,
                 jitter: outcome.jitter,
-                nextPollAt: outcome.at + outcome.durationMs + retryDelayMs(failures, outcome.jitter),
+                nextPollAt: outcome.at + outcome.durationMs + pollRetryDelayMs(failures, outcome.jitter),
               };
             }),
           },

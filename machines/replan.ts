@@ -69,7 +69,7 @@ export const needsReplan = (context: Pick<ReplanContext, 'pendingEventId' | 'bli
   context.pendingEventId !== null || context.blind.length > 0;
 
 /** The first check of PulseAgent's order that refuses this ack, or null when it is accepted. */
-export const ackRejection = (context: PendingReplan, event: AckEvent): AckRejection | null => {
+export const replanAckRejection = (context: PendingReplan, event: AckEvent): AckRejection | null => {
   if (event.eventId.trim() === '') return 'missing_event_id';
   if (event.target === null) return 'unknown_event';
   if (!isInvalidating(event.target)) return 'not_invalidating';
@@ -104,7 +104,7 @@ export const replanMachine = setup({
     restoredPending: ({ event }) => event.type === 'replan.restored' && event.pending.pendingEventId !== null,
     restoredAcknowledged: ({ event }) => event.type === 'replan.restored' && event.lastAck !== null,
     isAcceptable: ({ context, event }) =>
-      event.type === 'replan.ack' && ackRejection(context, event) === null,
+      event.type === 'replan.ack' && replanAckRejection(context, event) === null,
   },
   actions: {
     restore: assign(({ event }) => {
@@ -117,7 +117,7 @@ export const replanMachine = setup({
     recordBlind: assign(({ event }) => (event.type === 'log.faults' ? { blind: event.blind } : {})),
     rejectAck: assign(({ context, event }) => {
       if (event.type !== 'replan.ack') return {};
-      const code = ackRejection(context, event) ?? 'stale_event';
+      const code = replanAckRejection(context, event) ?? 'stale_event';
       return {
         lastReply: {
           requestId: event.requestId,

@@ -24,7 +24,7 @@ export const RETRY_FIRST_MS = 1_000;
 export const RETRY_MAX_MS = 30_000;
 
 /** How long the watcher polls before it tries the watch again, after `failures` failed tries in a row. */
-export const retryDelayMs = (failures: number): number =>
+export const watchRetryDelayMs = (failures: number): number =>
   Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, failures - 1));
 
 export interface WatcherContext {
@@ -56,7 +56,7 @@ export const watcherMachine = setup({
     }),
   },
   delays: {
-    retryDelay: ({ context }) => retryDelayMs(context.failures),
+    retryDelay: ({ context }) => watchRetryDelayMs(context.failures),
   },
   guards: {
     isSourcesFile: ({ event }) => event.type === 'watch.change' && event.name === SOURCES_FILE,

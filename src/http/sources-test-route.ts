@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
-import { PulseUnavailableError, testSource } from '../system/ask-actors.js';
+import { PulseUnavailableError, askSourceTest } from '../system/ask-actors.js';
 import type { PulseActor } from '../system/wiring.js';
 
 /** A request names one source: a few hundred bytes. */
@@ -27,7 +27,7 @@ export const createSourcesTestRoute = (actor: PulseActor) => {
       const body = requestSchema.safeParse(await c.req.json().catch(() => undefined));
       if (!body.success) return c.json({ error: `The request is not a source test. ${USAGE}` }, 400);
       try {
-        const reply = await testSource(actor, body.data.source, body.data.raw);
+        const reply = await askSourceTest(actor, body.data.source, body.data.raw);
         if ('result' in reply) return c.json(reply.result, 200);
         return c.json({ error: reply.error }, reply.refused === 'unknown' ? 404 : 429);
       } catch (error) {

@@ -187,7 +187,7 @@ const DEFAULT_SERVER_TIMEOUT_MS = 30_000;
  * environment, and waits for its reply: a result, or why no test ran. Bounded by twice the
  * server's timeout (connect, then call) plus 5 s, and by `MAX_SOURCE_TEST_MS`.
  */
-export const testSource = async (
+export const askSourceTest = async (
   actor: PulseActor,
   source: string,
   raw: boolean,

@@ -16,7 +16,7 @@ import {
   type FetchOutcome,
   pollerMachine,
   RETRY_BASE_MS,
-  retryDelayMs,
+  pollRetryDelayMs,
 } from '../../machines/poller.js';
 
 /*
@@ -215,7 +215,7 @@ describe('pollerMachine', () => {
 
   it('backs off after failures with growing delays, and a success resets the failures', async () => {
     const h = await start(({ outcomes }) => outcomes.push(failed(), failed(), failed('still down'), ok()));
-    const expected = [1, 2, 3].map((failures) => retryDelayMs(failures, 0));
+    const expected = [1, 2, 3].map((failures) => pollRetryDelayMs(failures, 0));
     expect(expected[0]).toBe(RETRY_BASE_MS / 2);
     expect(expected[1]).toBeGreaterThan(expected[0]!);
     expect(expected[2]).toBeGreaterThan(expected[1]!);
@@ -247,10 +247,10 @@ describe('pollerMachine', () => {
   });
 
   it('grows the retry delay up to the cap and keeps it there', () => {
-    expect(retryDelayMs(1, 1)).toBe(RETRY_BASE_MS);
-    expect(retryDelayMs(2, 1)).toBe(2 * RETRY_BASE_MS);
-    expect(retryDelayMs(40, 1)).toBe(retryDelayMs(41, 1));
-    expect(retryDelayMs(40, 0)).toBe(retryDelayMs(40, 1) / 2);
+    expect(pollRetryDelayMs(1, 1)).toBe(RETRY_BASE_MS);
+    expect(pollRetryDelayMs(2, 1)).toBe(2 * RETRY_BASE_MS);
+    expect(pollRetryDelayMs(40, 1)).toBe(pollRetryDelayMs(41, 1));
+    expect(pollRetryDelayMs(40, 0)).toBe(pollRetryDelayMs(40, 1) / 2);
   });
 
   it('polls at once on poller.pollNow while waiting, then waits a full interval from there', async () => {

@@ -3,7 +3,7 @@ import { type AnyActorRef, assign, createActor, fromCallback, SimulatedClock, se
 import {
   RETRY_FIRST_MS,
   RETRY_MAX_MS,
-  retryDelayMs,
+  watchRetryDelayMs,
   type WatchReport,
   watcherMachine,
 } from '../../machines/watcher.js';
@@ -109,7 +109,7 @@ describe('the watcher actor', () => {
     const waits: number[] = [];
     for (let attempt = 1; attempt <= 8; attempt += 1) {
       expect(h.tries).toHaveLength(attempt);
-      const wait = retryDelayMs(attempt);
+      const wait = watchRetryDelayMs(attempt);
       h.clock.increment(wait - 1);
       expect(h.tries, `no try before ${wait} ms`).toHaveLength(attempt);
       h.clock.increment(1);
