@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
-import { PulseUnavailableError, askSourceTest } from '../system/ask-actors.js';
+import { askSourceTest, PulseUnavailableError } from '../system/ask-actors.js';
 import type { PulseActor } from '../system/wiring.js';
 
 /** A request names one source: a few hundred bytes. */

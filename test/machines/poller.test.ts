@@ -15,8 +15,8 @@ import {
   CATCH_UP_MS,
   type FetchOutcome,
   pollerMachine,
-  RETRY_BASE_MS,
   pollRetryDelayMs,
+  RETRY_BASE_MS,
 } from '../../machines/poller.js';
 
 /*

@@ -3,9 +3,9 @@ import { type AnyActorRef, assign, createActor, fromCallback, SimulatedClock, se
 import {
   RETRY_FIRST_MS,
   RETRY_MAX_MS,
-  watchRetryDelayMs,
   type WatchReport,
   watcherMachine,
+  watchRetryDelayMs,
 } from '../../machines/watcher.js';
 
 type Hint = { type: 'file.changed'; name: string } | { type: 'config.changed' } | { type: 'focus.changed' };
