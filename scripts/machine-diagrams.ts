@@ -181,6 +181,9 @@ const LAYOUT = {
   'elk.spacing.edgeNode': '14',
   'elk.edgeLabels.placement': 'CENTER',
   'elk.layered.edgeLabels.sideSelection': 'ALWAYS_DOWN',
+  'elk.spacing.edgeEdge': '6',
+  'elk.layered.spacing.edgeEdgeBetweenLayers': '6',
+  'elk.layered.nodePlacement.strategy': 'NETWORK_SIMPLEX',
   'elk.json.edgeCoords': 'ROOT',
   'elk.json.shapeCoords': 'ROOT',
 };

@@ -50,7 +50,7 @@ const marked = (svg: string, active: readonly string[]) => {
 };
 
 /** Diagrams wider than this take a whole row of the grid. */
-const WIDE_DIAGRAM = 400;
+const WIDE_DIAGRAM = 580;
 
 const figure =
   (status: SystemStatus) =>
