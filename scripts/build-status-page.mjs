@@ -1,13 +1,47 @@
-// Builds the status page's browser script (src/http/status-page/client/, bundled by esbuild)
-// and its style into src/http/status-page/assets.generated.ts, one module of two strings that
-// tsc compiles with the rest: the page is inlined whole, so its CSP hashes are of these texts.
-// Run by `npm run build` and `npm run typecheck` and before the tests; the output is not committed.
+// Builds the status page's generated modules, which tsc compiles with the rest (neither is committed):
+// - machines.generated.ts: each machine's diagram as SVG, laid out by elkjs from the machine
+//   definitions (scripts/machine-diagrams.ts), and each state's description. elkjs runs here
+//   only: the daemon ships the strings and never loads it.
+// - assets.generated.ts: the browser script (client/, bundled by esbuild) and the style, two
+//   strings inlined whole into the page, so its CSP hashes are of these texts.
+// Run by `npm run build` and `npm run typecheck` and before the tests.
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build, transform } from 'esbuild';
 
 const page = new URL('../src/http/status-page/', import.meta.url);
 const out = new URL('assets.generated.ts', page);
+
+/** Writes `text` to `file` unless it already holds it, so tsc's incremental build stays warm. */
+const writeIfChanged = async (file, text) => {
+  const before = await readFile(file, 'utf8').catch(() => null);
+  if (before !== text) await writeFile(file, text);
+};
+
+const diagramsModule = await build({
+  entryPoints: [fileURLToPath(new URL('machine-diagrams.ts', import.meta.url))],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  write: false,
+  logLevel: 'warning',
+});
+const { machineDiagrams, stateDescriptions } = await import(
+  `data:text/javascript;base64,${Buffer.from(diagramsModule.outputFiles[0].text).toString('base64')}`
+);
+await writeIfChanged(
+  new URL('machines.generated.ts', page),
+  [
+    '// Written by scripts/build-status-page.mjs from the machine definitions: edit those, not this file.',
+    '',
+    "/** Each machine's diagram as inline SVG, by the system id of the actor that runs it. */",
+    `export const DIAGRAMS = ${JSON.stringify(await machineDiagrams(), null, 1)} as const;`,
+    '',
+    "/** What each state means, by actor and state path: the machines' own descriptions. */",
+    `export const STATE_TEXT = ${JSON.stringify(stateDescriptions(), null, 1)} as const;`,
+    '',
+  ].join('\n'),
+);
 
 const bundle = await build({
   entryPoints: [fileURLToPath(new URL('client/main.ts', page))],
@@ -33,5 +67,4 @@ const text = [
   `export const STYLE = ${JSON.stringify(style)};`,
   '',
 ].join('\n');
-const before = await readFile(out, 'utf8').catch(() => null);
-if (before !== text) await writeFile(out, text);
+await writeIfChanged(out, text);

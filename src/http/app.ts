@@ -48,12 +48,28 @@ export const createHttpApp = ({
   // /healthz never need them, and a daemon nobody has connected to yet does not hold them.
   let mcp: McpRoute | null = null;
   let loading: Promise<McpRoute> | null = null;
+  const sessionListeners = new Set<() => void>();
+  const sessionsChanged = () => {
+    for (const listener of sessionListeners) listener();
+  };
   const mcpRoute = () =>
     (loading ??= Promise.all([import('./mcp-route.js'), import('../mcp/server.js')]).then(
       ([{ createMcpRoute }, { createMcpServer }]) =>
-        (mcp = createMcpRoute(() => createMcpServer({ actor, watches, samplers }), sessionLimits)),
+        (mcp = createMcpRoute(
+          () => createMcpServer({ actor, watches, samplers }),
+          sessionLimits,
+          sessionsChanged,
+        )),
     ));
-  const statusStream = createStatusStream({ actor });
+  const sessions = () => mcp?.sessions() ?? [];
+  const statusStream = createStatusStream({
+    actor,
+    sessions,
+    onSessionsChange: (listener) => {
+      sessionListeners.add(listener);
+      return () => sessionListeners.delete(listener);
+    },
+  });
   const app = new Hono();
   app.use('*', hostGuard({ extraHosts: allowedHosts }));
   if (token !== undefined) app.use('*', requireToken({ token }));
@@ -83,11 +99,15 @@ export const createHttpApp = ({
     );
   });
   app.get('/status', function status(c) {
-    return c.json(systemStatus(actor));
+    return c.json(systemStatus(actor, sessions()));
   });
   app.get('/status/stream', statusStream.handle);
   app.get('/', function page(c) {
-    return c.html(statusPage({ project: projectRoot, version: VERSION }), 200, STATUS_PAGE_HEADERS);
+    return c.html(
+      statusPage({ project: projectRoot, version: VERSION, status: systemStatus(actor, sessions()) }),
+      200,
+      STATUS_PAGE_HEADERS,
+    );
   });
   app.all('/mcp', async function mcpRequest(c) {
     return (await mcpRoute()).handle(c);

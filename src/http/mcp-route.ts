@@ -4,7 +4,12 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'hono';
 import { shapeProblem } from './rpc-shape.js';
-import { createSessionTable, SESSION_DEFAULTS, type SessionLimits } from './session-table.js';
+import {
+  createSessionTable,
+  SESSION_DEFAULTS,
+  type SessionFacts,
+  type SessionLimits,
+} from './session-table.js';
 import { onStreamEnd } from './stream-end.js';
 
 /** Bodies above this are refused with 413 before parsing. */
@@ -59,6 +64,31 @@ const withAccept = (request: Request): Request => {
   return new Request(request.url, { method: request.method, headers });
 };
 
+const messagesOf = (body: unknown): unknown[] => (Array.isArray(body) ? body : [body]);
+
+const stringField = (value: unknown, key: string): string | undefined => {
+  const field = (value as Record<string, unknown> | null | undefined)?.[key];
+  return typeof field === 'string' ? field.slice(0, 200) : undefined;
+};
+
+/** The `clientInfo` an initialize request names its client by. */
+const clientOf = (body: unknown): SessionFacts['client'] => {
+  const info = (messagesOf(body).find((m) => isInitializeRequest(m)) as { params?: { clientInfo?: unknown } })
+    ?.params?.clientInfo;
+  const name = stringField(info, 'name');
+  return name === undefined ? null : { name, version: stringField(info, 'version') ?? '' };
+};
+
+/** The `agent` argument of a tool call in the request, if one gives it. */
+const agentNamed = (body: unknown): string | undefined => {
+  for (const message of messagesOf(body)) {
+    const m = message as { method?: unknown; params?: { arguments?: unknown } } | null;
+    const agent = m?.method === 'tools/call' ? stringField(m.params?.arguments, 'agent') : undefined;
+    if (agent !== undefined) return agent;
+  }
+  return undefined;
+};
+
 /**
  * The `/mcp` endpoint for both kinds of client: session clients (`initialize`, then
  * `Mcp-Session-Id`) and one-shot JSON-RPC POSTs without a session, served statelessly as
@@ -69,8 +99,13 @@ const withAccept = (request: Request): Request => {
 /** The `/mcp` endpoint: its handler, the sessions it holds, and how to close them all. */
 export type McpRoute = ReturnType<typeof createMcpRoute>;
 
-export const createMcpRoute = (createServer: () => McpServer, limits: SessionLimits = SESSION_DEFAULTS) => {
-  const sessions = createSessionTable<Session>(limits);
+export const createMcpRoute = (
+  createServer: () => McpServer,
+  limits: SessionLimits = SESSION_DEFAULTS,
+  /** Called whenever a session comes, goes, or is used. */
+  onSessionsChange?: () => void,
+) => {
+  const sessions = createSessionTable<Session>(limits, onSessionsChange);
 
   const serveOneShot = async (request: Request, body: unknown): Promise<Response> => {
     const server = createServer();
@@ -96,16 +131,20 @@ export const createMcpRoute = (createServer: () => McpServer, limits: SessionLim
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
         onsessioninitialized: (id) => {
-          sessions.add(id, {
-            transport,
-            async close() {
-              try {
-                await transport.close();
-              } finally {
-                await server.close();
-              }
+          sessions.add(
+            id,
+            {
+              transport,
+              async close() {
+                try {
+                  await transport.close();
+                } finally {
+                  await server.close();
+                }
+              },
             },
-          });
+            clientOf(body),
+          );
         },
       });
       transport.onclose = () => {
@@ -137,7 +176,7 @@ export const createMcpRoute = (createServer: () => McpServer, limits: SessionLim
         return rpcError(problem.code === -32600 ? 400 : 200, problem.code, problem.message, problem.id);
     }
     if (sessionId) {
-      const session = sessions.use(sessionId);
+      const session = sessions.use(sessionId, agentNamed(body));
       if (!session) {
         return rpcError(
           404,
@@ -159,7 +198,7 @@ export const createMcpRoute = (createServer: () => McpServer, limits: SessionLim
         'Bad Request: Mcp-Session-Id header is required. Initialize a session first.',
       );
     }
-    const messages = Array.isArray(body) ? body : [body];
+    const messages = messagesOf(body);
     // A script that cannot read a stream initializes statelessly and gets JSON, as from PulseAgent.
     if (messages.some((m) => isInitializeRequest(m)) && acceptsStream(request)) {
       return openSession(request, body);
@@ -172,6 +211,8 @@ export const createMcpRoute = (createServer: () => McpServer, limits: SessionLim
     get sessionCount() {
       return sessions.size;
     },
+    /** The open sessions, oldest first. */
+    sessions: () => sessions.facts(),
     /** Closes every session; one failing close does not skip the rest. */
     close: () => sessions.close(),
   };

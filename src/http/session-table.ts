@@ -14,8 +14,21 @@ export interface SessionLimits {
 /** The limits `pulse start` uses unless told otherwise. */
 export const SESSION_DEFAULTS: SessionLimits = { idleMs: 30 * 60_000, maxSessions: 1000 };
 
+/** What the HTTP layer knows of one open session, for the status page's list of connected agents. */
+export interface SessionFacts {
+  id: string;
+  /** The client's own name and version, from its `initialize` request's `clientInfo`. */
+  client: { name: string; version: string } | null;
+  /** The name the agent gave in its last tool call's `agent` argument; null while it gave none. */
+  agent: string | null;
+  connectedAt: number;
+  /** When its last request came (a tool call, a read, its notification stream opening). */
+  lastRequestAt: number;
+}
+
 interface Entry<S> {
   session: S;
+  facts: SessionFacts;
   /** Open response streams (the GET notification stream): while any is open, the session is in use. */
   streams: number;
   timer: NodeJS.Timeout;
@@ -26,7 +39,12 @@ interface Entry<S> {
  * `idleMs`; at `maxSessions`, making room closes the least recently used one that has no open
  * stream. A closed session is forgotten by `delete` (its transport's `onclose`).
  */
-export const createSessionTable = <S extends ClosableSession>({ idleMs, maxSessions }: SessionLimits) => {
+export const createSessionTable = <S extends ClosableSession>(
+  { idleMs, maxSessions }: SessionLimits,
+  /** Called whenever a session comes, goes, or is used: the status page follows the list. */
+  onChange: () => void = () => undefined,
+  now: () => number = Date.now,
+) => {
   const entries = new Map<string, Entry<S>>();
   let reserved = 0;
 
@@ -35,6 +53,7 @@ export const createSessionTable = <S extends ClosableSession>({ idleMs, maxSessi
     if (entry === undefined) return;
     entries.delete(id);
     clearTimeout(entry.timer);
+    onChange();
     // A failed close still frees the slot; the session is unreachable either way.
     entry.session.close().catch(() => undefined);
   };
@@ -48,19 +67,32 @@ export const createSessionTable = <S extends ClosableSession>({ idleMs, maxSessi
     get size() {
       return entries.size;
     },
-    /** Adds a session that has just initialised. */
-    add(id: string, session: S): void {
+    /** Adds a session that has just initialised, by the client that named itself `client`. */
+    add(id: string, session: S, client: SessionFacts['client'] = null): void {
       const timer = setTimeout(() => expire(id), idleMs).unref();
-      entries.set(id, { session, streams: 0, timer });
+      const at = now();
+      entries.set(id, {
+        session,
+        facts: { id, client, agent: null, connectedAt: at, lastRequestAt: at },
+        streams: 0,
+        timer,
+      });
+      onChange();
     },
-    /** The session, marked as used now; undefined when unknown, expired or evicted. */
-    use(id: string): S | undefined {
+    /** The session, marked as used now (by `agent`, when the request names one); undefined when unknown, expired or evicted. */
+    use(id: string, agent?: string): S | undefined {
       const entry = entries.get(id);
       if (entry === undefined) return undefined;
       entries.delete(id);
       entries.set(id, entry);
       entry.timer.refresh();
+      entry.facts = { ...entry.facts, lastRequestAt: now(), agent: agent ?? entry.facts.agent };
+      onChange();
       return entry.session;
+    },
+    /** The open sessions, oldest first. */
+    facts(): SessionFacts[] {
+      return [...entries.values()].map((entry) => entry.facts).sort((a, b) => a.connectedAt - b.connectedAt);
     },
     /** Counts a response stream of the session as open until the returned function is called. */
     openStream(id: string): () => void {
@@ -100,11 +132,13 @@ export const createSessionTable = <S extends ClosableSession>({ idleMs, maxSessi
       if (entry === undefined) return;
       entries.delete(id);
       clearTimeout(entry.timer);
+      onChange();
     },
     /** Closes every session; one failing close does not skip the rest. */
     async close(): Promise<void> {
       const open = [...entries.values()];
       entries.clear();
+      if (open.length > 0) onChange();
       for (const { timer } of open) clearTimeout(timer);
       await Promise.allSettled(open.map(({ session }) => session.close()));
     },

@@ -3,9 +3,14 @@ import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import { systemStatus } from '../system/system-status.js';
 import type { PulseActor } from '../system/wiring.js';
+import type { SessionFacts } from './session-table.js';
 
 export interface StatusStreamOptions {
   actor: PulseActor;
+  /** The open MCP sessions, listed as connected agents. */
+  sessions?: () => readonly SessionFacts[];
+  /** Calls `listener` whenever a session comes, goes or is used; returns how to stop. */
+  onSessionsChange?: (listener: () => void) => () => void;
   /** Streams open at once; one more is refused with 503. */
   maxStreams?: number;
   /** A comment line this often keeps proxies and the browser from timing an idle stream out. */
@@ -25,10 +30,13 @@ const realWait = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { sig
  * `systemStatus`, and so is every frame after it (`event: status`), sent when a burst of actor
  * changes has settled and only if what it shows changed. One system-wide inspection
  * subscription sees every actor, pollers spawned by a sources.json reload included, without
- * tracking them one by one; it and the timers end with the stream.
+ * tracking them one by one, and the MCP sessions' changes wake it too; it and the timers end
+ * with the stream.
  */
 export const createStatusStream = ({
   actor,
+  sessions = () => [],
+  onSessionsChange = () => () => undefined,
   maxStreams = 16,
   heartbeatMs = 15_000,
   coalesceMs = 100,
@@ -52,6 +60,10 @@ export const createStatusStream = ({
       changed = true;
       wake();
     });
+    const stopFollowingSessions = onSessionsChange(() => {
+      changed = true;
+      wake();
+    });
     const heartbeat = setInterval(() => {
       beat = true;
       wake();
@@ -59,7 +71,7 @@ export const createStatusStream = ({
     try {
       let last = '';
       const sendIfChanged = async (first: boolean) => {
-        const data = JSON.stringify(systemStatus(actor));
+        const data = JSON.stringify(systemStatus(actor, sessions()));
         if (data === last) return;
         last = data;
         await stream.writeSSE({ event: 'status', data, ...(first ? { retry: retryMs } : {}) });
@@ -83,6 +95,7 @@ export const createStatusStream = ({
       }
     } finally {
       subscription.unsubscribe();
+      stopFollowingSessions();
       clearInterval(heartbeat);
       open--;
     }

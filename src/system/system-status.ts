@@ -1,4 +1,4 @@
-import type { AnyActorRef } from 'xstate';
+import type { AnyActorRef, StateValue } from 'xstate';
 import type { InboxEvent } from '../../machines/external.js';
 import type { FocusContext } from '../../machines/focus.js';
 import { GATE_DEFAULTS, type Gate, type GateContext, type GateSettings } from '../../machines/gate.js';
@@ -10,6 +10,7 @@ import { needsReplan } from '../../machines/replan.js';
 import { pollerId, type ServerSummary, type SourcesContext, sourceBlocked } from '../../machines/sources.js';
 import type { WatcherContext } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
+import type { SessionFacts } from '../http/session-table.js';
 import { logOf, replanOf } from './ask-actors.js';
 import type { PulseActor } from './wiring.js';
 
@@ -109,18 +110,37 @@ export interface SystemStatus {
   };
   /** The last events of `events.jsonl`, newest first: which file changed and how, never its text. */
   recent_events: Pick<PulseEvent, 'id' | 'path' | 'kind' | 'timestamp'>[];
+  /** The open MCP sessions, oldest first: who is connected and when each last checked in. */
+  agents: AgentStatus[];
 }
 
 export interface ActorStatus {
   id: string;
   state: string;
+  /** The state value as XState holds it (null when stopped): the status page highlights it on the machine's diagram. */
+  value: StateValue | null;
+}
+
+/** One open MCP session, as the status page lists connected agents. */
+export interface AgentStatus {
+  session: string;
+  /** The client's own name and version from its `initialize`; null when it gave none. */
+  client_name: string | null;
+  client_version: string | null;
+  /** The name given in its tool calls' `agent` argument; null while it gave none. */
+  agent: string | null;
+  connected_at: string;
+  /** Its last request: a tool call, a read, or its notification stream opening. */
+  last_request_at: string;
+  /** The delivery of external events out to this session, or null when it holds none. */
+  holds_delivery: string | null;
 }
 
 /** How many logged events `recent_events` lists (as many as the context resource shows). */
 export const RECENT_EVENTS = 20;
 
 /** The actors the root starts, in the order a reader follows a change through them. */
-const CORE_ACTORS = ['log', 'replan', 'watcher', 'inbox', 'gate', 'focus', 'sources'] as const;
+const CORE_ACTORS = ['log', 'replan', 'watcher', 'inbox', 'gate', 'focus', 'sources', 'hooks'] as const;
 
 /** One event as status shows it: the title, never the detail. */
 export interface EventSummary {
@@ -307,8 +327,8 @@ const serverState = (server: ServerSummary, pollers: readonly PollerStatus[]) =>
     : { state: 'failing' as const, detail: last.last_error };
 };
 
-/** Reads the snapshots; sends nothing. */
-export const systemStatus = (actor: PulseActor): SystemStatus => {
+/** Reads the snapshots, and the open MCP `sessions` the HTTP layer holds; sends nothing. */
+export const systemStatus = (actor: PulseActor, sessions: readonly SessionFacts[] = []): SystemStatus => {
   const log = logOf(actor).getSnapshot();
   const replan = replanOf(actor).getSnapshot();
   const inbox = (actor.system.get('inbox') as AnyActorRef | undefined)?.getSnapshot() as
@@ -391,12 +411,29 @@ export const systemStatus = (actor: PulseActor): SystemStatus => {
     actors: [
       ...CORE_ACTORS.map((id) => {
         const snapshot = snapshotOf(actor, id);
-        return { id, state: snapshot ? stateName(snapshot.value) : 'stopped' };
+        return {
+          id,
+          state: snapshot ? stateName(snapshot.value) : 'stopped',
+          value: (snapshot?.value as StateValue | undefined) ?? null,
+        };
       }),
       ...pollers
         .filter((p) => p.disabled_reason === null)
-        .map((p) => ({ id: pollerId(p.source), state: p.state })),
+        .map(({ source, state }) => {
+          const id = pollerId(source);
+          return { id, state, value: (snapshotOf(actor, id)?.value as StateValue | undefined) ?? null };
+        }),
     ],
+    agents: sessions.map((session) => ({
+      session: session.id,
+      client_name: session.client?.name ?? null,
+      client_version: session.client?.version ?? null,
+      agent: session.agent,
+      connected_at: new Date(session.connectedAt).toISOString(),
+      last_request_at: new Date(session.lastRequestAt).toISOString(),
+      holds_delivery:
+        gate?.context.delivery?.holderSession === session.id ? gate.context.delivery.deliveryId : null,
+    })),
     watcher: {
       state: watcher ? stateName(watcher.value) : 'stopped',
       changes_seen: watcher?.context.changesSeen ?? 0,

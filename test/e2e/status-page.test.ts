@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -26,7 +28,12 @@ import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOT = join(import.meta.dirname, '../../test-output/status-page.png');
+/** Where the screenshots go: PULSE_SHOTS_DIR when set (to look at them), else a temp dir. */
+const shotsDir = async () => {
+  const dir = process.env.PULSE_SHOTS_DIR ?? (await mkdtemp(join(tmpdir(), 'pulse-shots-')));
+  await mkdir(dir, { recursive: true });
+  return dir;
+};
 const PLANTED = 'PLANTED-GUIDANCE-never-on-the-page';
 const HOSTILE_TITLE = '<img src=x onerror="document.title=\'pwned\'">Budget review';
 
@@ -74,6 +81,14 @@ const stream = async (daemon: RunningDaemon) => {
   return reader;
 };
 
+type SystemStatus = Awaited<ReturnType<StatusStreamReader['next']>>;
+
+const statusOf = async (daemon: RunningDaemon): Promise<SystemStatus> =>
+  (await fetch(new URL('/status', daemon.url))).json() as Promise<SystemStatus>;
+
+/** Ends a client's MCP session the way a client does when it leaves: DELETE /mcp. */
+const endSession = (client: Client) => (client.transport as StreamableHTTPClientTransport).terminateSession();
+
 /** A GET through node:http, which lets the test name the Host; the body is not read. */
 const rawGet = (url: string, headers: Record<string, string>) =>
   new Promise<{ status: number; type: string | undefined }>((resolve, reject) => {
@@ -115,6 +130,43 @@ describe('the status page over plain HTTP', () => {
     // Data is shown as text only, and nothing is loaded from elsewhere.
     expect(html).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+  });
+
+  it('arrives with the status of the moment drawn: cards, plain-language states and the active state on each diagram', async () => {
+    const html = await (await fetch(new URL('/', daemon.url))).text();
+    expect(html).toContain('<p class="headline" id="replan-headline">No replan pending</p>');
+    expect(html).toContain('Nothing to replan: guidance and constraints have not changed.');
+    expect(html).toContain('No agent is connected over MCP.');
+    // The replan diagram marks where the machine is, and only there.
+    const replan = /<figure[^>]*id="machine-replan"[\s\S]*?<\/figure>/.exec(html)![0];
+    expect(replan).toContain('<g class="state atomic active" data-state="idle"');
+    expect(replan.match(/ active"/g)).toHaveLength(1);
+    // No script, no stylesheet, no font, no image from anywhere: the diagrams are inline SVG.
+    expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)="(?!data:)/);
+  });
+
+  it('lists each MCP session in /status with its client, name and last check-in, and drops it when the session ends', async () => {
+    const client = await connectClient(daemon.url);
+    clients.push(client);
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const connected = await statusOf(daemon);
+    expect(connected.agents).toEqual([
+      expect.objectContaining({
+        session: sessionId,
+        client_name: 'pulse-test',
+        client_version: '1.0.0',
+        agent: null,
+        holds_delivery: null,
+      }),
+    ]);
+    await callTool(client, 'pulse_should_interrupt', { agent: 'http-test' });
+    const named = (await statusOf(daemon)).agents[0]!;
+    expect(named.agent).toBe('http-test');
+    expect(named.connected_at).toBe(connected.agents[0]!.connected_at);
+    expect(Date.parse(named.last_request_at)).toBeGreaterThanOrEqual(Date.parse(named.connected_at));
+
+    await endSession(client);
+    expect((await statusOf(daemon)).agents).toEqual([]);
   });
 
   it('keeps /healthz, /status and /mcp as they were, and names the page in a 404', async () => {
@@ -210,6 +262,11 @@ const launchChromium = (): Promise<Browser> =>
 
 describe('the status page in Chromium', () => {
   let browser: Browser | undefined;
+  let shots: string;
+
+  beforeAll(async () => {
+    shots = await shotsDir();
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -218,40 +275,106 @@ describe('the status page in Chromium', () => {
 
   const text = (page: Page, selector: string) => page.locator(selector).first().textContent();
 
-  it('follows a replan and a delivery live, shows the stream dropping, and comes back by itself', async (context) => {
-    if (NO_BROWSER !== null) {
-      // CI installs the browser first (.ci/run) and never lets this test skip.
-      if (process.env.PULSE_REQUIRE_BROWSER === '1') throw new Error(NO_BROWSER);
-      console.warn(`skipped the status page in Chromium: ${NO_BROWSER}`);
-      context.skip(NO_BROWSER);
-    }
+  const needBrowser = (context: { skip: (note: string) => void }) => {
+    if (NO_BROWSER === null) return;
+    // CI installs the browser first (.ci/run) and never lets this test skip.
+    if (process.env.PULSE_REQUIRE_BROWSER === '1') throw new Error(NO_BROWSER);
+    console.warn(`skipped the status page in Chromium: ${NO_BROWSER}`);
+    context.skip(NO_BROWSER);
+  };
+
+  /** A page that records CSP violations, script errors and every request it makes. */
+  const watchedPage = async (options: { javaScriptEnabled?: boolean } = {}) => {
+    browser ??= await launchChromium();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, ...options });
+    const problems: string[] = [];
+    const requests: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' || /Content Security Policy|Refused to/.test(message.text()))
+        problems.push(message.text());
+    });
+    page.on('request', (request) => requests.push(new URL(request.url()).pathname));
+    return { page, problems, requests };
+  };
+
+  /** The text of the cards and diagrams, every relative time masked (they tick between two loads). */
+  const mainText = async (page: Page) =>
+    ((await page.locator('main').textContent()) ?? '').replace(
+      /\b(in \d+ (s|min|h|d)|\d+ (s|min|h|d) ago|now)\b/g,
+      '<time>',
+    );
+
+  const activeStates = (page: Page, machine: string) =>
+    page
+      .locator(`#machine-${machine} g.active[data-state]`)
+      .evaluateAll((boxes) => boxes.map((box) => box.getAttribute('data-state')));
+
+  it('shows the status without JavaScript, the same once the script takes over, and loads nothing else', async (context) => {
+    needBrowser(context);
+    const project = await newProject();
+    const daemon = await start(project);
+    const url = `http://127.0.0.1:${daemon.port}/`;
+
+    const still = await watchedPage({ javaScriptEnabled: false });
+    await still.page.goto(url);
+    expect(await text(still.page, '#conn')).toBe('Snapshot from the server (live updates need JavaScript)');
+    expect(await text(still.page, '#replan-headline')).toBe('No replan pending');
+    expect(await text(still.page, '#actors-body')).toContain(
+      'Watching .pulse/ and the project root for edits.',
+    );
+    expect(await activeStates(still.page, 'replan')).toEqual(['idle']);
+    const serverText = await mainText(still.page);
+
+    const live = await watchedPage();
+    await live.page.goto(url);
+    await expect.poll(() => text(live.page, '#conn')).toBe('Live');
+    await expect.poll(() => text(live.page, '#updated')).toMatch(/^updated /);
+    expect(await mainText(live.page)).toBe(serverText);
+    expect(await activeStates(live.page, 'replan')).toEqual(['idle']);
+    expect(await activeStates(live.page, 'log')).toEqual([
+      'ready',
+      'ready.scan',
+      'ready.scan.idle',
+      'ready.ack',
+      'ready.ack.idle',
+    ]);
+    await live.page.screenshot({ path: join(shots, 'idle.png'), fullPage: true });
+
+    expect([...still.problems, ...live.problems]).toEqual([]);
+    expect(new Set([...still.requests, ...live.requests])).toEqual(new Set(['/', '/status/stream']));
+  }, 60_000);
+
+  it('follows agents, a replan and a delivery live, shows the stream dropping, and comes back by itself', async (context) => {
+    needBrowser(context);
     // The folder name and an item title are markup: the page must show them as text.
-    browser = await launchChromium();
     const project = await newProject('pulse-page-<img src=x onerror=alert(1)>-');
     await writeSources(project, [
       { id: 'cal-1', title: HOSTILE_TITLE },
       { id: 'cal-2', title: 'Standup moved to 10:30' },
     ]);
     const daemon = await start(project);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/.test(message.text())) problems.push(message.text());
-    });
+    const { page, problems, requests } = await watchedPage();
 
     await page.goto(`http://127.0.0.1:${daemon.port}/`);
     await page.evaluate('window.samePage = true');
     await expect.poll(() => text(page, '#conn')).toBe('Live');
     expect(await text(page, '#replan-headline')).toBe('No replan pending');
-    expect(await text(page, '#replan-body .chip')).toBe('idle');
+    expect(await text(page, '#replan-body .internal')).toBe('idle');
     expect(await text(page, 'header .project')).toBe(project);
     expect(await text(page, '#focus-body .headline')).toBe('Off');
+    expect(await text(page, '#agents-body')).toMatch(/^No agent is connected/);
     await expect.poll(() => text(page, '#pollers-body tbody')).toMatch(/cal.*waiting.*ago.*in \d+ min.*2/);
+    await expect
+      .poll(() => text(page, '#machine-poller figcaption'))
+      .toMatch(/cal: Waiting: next poll in \d+ min/);
 
-    // An agent checks in and the delivery goes out to it: the page names it and lists the titles.
+    // An agent connects: the page lists its client by the name and version it gave.
     const agent = await connectClient(daemon.url);
     clients.push(agent);
+    await expect.poll(() => text(page, '#agents-body tbody')).toMatch(/not named\s*pulse-test 1\.0\.0/);
+
+    // It checks in and the delivery goes out to it: the page names it and lists the titles.
     await waitUntil(
       async () =>
         (
@@ -262,39 +385,59 @@ describe('the status page in Chromium', () => {
       { timeoutMs: 15_000, intervalMs: 100, describe: () => 'a delivery' },
     );
     await expect.poll(() => text(page, '#delivery-body .headline')).toBe('Out to agent:page-test');
+    const deliveryId = (await statusOf(daemon)).gate.delivery!.delivery_id;
+    await expect.poll(() => text(page, '#agents-body tbody')).toContain(`page-testpulse-test 1.0.0`);
+    expect(await text(page, '#agents-body tbody')).toContain(`holds ${deliveryId}`);
     const delivery = (await text(page, '#delivery-body'))!;
     expect(delivery).toContain(HOSTILE_TITLE);
     expect(delivery).toContain('Standup moved to 10:30');
     expect(delivery).toMatch(/lease ends\s*in \d+ (s|min)/);
+    expect(await text(page, '#machine-gate figcaption')).toMatch(
+      /Out to agent:page-test: waiting for its acknowledgement \(lease ends in \d+ (s|min)\)/,
+    );
+    expect(await activeStates(page, 'gate')).toEqual(['awaiting']);
     expect(await page.locator('#delivery-body time').first().getAttribute('title')).toMatch(
       /^\d{4}-\d\d-\d\dT[\d:.]+Z$/,
     );
+    await page.screenshot({ path: join(shots, 'delivery-out.png'), fullPage: true });
 
-    // The user changes guidance: the page shows the pending replan without a reload.
+    // The user changes guidance: the page shows the pending replan without a reload, in words and on the diagram.
     await save(join(project, '.pulse', 'guidance.md'), `# Guidance\n\n${PLANTED}\n`);
     await expect.poll(() => text(page, '#replan-headline')).toMatch(/^Replan pending/);
     const answer = await callTool<{ pending_replan_event_id: string }>(agent, 'pulse_should_interrupt', {
       agent: 'page-test',
     });
-    expect(await text(page, '#replan-event')).toBe(answer.pending_replan_event_id);
+    const event = answer.pending_replan_event_id;
+    expect(await text(page, '#replan-event')).toBe(event);
     expect(await text(page, '#replan-files')).toBe('.pulse/guidance.md');
-    expect(await text(page, '#events-body tbody tr')).toContain(answer.pending_replan_event_id);
+    expect(await text(page, '#replan-body .says')).toMatch(
+      new RegExp(
+        `^Waiting for the agent to acknowledge ${event} \\(guidance\\.md changed (now|\\d+ s ago)\\)\\.$`,
+      ),
+    );
+    expect(await activeStates(page, 'replan')).toEqual(['pending']);
+    expect(await text(page, '#events-body tbody tr')).toContain(event);
     expect(await page.title()).toMatch(/^Replan pending · pulse · /);
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    await page.screenshot({ path: join(shots, 'replan-pending.png'), fullPage: true });
 
-    // The agent acknowledges: nothing is pending any more.
-    const ack = await callTool<{ accepted: boolean }>(agent, 'pulse_ack_replan', {
-      event_id: answer.pending_replan_event_id,
-    });
+    // The agent acknowledges: nothing is pending any more, and the diagram moves.
+    const ack = await callTool<{ accepted: boolean }>(agent, 'pulse_ack_replan', { event_id: event });
     expect(ack.accepted).toBe(true);
     await expect.poll(() => text(page, '#replan-headline')).toBe('No replan pending');
-    expect(await text(page, '#replan-body .chip')).toBe('acknowledged');
+    expect(await text(page, '#replan-body .internal')).toBe('acknowledged');
+    expect(await activeStates(page, 'replan')).toEqual(['acknowledged']);
     expect(await page.locator('#replan-event').count()).toBe(0);
+
+    // The agent leaves (DELETE /mcp): the page drops it.
+    await endSession(agent);
+    await expect.poll(() => text(page, '#agents-body')).toMatch(/^No agent is connected/);
 
     // Nothing the sources or the folder name said became markup, and nothing the page holds is file text.
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.title()).not.toBe('pwned');
     expect(await page.content()).not.toContain(PLANTED);
+
+    expect(problems).toEqual([]);
 
     // The daemon stops: the page says so. It starts again on the same port: the page is live again.
     await daemon.stop();
@@ -303,6 +446,8 @@ describe('the status page in Chromium', () => {
     await start(project, ['--port', String(daemon.port)]);
     await expect.poll(() => text(page, '#conn'), { timeout: 15_000 }).toBe('Live');
     expect(await page.evaluate('window.samePage')).toBe(true);
-    expect(problems).toEqual([]);
+    // The stream cut off shows as a failed load of it: the only error, and no CSP violation.
+    expect(problems.filter((p) => !/^Failed to load resource: net::/.test(p))).toEqual([]);
+    expect(new Set(requests)).toEqual(new Set(['/', '/status/stream']));
   }, 90_000);
 });

@@ -124,6 +124,7 @@ describe('the status stream', () => {
       'gate',
       'focus',
       'sources',
+      'hooks',
     ]);
     expect(reader.frames[0]).toMatchObject({ event: 'status', retry: 1234 });
   });

@@ -1,18 +1,254 @@
-/**
- * The status page's cards, in page order. The server writes a section for each and the browser
- * script fills it from `SystemStatus`: a new card is one line here and its renderer in
- * `client/cards.ts`, which the compiler asks for.
- */
-export const CARDS = [
-  { id: 'replan', title: 'Replan', wide: false },
-  { id: 'delivery', title: 'Delivery to the agent', wide: false },
-  { id: 'inbox', title: 'Inbox', wide: false },
-  { id: 'actors', title: 'Actors', wide: false },
-  { id: 'log', title: 'Event log', wide: false },
-  { id: 'focus', title: 'Focus', wide: false },
-  { id: 'pollers', title: 'Sources', wide: true },
-  { id: 'events', title: 'Recent events', wide: true },
-  { id: 'dead', title: 'Dead letters', wide: true },
-] as const;
+import type { SystemStatus } from '../../system/system-status.js';
+import { actorOf, stateLine } from './states.js';
+import { type Child, chip, error, h, none, rows, table, time } from './view.js';
 
-export type CardId = (typeof CARDS)[number]['id'];
+// The status page's cards, in page order, each with what it shows for one status. The server
+// renders them into the first view (page.ts) and the browser script redraws them from every
+// frame of the stream (client/main.ts): one model, so both show the same.
+
+export interface Card {
+  id: string;
+  title: string;
+  wide: boolean;
+  /** The content of the card's body. */
+  render: (status: SystemStatus) => Child;
+  /** Whether the card asks for attention now. */
+  alert?: (status: SystemStatus) => boolean;
+}
+
+const shortSession = (id: string) => id.slice(0, 8);
+
+const agents = (s: SystemStatus): Child =>
+  table(
+    ['agent', 'client', 'session', 'connected', 'last check-in', 'delivery'],
+    s.agents.map((a) => [
+      a.agent ? h('span', { class: 'mono' }, a.agent) : none('not named'),
+      a.client_name
+        ? [a.client_name, ' ', h('span', { class: 'muted' }, a.client_version ?? '')]
+        : none('unknown'),
+      h('code', { title: a.session }, shortSession(a.session)),
+      time(a.connected_at),
+      time(a.last_request_at),
+      a.holds_delivery ? h('span', { class: 'chip warn' }, `holds ${a.holds_delivery}`) : none('none'),
+    ]),
+    'No agent is connected over MCP. Agents connect to /mcp; a session closes after 30 min without a request.',
+  );
+
+const replan = (s: SystemStatus): Child => {
+  const r = s.replan;
+  const pending = r.pending_replan_event_id !== null;
+  return [
+    h(
+      'p',
+      { class: 'headline', id: 'replan-headline' },
+      pending ? 'Replan pending: the agent must replan and acknowledge' : 'No replan pending',
+    ),
+    rows([
+      ['state', stateLine(s, actorOf(s, 'replan'))],
+      pending && ['event', h('code', { id: 'replan-event' }, r.pending_replan_event_id)],
+      pending && [
+        'files',
+        h(
+          'span',
+          { id: 'replan-files' },
+          r.pending_replan_files.map((file, i) => [i ? ', ' : '', h('code', {}, file)]),
+        ),
+      ],
+      ['last ack', r.last_acknowledged_event_id ? h('code', {}, r.last_acknowledged_event_id) : none('none')],
+    ]),
+  ];
+};
+
+const delivery = (s: SystemStatus): Child => {
+  const g = s.gate;
+  const d = g.delivery;
+  return [
+    d === null
+      ? h('p', { class: 'headline' }, 'No delivery out')
+      : [
+          h(
+            'p',
+            { class: 'headline' },
+            d.holder === null ? 'Waiting for an agent to check in' : `Out to ${d.holder}`,
+          ),
+          rows([
+            ['delivery', h('code', {}, d.delivery_id)],
+            ['lease ends', d.holder === null ? none('when claimed') : time(d.lease_expires_at)],
+            [
+              'events',
+              h(
+                'ul',
+                { class: 'titles' },
+                d.events.map((e) =>
+                  h(
+                    'li',
+                    {},
+                    h('span', { class: 'chip' }, e.source),
+                    ' ',
+                    e.title,
+                    e.why && h('span', { class: 'muted' }, ` — ${e.why}`),
+                    e.attempts > 1 && h('span', { class: 'muted' }, ` (attempt ${e.attempts})`),
+                  ),
+                ),
+              ),
+            ],
+          ]),
+        ],
+    rows([
+      ['gate', stateLine(s, actorOf(s, 'gate'))],
+      [
+        'so far',
+        `${g.delivered} delivered, ${g.consumed_silently} consumed silently, ${g.put_back} put back`,
+      ],
+      g.last_thought && [
+        'thinker',
+        [g.last_thought.by, g.last_thought.note && h('div', { class: 'error' }, g.last_thought.note)],
+      ],
+      g.last_thought && [
+        'last thought',
+        h(
+          'ul',
+          { class: 'titles' },
+          g.last_thought.events.map((e) =>
+            h(
+              'li',
+              {},
+              h('span', { class: 'chip' }, e.verdict === 'speak' ? 'deliver' : 'quiet'),
+              ' ',
+              e.title,
+              e.why && h('span', { class: 'muted' }, ` — ${e.why}`),
+            ),
+          ),
+        ),
+      ],
+      g.failed_in_a_row > 0 && ['backing off', error(`${g.failed_in_a_row} failed thoughts in a row`)],
+      g.last_error && ['error', error(g.last_error)],
+    ]),
+  ];
+};
+
+const inbox = ({ inbox: i }: SystemStatus): Child => [
+  h('p', { class: 'big' }, String(i.size), h('span', { class: 'muted' }, ` / ${i.capacity}`)),
+  rows([
+    ['out', `${i.out}${i.out ? ' with the gate' : ''}`],
+    ['dropped', i.dropped ? h('span', { class: 'error' }, String(i.dropped)) : '0'],
+    ['received', String(i.inserted)],
+    i.last_error && ['error', error(i.last_error)],
+  ]),
+];
+
+const actors = (s: SystemStatus): Child =>
+  h(
+    'ul',
+    { class: 'actors' },
+    s.actors.map((a) => h('li', {}, h('span', { class: 'mono' }, a.id), h('span', {}, stateLine(s, a)))),
+  );
+
+const log = (s: SystemStatus): Child =>
+  rows([
+    ['events', `${s.log.events} in events.jsonl`],
+    ['latest', s.log.latest_event_id ? h('code', {}, s.log.latest_event_id) : none('none')],
+    [
+      'file watch',
+      [
+        s.watcher.down ? chip(s.watcher.state) : 'working',
+        h(
+          'div',
+          { class: 'muted', id: 'watch-notices' },
+          `${s.watcher.changes_seen} change ${s.watcher.changes_seen === 1 ? 'notice' : 'notices'} from the file system since the daemon started. One save often makes several (write, rename, attributes); each notice only asks the log to compare the files, and a file whose content changed becomes one event.`,
+        ),
+      ],
+    ],
+    s.log.last_error && ['error', error(s.log.last_error)],
+    ...s.log.unobservable.map((u) => ['cannot see', error(`${u.file} ${u.reason}`)] as const),
+    s.watcher.down
+      ? [
+          'watcher down',
+          error(`${s.watcher.down}: .pulse/ is polled every second until the watch works again`),
+        ]
+      : s.watcher.last_error && ['watcher error', error(`${s.watcher.last_error} (recovered)`)],
+    ...s.log.warnings.map((w) => ['warning', error(w)] as const),
+  ]);
+
+const focus = ({ focus: f }: SystemStatus): Child => [
+  h('p', { class: 'headline' }, f.until ? 'On: external events wait' : 'Off'),
+  h(
+    'p',
+    { class: 'muted' },
+    f.until
+      ? ['Ends ', time(f.until), '; ', h('code', {}, 'pulse focus off'), ' ends it now.']
+      : [h('code', {}, 'pulse focus 45m'), ' holds external events for 45 minutes.'],
+  ),
+  f.last_error && h('p', {}, error(`focus.json: ${f.last_error}`)),
+];
+
+const pollers = ({ sources: src }: SystemStatus): Child => [
+  src.error &&
+    h(
+      'p',
+      { class: 'error' },
+      `sources.json: ${src.error} (${src.keeps_last_good ? 'the last good config keeps running' : 'no source runs until it is fixed'})`,
+    ),
+  src.warnings.map((w) => h('p', { class: 'error' }, w)),
+  table(
+    ['source', 'state', 'last poll', 'next poll', 'items', 'last error'],
+    src.pollers.map((p) => [
+      [
+        h('span', { class: 'mono' }, p.source),
+        h('div', { class: 'muted mono' }, `${p.server}.${p.tool}, every ${p.interval_sec} s`),
+      ],
+      chip(p.state),
+      time(p.last_poll_at, 'never'),
+      time(p.next_poll_at),
+      String(p.items_seen),
+      p.last_error
+        ? [error(p.last_error), h('div', { class: 'muted' }, `${p.failures} failures`)]
+        : none('none'),
+    ]),
+    'No sources configured: add them to .pulse/sources.json.',
+  ),
+];
+
+const dead = ({ gate: g }: SystemStatus): Child => [
+  table(
+    ['at', 'source', 'title', 'why'],
+    [...g.dead_letters]
+      .reverse()
+      .map((d) => [
+        time(d.at),
+        h('span', { class: 'chip' }, d.source),
+        d.title,
+        d.reason === 'overflow' ? 'pushed out of a full inbox' : `${d.attempts} failed attempts`,
+      ]),
+    'None: no event was given up on.',
+  ),
+  g.dead_lettered > 0 &&
+    h('p', { class: 'muted' }, `${g.dead_lettered} this run; all of them are in .pulse/dead-letters.jsonl`),
+];
+
+const events = (s: SystemStatus): Child =>
+  table(
+    ['id', 'file', 'kind', 'time'],
+    s.recent_events.map((e) => [h('code', {}, e.id), h('code', {}, e.path), e.kind, time(e.timestamp)]),
+    'No events logged yet.',
+  );
+
+/** The cards in page order. */
+export const CARDS: readonly Card[] = [
+  { id: 'agents', title: 'Connected agents', wide: true, render: agents },
+  {
+    id: 'replan',
+    title: 'Replan',
+    wide: false,
+    render: replan,
+    alert: (s) => s.replan.pending_replan_event_id !== null,
+  },
+  { id: 'delivery', title: 'Delivery to the agent', wide: false, render: delivery },
+  { id: 'inbox', title: 'Inbox', wide: false, render: inbox },
+  { id: 'actors', title: 'Actors', wide: true, render: actors },
+  { id: 'log', title: 'Event log', wide: false, render: log },
+  { id: 'focus', title: 'Focus', wide: false, render: focus },
+  { id: 'pollers', title: 'Sources', wide: true, render: pollers },
+  { id: 'events', title: 'Recent events', wide: true, render: events },
+  { id: 'dead', title: 'Dead letters', wide: true, render: dead },
+];

@@ -1,12 +1,19 @@
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { html, raw } from 'hono/html';
+import type { SystemStatus } from '../../system/system-status.js';
 import { SCRIPT, STYLE } from './assets.generated.js';
-import { CARDS } from './cards.js';
+import { CARDS, type Card } from './cards.js';
+import { diagramView } from './diagrams.js';
+import { toHtml } from './html.js';
+import { DIAGRAMS } from './machines.generated.js';
+import { time } from './view.js';
 
-// One self-contained document, nothing fetched but the stream, so it works offline. The script
-// (client/, built by scripts/build-status-page.mjs) renders with DOM nodes and text only, and the
-// CSP allows exactly this style and this script by hash. Every value below is escaped by `html`.
+// One self-contained document, nothing fetched but the stream, so it works offline. It arrives
+// with the status of the moment already drawn (the same card model the script redraws from each
+// frame of the stream), so the page has content without JavaScript and before the stream
+// connects. The CSP allows exactly this style and this script by hash; the machine diagrams are
+// inline SVG drawn at build time. Every value is escaped by `html` or by `toHtml`.
 
 const cspHash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
@@ -27,29 +34,60 @@ export const STATUS_PAGE_HEADERS = {
   'Cache-Control': 'no-store',
 };
 
-const card = ({ id, title, wide }: (typeof CARDS)[number]) =>
-  html`<section class="${wide ? 'card wide' : 'card'}" id="${id}"><h2>${title}</h2><div id="${id}-body"><p class="muted">Waiting for the daemon…</p></div></section>`;
+const card =
+  (status: SystemStatus) =>
+  ({ id, title, wide, render, alert }: Card) =>
+    html`<section class="${['card', wide && 'wide', alert?.(status) && 'alert'].filter(Boolean).join(' ')}" id="${id}"><h2>${title}</h2><div id="${id}-body">${raw(toHtml(render(status)))}</div></section>`;
 
-/** `GET /`: the live status page of the daemon serving `project`. */
-export const statusPage = ({ project, version }: { project: string; version: string }) => html`<!DOCTYPE html>
+/** A diagram's SVG with the boxes in `active` marked: the script moves the marks from then on. */
+const marked = (svg: string, active: readonly string[]) => {
+  const on = new Set(active);
+  return svg.replace(
+    /<g class="state (\w+)" data-(state|actor)="([^"]*)"/g,
+    (tag, kind: string, attribute: string, path: string) =>
+      on.has(path) ? `<g class="state ${kind} active" data-${attribute}="${path}"` : tag,
+  );
+};
+
+/** Diagrams wider than this take a whole row of the grid. */
+const WIDE_DIAGRAM = 580;
+
+const figure =
+  (status: SystemStatus) =>
+  ({ actor, svg, width }: (typeof DIAGRAMS)[number]) => {
+    const view = diagramView(status, actor);
+    return html`<figure class="${width > WIDE_DIAGRAM ? 'diagram wide' : 'diagram'}" id="machine-${actor}" data-machine="${actor}"><figcaption><span class="mono">${actor}</span> <span id="machine-${actor}-caption">${raw(toHtml(view.caption))}</span></figcaption><div class="scroll">${raw(marked(svg, view.active))}</div></figure>`;
+  };
+
+/** `GET /`: the status page of the daemon serving `project`, showing `status` until the stream takes over. */
+export const statusPage = ({
+  project,
+  version,
+  status,
+}: {
+  project: string;
+  version: string;
+  status: SystemStatus;
+}) => html`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
-<title>pulse · ${basename(project)}</title>
+<title>${status.replan.pending_replan_event_id ? 'Replan pending · ' : ''}pulse · ${basename(project)}</title>
 <style>${raw(STYLE)}</style>
 </head>
-<body class="stale">
+<body>
 <header>
 <h1>pulse</h1>
 <p class="project" title="${project}">${project}</p>
-<p id="conn" role="status" data-state="connecting">Connecting…</p>
+<p id="conn" role="status" data-state="snapshot">Snapshot from the server (live updates need JavaScript)</p>
 </header>
 <main>
-${CARDS.map(card)}
+${CARDS.map(card(status))}
+<section class="card wide" id="machines"><h2>Machines</h2><p class="muted">Each actor's statechart, drawn from its machine definition: the highlighted boxes are the states it is in now. Hover a box for what the state means.</p>${DIAGRAMS.map(figure(status))}</section>
 </main>
-<footer>pulse ${version} · <span id="updated"></span> · the same as JSON: <a href="/status">/status</a> · MCP at /mcp</footer>
+<footer>pulse ${version} · <span id="updated">${raw(toHtml(['as of ', time(new Date().toISOString())]))}</span> · the same as JSON: <a href="/status">/status</a> · MCP at /mcp</footer>
 <script>${raw(SCRIPT)}</script>
 </body>
 </html>
