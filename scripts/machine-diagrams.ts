@@ -130,6 +130,8 @@ const edgesOf = (machine: AnyStateMachine): Edge[] => {
 const CHAR = 7.2;
 const SMALL_CHAR = 5.9;
 const INITIAL = '·initial';
+/** Marks the unseen edges that stack a parallel state's regions; they order the layout and are not drawn. */
+const STACK = '·stack';
 
 const elkId = (path: string) => (path === '' ? '·root' : path);
 
@@ -141,6 +143,15 @@ const elkNode = (node: AnyStateNode, edges: ElkExtendedEdge[]): ElkNode => {
   if (inner.length === 0)
     return { id: elkId(path), width: Math.max(70, label.length * CHAR + 24), height: 30 };
   const kids = inner.map((child) => elkNode(child, edges));
+  // Parallel regions have no edges between them, so the layered layout would set them side by
+  // side, as wide as all of them together; an unseen edge from each region to the next puts each
+  // one below the last instead, so a parallel state is as wide as its widest region.
+  if (node.type === 'parallel') {
+    for (const [i, region] of inner.slice(1).entries()) {
+      const above = elkId(pathOf(inner[i]!));
+      edges.push({ id: `${above}${STACK}`, sources: [above], targets: [elkId(pathOf(region))] });
+    }
+  }
   if (node.type === 'compound' && node.initial?.target[0]) {
     const dot = `${path}${INITIAL}`;
     kids.unshift({ id: dot, width: 10, height: 10 });
@@ -259,6 +270,7 @@ const draw = async (actor: string, machine: AnyStateMachine): Promise<Diagram> =
   const arrows: string[] = [];
   const labels: string[] = [];
   for (const edge of laid.edges ?? []) {
+    if (edge.id.endsWith(STACK)) continue;
     for (const section of edge.sections ?? []) {
       const points = [section.startPoint, ...(section.bendPoints ?? []), section.endPoint];
       arrows.push(

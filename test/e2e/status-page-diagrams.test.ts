@@ -4,6 +4,7 @@ import { pulseMachine } from '../../machines/pulse.js';
 import { DRAWN_MACHINES } from '../../scripts/machine-diagrams.js';
 import { escapeHtml } from '../../src/http/status-page/html.js';
 import { DIAGRAMS, STATE_TEXT } from '../../src/http/status-page/machines.generated.js';
+import { DIAGRAM_MAX_WIDTH } from '../../src/http/status-page/page.js';
 
 /*
  * The status page's diagrams come from the machine definitions: the boxes of each diagram the
@@ -43,6 +44,26 @@ describe('the machine diagrams on the status page', () => {
       .map((i) => (i as { systemId?: string; id: string }).systemId ?? (i as { id: string }).id);
     expect(boxes(diagram('pulse'), 'actor')).toEqual([...invoked, 'poller'].sort());
     expect(DIAGRAMS.map((d) => d.actor).sort()).toEqual(['pulse', ...invoked, 'poller'].sort());
+  });
+
+  it('lays out every diagram to fit the page, a parallel state with its regions one above the other', () => {
+    const widths = Object.fromEntries(DIAGRAMS.map((d) => [d.actor, d.width]));
+    const tooWide = Object.entries(widths).filter(([, width]) => width > DIAGRAM_MAX_WIDTH);
+    expect(tooWide, `diagram widths ${JSON.stringify(widths)}, page ${DIAGRAM_MAX_WIDTH}`).toEqual([]);
+    // Each box's width is the SVG's own, not a scaled one: the text reads at the page's size.
+    for (const { actor, svg, width } of DIAGRAMS) expect(svg, actor).toContain(`width="${width}"`);
+
+    // The log's two regions: `ack` below `scan`, not beside it.
+    const box = (path: string) => {
+      const rect = new RegExp(
+        `data-state="${path}">(?:<title>[^<]*</title>)?<rect x="([\\d.]+)" y="([\\d.]+)" width="([\\d.]+)" height="([\\d.]+)"`,
+      ).exec(diagram('log'));
+      const [x, y, w, h] = rect!.slice(1).map(Number) as [number, number, number, number];
+      return { x, y, w, h };
+    };
+    const scan = box('ready.scan');
+    const ack = box('ready.ack');
+    expect(ack.y).toBeGreaterThanOrEqual(scan.y + scan.h);
   });
 
   it('says what each state means in the words of its machine', () => {

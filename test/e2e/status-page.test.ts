@@ -339,6 +339,13 @@ describe('the status page in Chromium', () => {
       'ready.ack',
       'ready.ack.idle',
     ]);
+    // On a 1280 px window every diagram shows whole: none scrolls sideways.
+    const scrolling = await live.page
+      .locator('figure.diagram .scroll')
+      .evaluateAll((boxes) =>
+        boxes.filter((box) => box.scrollWidth > box.clientWidth).map((box) => box.parentElement!.id),
+      );
+    expect(scrolling).toEqual([]);
     await live.page.screenshot({ path: join(shots, 'idle.png'), fullPage: true });
 
     expect([...still.problems, ...live.problems]).toEqual([]);

@@ -52,6 +52,13 @@ const marked = (svg: string, active: readonly string[]) => {
 /** Diagrams wider than this take a whole row of the grid. */
 const WIDE_DIAGRAM = 580;
 
+/**
+ * The widest a diagram can be and still show whole on a wide window: main's 1280 px less its
+ * padding (2 × 24), the card's border and padding (2 × 15) and the figure's (2 × 9). Wider ones
+ * scroll sideways; the build lays every diagram out narrower than this (test/e2e/status-page-diagrams).
+ */
+export const DIAGRAM_MAX_WIDTH = 1280 - 2 * 24 - 2 * 15 - 2 * 9;
+
 const figure =
   (status: SystemStatus) =>
   ({ actor, svg, width }: (typeof DIAGRAMS)[number]) => {
