@@ -11,6 +11,7 @@ import type { PulsePaths } from '../store/paths.js';
 import { requirePulseFolder } from '../store/pulse-folder.js';
 import { folderProblem } from '../store/real-folder.js';
 import {
+  type AgentStatus,
   configErrorEffect,
   type DeadLetterStatus,
   deadLetterStatus,
@@ -43,6 +44,8 @@ export interface StatusReport {
   focus?: SystemStatus['focus'];
   /** Only from a running daemon. */
   gate?: SystemStatus['gate'];
+  /** Only from a running daemon: its open MCP sessions, oldest first. */
+  agents?: SystemStatus['agents'];
   /** The most recent dead letters: from the running daemon, else from `.pulse/dead-letters.jsonl`. */
   dead_letters: DeadLetterStatus[];
 }
@@ -138,6 +141,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       sources: live.sources,
       focus: live.focus,
       gate: live.gate,
+      agents: live.agents,
       dead_letters: live.gate.dead_letters,
     };
   }
@@ -168,11 +172,12 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
   };
 };
 
-/** The readable form of a status report, safe for a terminal whatever the sources sent. */
-export const formatStatus = (report: StatusReport): string => {
+/** The readable form of a status report at `now`, safe for a terminal whatever the sources and clients sent. */
+export const formatStatus = (report: StatusReport, now = Date.now()): string => {
   const lines = [
     `project:   ${report.project}`,
     `daemon:    ${report.daemon.running ? `running (pid ${report.daemon.pid}) at ${report.daemon.url}` : `not running (start it with \`${pulse(`start -p ${shellWord(report.project)}`)}\`)`}`,
+    ...formatAgents(report.agents, now),
     `replan:    ${report.pending_replan_event_id !== null ? `PENDING — ${report.pending_replan_event_id} (${report.pending_replan_files.join(', ')})` : report.needs_replan ? 'ON HOLD — pulse cannot see or record guidance changes (below)' : 'nothing pending'}`,
     ...(report.unobservable ?? []).map(({ file, reason }) => `problem:   ${file} ${reason}`),
     `events:    ${report.events}${report.latest_event_id ? `, latest ${report.latest_event_id}` : ''}`,
@@ -197,6 +202,27 @@ export const formatStatus = (report: StatusReport): string => {
   }
   for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
   return lines.map(terminalText).join('\n');
+};
+
+/** How long before `now` the time `iso` was, in whole seconds or minutes: `4s ago`, `12m ago`. */
+const ago = (iso: string, now: number) => {
+  const seconds = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
+  return seconds < 60 ? `${seconds}s ago` : `${Math.floor(seconds / 60)}m ago`;
+};
+
+/** One line per open MCP session; none at all without a daemon (`agents` undefined), since the files know of none. */
+const formatAgents = (agents: readonly AgentStatus[] | undefined, now: number): string[] => {
+  if (agents === undefined) return [];
+  if (agents.length === 0) return ['agents:    none connected over MCP'];
+  return agents.map((a) => {
+    const client = a.client_name
+      ? `${a.client_name}${a.client_version ? ` ${a.client_version}` : ''}`
+      : 'unknown';
+    return (
+      `agent:     ${a.agent ?? 'not named yet'} (client ${client}), last check-in ${ago(a.last_request_at, now)}` +
+      (a.holds_delivery ? `, holds delivery ${a.holds_delivery}` : '')
+    );
+  });
 };
 
 /** One line for sources.json: its error (and what runs meanwhile), or that none is configured. */
