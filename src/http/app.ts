@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import type { PulseActor } from '../../machines/pulse.js';
 import { healthProblems } from '../health-problems.js';
 import type { ContextWatch } from '../mcp/context-push.js';
 import type { SamplingClients } from '../mcp/sampling-clients.js';
 import { logOf, replanOf } from '../requests.js';
 import { systemStatus, watcherWarning } from '../system-status.js';
 import { VERSION } from '../version.js';
-import type { PulseActor } from '../wiring.js';
 import { loopbackPeersOnly, requireToken } from './auth.js';
 import type { ConnectionCounts } from './connection-limits.js';
 import { createHookRoute } from './hook-route.js';

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import type { PulseActor } from '../../machines/pulse.js';
 import { systemStatus } from '../system-status.js';
-import type { PulseActor } from '../wiring.js';
 
 export interface StatusStreamOptions {
   actor: PulseActor;
