@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { GATE_DEFAULTS } from '../machines/gate.js';
+import { GATE_DEFAULTS } from '../machines/gate-settings.js';
 import { parseSimArgs } from '../sim/args.js';
 import { writeDeliverySection } from '../sim/doc.js';
 import { deliveryTable } from '../sim/report.js';

@@ -72,6 +72,28 @@ export interface RecentFate {
   why?: string;
 }
 
+/** How many recent fates the gate keeps, and how many closed deliveries. */
+export const RECENT_KEPT = 20;
+const CLOSED_KEPT = 20;
+
+/** A recent fate, with the thinker's reason when the event carries one. */
+export const fateOf = (event: InboxEvent | DeliveredEvent, fate: Fate, at: number): RecentFate => {
+  const why = 'why' in event ? event.why : undefined;
+  const plain = 'urgency' in event ? stripUrgency(event) : event;
+  return why === undefined ? { event: plain, fate, at } : { event: plain, fate, at, why };
+};
+
+/** The recent fates with `fates` after them: the last `RECENT_KEPT`. */
+export const remember = (recent: readonly RecentFate[], fates: readonly RecentFate[]): RecentFate[] =>
+  [...recent, ...fates].slice(-RECENT_KEPT);
+
+/** The closed deliveries with `delivery` closed `how` after them: the last `CLOSED_KEPT`. */
+export const closing = (
+  closed: readonly ClosedDelivery[],
+  delivery: Delivery,
+  how: ClosedDelivery['how'],
+): ClosedDelivery[] => [...closed, { deliveryId: delivery.deliveryId, how }].slice(-CLOSED_KEPT);
+
 /** Where each drained event goes after a thought: spoken, consumed silently, or retried. */
 export const judge = (
   batch: readonly InboxEvent[],

@@ -60,6 +60,12 @@ export interface Settlement {
 
 export const DEAD_LETTERS_KEPT = 50;
 
+/** A settlement as the `persistSettlement` effect writes it: with the dead letters it made (overflow included). */
+export interface SettlementWrite {
+  settlement: Settlement;
+  deadLetters: DeadLetter[];
+}
+
 /** What `loadInbox` restores. */
 export interface LoadedInbox {
   events: InboxEvent[];
@@ -79,6 +85,8 @@ export interface InboxContext {
   /** The most recent dead letters (the file keeps them all). */
   deadLetters: DeadLetter[];
   deadLettered: number;
+  /** Settlements taken and not written yet, oldest first: written one at a time, in order. */
+  unsaved: SettlementWrite[];
   /** The highest settlement known to be on disk, and the last one that could not be written. */
   settleSaved: number;
   settleError: { seq: number; message: string } | null;
@@ -88,10 +96,7 @@ export interface InboxContext {
 export type InboxEventMessage =
   | ({ type: 'inbox.offer' } & Offer)
   | { type: 'inbox.drain'; requestId: number }
-  | ({ type: 'inbox.settle' } & Settlement)
-  /** Sent by the `persistSettlement` effect once its writes are on disk, or could not be made. */
-  | { type: 'inbox.settleSaved'; seq: number }
-  | { type: 'inbox.settleFailed'; seq: number; message: string };
+  | ({ type: 'inbox.settle' } & Settlement);
 
 /** Puts `taken` back at the front in the order taken; over capacity, the put-back (older) ones go first. */
 export const putBack = (
@@ -127,13 +132,12 @@ export const inboxMachine = setup({
     acceptItems: fromPromise<AcceptOutput, AcceptInput>(async () => {
       throw new Error('acceptItems not provided');
     }),
+    /** Writes one settlement and the dead letters it made durably (journal and dead letters); provided by the wiring. */
+    persistSettlement: fromPromise<void, SettlementWrite>(async () => {
+      throw new Error('persistSettlement not provided');
+    }),
   },
   actions: {
-    /**
-     * Effect: write a settlement (and the overflow it caused) durably, then send
-     * `inbox.settleSaved` or `inbox.settleFailed` back. Provided by the wiring.
-     */
-    persistSettlement: (_, _params: { settlement: Settlement; deadLetters: DeadLetter[] }) => {},
     /** New events were inserted: wakes the reflection gate, when the system has one. */
     wakeGate: enqueueActions(({ enqueue, system }) => {
       const gate = system.get('gate');
@@ -143,6 +147,7 @@ export const inboxMachine = setup({
   },
   guards: {
     hasOffers: ({ context }) => context.offers.length > 0,
+    hasUnsaved: ({ context }) => context.unsaved.length > 0,
     /**
      * Every item of the offer was seen before and its mark is recent, so taking it would write
      * nothing (a mark older than a day is written again when its item is listed). The wiring
@@ -164,6 +169,7 @@ export const inboxMachine = setup({
     lastDrain: null,
     deadLetters: [],
     deadLettered: 0,
+    unsaved: [],
     settleSaved: 0,
     settleError: null,
     lastError: null,
@@ -202,7 +208,8 @@ export const inboxMachine = setup({
     },
     ready: {
       description:
-        'The inbox is restored: drains and settlements are handled at once, while offers are written one at a time in the order they came; an offer of items all seen recently is answered at once, having nothing to write.',
+        'The inbox is restored: drains and settlements are taken at once, and an offer of items all seen recently is answered at once, having nothing to write. Other offers and the settlements are written each in their own region.',
+      type: 'parallel',
       on: {
         'inbox.offer': {
           guard: 'offerAllSeen',
@@ -245,84 +252,115 @@ export const inboxMachine = setup({
               dropped: context.dropped + dropped.length,
               deadLettered: context.deadLettered + deadLetters.length,
               deadLetters: [...context.deadLetters, ...deadLetters].slice(-DEAD_LETTERS_KEPT),
+              unsaved: [...context.unsaved, { settlement, deadLetters }],
             });
-            enqueue({ type: 'persistSettlement', params: { settlement, deadLetters } });
           }),
         },
-        'inbox.settleSaved': {
-          actions: assign(({ context, event }) => ({
-            settleSaved: Math.max(context.settleSaved, event.seq),
-          })),
-        },
-        'inbox.settleFailed': {
-          actions: assign(({ event }) => ({
-            settleError: { seq: event.seq, message: event.message },
-            lastError: `Could not record what happened to delivered events: ${event.message}`,
-          })),
-        },
       },
-      initial: 'idle',
       states: {
-        idle: {
-          description: 'No offer is being written; a queued offer starts at once.',
-          always: { guard: 'hasOffers', target: 'accepting' },
+        offers: {
+          description: "Pollers' offers, written one at a time in the order they came.",
+          initial: 'idle',
+          states: {
+            idle: {
+              description: 'No offer is being written; a queued offer starts at once.',
+              always: { guard: 'hasOffers', target: 'accepting' },
+            },
+            accepting: {
+              description:
+                'Writing one offer durably: new items (neither held nor seen) go to the journal first, then they and the items listed again are marked seen.',
+              invoke: {
+                src: 'acceptItems',
+                input: ({ context }) => {
+                  const offer = context.offers[0]!;
+                  const room = Math.max(0, context.capacity - context.events.length);
+                  const held = [...context.events, ...context.out]
+                    .filter((e) => e.source === offer.source)
+                    .map((e) => e.item_id);
+                  return {
+                    source: offer.source,
+                    items: offer.items,
+                    limit: Math.min(context.perTickCap, room),
+                    held,
+                  };
+                },
+                onDone: {
+                  target: 'idle',
+                  actions: enqueueActions(({ context, event, enqueue }) => {
+                    const [offer, ...rest] = context.offers;
+                    const events = [...context.events, ...event.output.inserted];
+                    enqueue.assign({
+                      events,
+                      offers: rest,
+                      inserted: context.inserted + event.output.inserted.length,
+                    });
+                    const reply: OfferReply = {
+                      type: 'inbox.offered',
+                      pollId: offer!.pollId,
+                      inserted: event.output.inserted.length,
+                      capped: event.output.capped,
+                      roomLeft: Math.max(0, context.capacity - events.length),
+                    };
+                    enqueue.sendTo(offer!.replyTo, reply);
+                    if (event.output.inserted.length > 0) enqueue('wakeGate');
+                  }),
+                },
+                onError: {
+                  target: 'idle',
+                  actions: enqueueActions(({ context, event, enqueue }) => {
+                    const [offer, ...rest] = context.offers;
+                    enqueue.assign({
+                      offers: rest,
+                      lastError: `Could not store new items: ${errorMessage(event.error)}`,
+                    });
+                    const reply: OfferReply = {
+                      type: 'inbox.offered',
+                      pollId: offer!.pollId,
+                      inserted: 0,
+                      capped: true,
+                      roomLeft: 0,
+                    };
+                    enqueue.sendTo(offer!.replyTo, reply);
+                  }),
+                },
+              },
+            },
+          },
         },
-        accepting: {
+        settlements: {
           description:
-            'Writing one offer durably: new items (neither held nor seen) go to the journal first, then they and the items listed again are marked seen.',
-          invoke: {
-            src: 'acceptItems',
-            input: ({ context }) => {
-              const offer = context.offers[0]!;
-              const room = Math.max(0, context.capacity - context.events.length);
-              const held = [...context.events, ...context.out]
-                .filter((e) => e.source === offer.source)
-                .map((e) => e.item_id);
-              return {
-                source: offer.source,
-                items: offer.items,
-                limit: Math.min(context.perTickCap, room),
-                held,
-              };
+            "The gate's settlements, written one at a time in the order decided: an ack is answered once its own is written (`settleSaved`).",
+          initial: 'idle',
+          states: {
+            idle: {
+              description: 'Every settlement taken is written, or could not be; a new one starts at once.',
+              always: { guard: 'hasUnsaved', target: 'persisting' },
             },
-            onDone: {
-              target: 'idle',
-              actions: enqueueActions(({ context, event, enqueue }) => {
-                const [offer, ...rest] = context.offers;
-                const events = [...context.events, ...event.output.inserted];
-                enqueue.assign({
-                  events,
-                  offers: rest,
-                  inserted: context.inserted + event.output.inserted.length,
-                });
-                const reply: OfferReply = {
-                  type: 'inbox.offered',
-                  pollId: offer!.pollId,
-                  inserted: event.output.inserted.length,
-                  capped: event.output.capped,
-                  roomLeft: Math.max(0, context.capacity - events.length),
-                };
-                enqueue.sendTo(offer!.replyTo, reply);
-                if (event.output.inserted.length > 0) enqueue('wakeGate');
-              }),
-            },
-            onError: {
-              target: 'idle',
-              actions: enqueueActions(({ context, event, enqueue }) => {
-                const [offer, ...rest] = context.offers;
-                enqueue.assign({
-                  offers: rest,
-                  lastError: `Could not store new items: ${errorMessage(event.error)}`,
-                });
-                const reply: OfferReply = {
-                  type: 'inbox.offered',
-                  pollId: offer!.pollId,
-                  inserted: 0,
-                  capped: true,
-                  roomLeft: 0,
-                };
-                enqueue.sendTo(offer!.replyTo, reply);
-              }),
+            persisting: {
+              description:
+                'Writing the oldest settlement not yet written: its dead letters first, then one journal append. One that cannot be written is recorded as failed (`settleError`), not tried again, and the next one is written after it.',
+              invoke: {
+                src: 'persistSettlement',
+                input: ({ context }) => context.unsaved[0]!,
+                onDone: {
+                  target: 'idle',
+                  actions: assign(({ context }) => ({
+                    unsaved: context.unsaved.slice(1),
+                    settleSaved: Math.max(context.settleSaved, context.unsaved[0]!.settlement.seq),
+                  })),
+                },
+                onError: {
+                  target: 'idle',
+                  actions: assign(({ context, event }) => {
+                    const message = errorMessage(event.error);
+                    return {
+                      unsaved: context.unsaved.slice(1),
+                      settleError: { seq: context.unsaved[0]!.settlement.seq, message },
+                      lastError: `Could not record what happened to delivered events: ${message}`,
+                    };
+                  }),
+                },
+              },
             },
           },
         },

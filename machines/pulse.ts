@@ -1,4 +1,4 @@
-import { setup } from 'xstate';
+import { type Actor, setup } from 'xstate';
 import { eventLogMachine } from './event-log.js';
 import { focusMachine } from './focus.js';
 import { gateMachine } from './gate.js';
@@ -39,3 +39,6 @@ export const pulseMachine = setup({
     { src: 'hookSessions', id: 'hooks', systemId: 'hooks', input: {} },
   ],
 });
+
+/** The root actor of one project's system: what the daemon starts, and the MCP, HTTP and CLI layers read. */
+export type PulseActor = Actor<typeof pulseMachine>;

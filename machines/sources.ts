@@ -1,7 +1,7 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
 import type { PolledSource } from './external.js';
-import type { GateSettings } from './gate.js';
+import type { GateSettings } from './gate-settings.js';
 import { pollerMachine } from './poller.js';
 
 /** A configured server as status shows it: its strings as written (`${VAR}` unexpanded), so never a secret. */

@@ -4,12 +4,12 @@ import { focusMachine } from '../machines/focus.js';
 import { gateMachine } from '../machines/gate.js';
 import { hookSessionsMachine } from '../machines/hook-sessions.js';
 import { inboxMachine } from '../machines/inbox.js';
-import { stateDiagram } from '../machines/mermaid.js';
 import { pollerMachine } from '../machines/poller.js';
 import { pulseMachine } from '../machines/pulse.js';
 import { replanMachine } from '../machines/replan.js';
 import { sourcesMachine } from '../machines/sources.js';
 import { watcherMachine } from '../machines/watcher.js';
+import { stateDiagram } from './mermaid.js';
 
 /** One machine of the document: its system id, where it is defined, and what it is in a line. */
 export interface DocumentedMachine {

@@ -1,4 +1,4 @@
-import { GATE_DEFAULTS } from '../machines/gate.js';
+import { GATE_DEFAULTS } from '../machines/gate-settings.js';
 import { parseSimArgs, SimArgsError } from './args.js';
 import { writeDeliverySection } from './doc.js';
 import { deliveryJson, deliveryTable } from './report.js';

@@ -1,5 +1,5 @@
+import type { Thought } from '../machines/delivery-rules.js';
 import type { InboxEvent } from '../machines/external.js';
-import type { Thought } from '../machines/gate.js';
 
 /** The seed's thinker: fails with probability `q`, otherwise finds every event urgent (0.9). */
 export const createFakeThinker = (q: number, random: () => number) => {

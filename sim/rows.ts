@@ -1,4 +1,4 @@
-import { GATE_DEFAULTS } from '../machines/gate.js';
+import { GATE_DEFAULTS } from '../machines/gate-settings.js';
 import type { SimOptions } from './args.js';
 import type { Row } from './report.js';
 import { type CellConfig, runCell } from './run-cell.js';

@@ -1,9 +1,10 @@
 import { type ActorRefFrom, createActor, fromPromise, setup } from 'xstate';
 import type { PolledSource } from '../machines/external.js';
-import { drainFromInbox, gateMachine } from '../machines/gate.js';
+import { gateMachine } from '../machines/gate.js';
 import { inboxMachine, type LoadedInbox } from '../machines/inbox.js';
 import { type FetchOutcome, pollerMachine } from '../machines/poller.js';
 import { createItemAcceptor } from '../src/effects/accept-items.js';
+import { drainFromInbox } from '../src/effects/drain-inbox.js';
 import { createFakeSource } from './fake-source.js';
 import { createFakeThinker } from './fake-thinker.js';
 import { memoryInboxFile, memorySeenStore } from './memory-stores.js';
@@ -102,6 +103,8 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
           actors: {
             loadInbox: fromPromise<LoadedInbox>(async () => ({ events: [], deadLetters: [] })),
             acceptItems: fromPromise(async ({ input }) => acceptItems(input)),
+            // The experiment keeps no files: a settlement is written as soon as it is made.
+            persistSettlement: fromPromise(async () => {}),
           },
         }),
         gate: gateMachine.provide({
@@ -151,7 +154,7 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
     return (
       p.matches('polling') ||
       p.matches('offering') ||
-      !i.matches({ ready: 'idle' }) ||
+      !i.matches({ ready: { offers: 'idle', settlements: 'idle' } }) ||
       i.context.offers.length > 0 ||
       g.matches('reflecting') ||
       g.matches('thinking')

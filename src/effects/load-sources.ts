@@ -1,5 +1,5 @@
 import type { PolledSource } from '../../machines/external.js';
-import { GATE_DEFAULTS } from '../../machines/gate.js';
+import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
 import type { LoadedSources } from '../../machines/sources.js';
 import type { ClientPool } from '../sources/client/client-pool.js';
 import type { SourcesConfig } from '../sources/config/config.js';

@@ -1,10 +1,10 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { memoryOf } from '../../machines/hook-sessions.js';
+import type { PulseActor } from '../../machines/pulse.js';
 import { needsReplan } from '../../machines/replan.js';
 import { headline } from '../mcp/external-section.js';
 import { gateOf, hooksOf, reconcile, replanOf } from '../system/ask-actors.js';
-import type { PulseActor } from '../system/wiring.js';
 import { decide } from './decide.js';
 import { HOOK_EVENTS, isHookAgent } from './events.js';
 import { parseHookInput, phaseOf } from './hook-input.js';

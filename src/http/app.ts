@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import type { PulseActor } from '../../machines/pulse.js';
 import type { ContextWatch } from '../mcp/context-push.js';
 import type { SamplingClients } from '../mcp/sampling-clients.js';
 import { VERSION } from '../package/version.js';
 import { logOf, replanOf } from '../system/ask-actors.js';
 import { healthProblems } from '../system/health-problems.js';
 import { systemStatus, watcherWarning } from '../system/system-status.js';
-import type { PulseActor } from '../system/wiring.js';
 import { loopbackPeersOnly, requireToken } from './auth.js';
 import type { ConnectionCounts } from './connection-limits.js';
 import { createHookRoute } from './hook-route.js';

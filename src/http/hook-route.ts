@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import type { PulseActor } from '../../machines/pulse.js';
 import { answerHook } from '../hooks/answer-hook.js';
-import type { PulseActor } from '../system/wiring.js';
 
 /** A hook's input is the agent's event JSON: a prompt or a file's new text can be long, not this long. */
 const MAX_BODY_BYTES = 1024 * 1024;

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import type { PulseActor } from '../../machines/pulse.js';
 import { systemStatus } from '../system/system-status.js';
-import type { PulseActor } from '../system/wiring.js';
 import type { SessionFacts } from './session-table.js';
 
 export interface StatusStreamOptions {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AnyActorRef, SnapshotFrom } from 'xstate';
+import type { PulseActor } from '../../machines/pulse.js';
 import { pollerId, type sourcesMachine } from '../../machines/sources.js';
-import type { PulseActor } from '../system/wiring.js';
 import {
   eventLogRule,
   focusRule,

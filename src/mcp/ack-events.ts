@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import type { PulseActor } from '../../machines/pulse.js';
 import { ackEvents } from '../system/ask-actors.js';
-import type { PulseActor } from '../system/wiring.js';
 import { jsonResult } from './json-result.js';
 import { callerOf } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';

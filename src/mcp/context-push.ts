@@ -7,9 +7,9 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Delivery } from '../../machines/gate.js';
+import type { Delivery } from '../../machines/delivery-rules.js';
+import type { PulseActor } from '../../machines/pulse.js';
 import { gateOf, inboxOf, logOf, replanOf } from '../system/ask-actors.js';
-import type { PulseActor } from '../system/wiring.js';
 import { CONTEXT_URI, contextNow } from './context-resource.js';
 import { EXTERNAL_FRAMING, headline } from './external-section.js';
 

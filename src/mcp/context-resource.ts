@@ -1,9 +1,9 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { EventLogContext } from '../../machines/event-log.js';
+import type { PulseActor } from '../../machines/pulse.js';
 import { eventPath, type PulseFileName, type TrackedFile } from '../../machines/pulse-files.js';
 import type { ReplanContext } from '../../machines/replan.js';
 import { gateOf, inboxOf, logOf, reconcile, replanOf } from '../system/ask-actors.js';
-import type { PulseActor } from '../system/wiring.js';
 import { faultSentence } from './blind-reason.js';
 import { type ExternalView, renderExternalSection } from './external-section.js';
 import { interruptAnswer } from './should-interrupt.js';

@@ -1,8 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { PulseActor } from '../../machines/pulse.js';
 import { VERSION } from '../package/version.js';
-import type { PulseActor } from '../system/wiring.js';
 import { registerAckEvents } from './ack-events.js';
 import { registerAckReplan } from './ack-replan.js';
 import { AGENT_RULE } from './agent-rule.js';

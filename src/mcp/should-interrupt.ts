@@ -1,11 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import type { Caller, Delivery } from '../../machines/delivery-rules.js';
 import type { EventLogContext } from '../../machines/event-log.js';
-import type { Caller, Delivery } from '../../machines/gate.js';
 import { faultList } from '../../machines/log-faults.js';
+import type { PulseActor } from '../../machines/pulse.js';
 import { needsReplan, type ReplanContext } from '../../machines/replan.js';
 import { checkIn, logOf, reconcile, replanOf } from '../system/ask-actors.js';
-import type { PulseActor } from '../system/wiring.js';
 import { blindReason } from './blind-reason.js';
 import { jsonResult } from './json-result.js';
 import { TOOL_ANNOTATIONS } from './tool-annotations.js';

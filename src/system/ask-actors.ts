@@ -1,13 +1,15 @@
 import { type ActorRefFrom, waitFor } from 'xstate';
+import type { AckOutcome, Caller, Delivery } from '../../machines/delivery-rules.js';
 import type { eventLogMachine } from '../../machines/event-log.js';
-import type { AckOutcome, Caller, Delivery, GateAckReply, gateMachine } from '../../machines/gate.js';
+import type { gateMachine } from '../../machines/gate.js';
+import type { GateAckReply } from '../../machines/gate-context.js';
 import type { hookSessionsMachine } from '../../machines/hook-sessions.js';
 import type { inboxMachine } from '../../machines/inbox.js';
+import type { PulseActor } from '../../machines/pulse.js';
 import type { AckReply, replanMachine } from '../../machines/replan.js';
 import type { SourceTestReply, sourcesMachine } from '../../machines/sources.js';
 import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
 import { formatMicros, systemMicroClock } from '../store/event-id.js';
-import type { PulseActor } from './wiring.js';
 
 /** How long a request waits on an actor before it reports the daemon as stuck. */
 const REQUEST_TIMEOUT_MS = 10_000;

@@ -1,10 +1,12 @@
 import type { AnyActorRef, StateValue } from 'xstate';
 import type { InboxEvent } from '../../machines/external.js';
 import type { FocusContext } from '../../machines/focus.js';
-import { GATE_DEFAULTS, type Gate, type GateContext, type GateSettings } from '../../machines/gate.js';
+import type { Gate, GateContext } from '../../machines/gate-context.js';
+import { GATE_DEFAULTS, type GateSettings } from '../../machines/gate-settings.js';
 import type { DeadLetter, InboxContext } from '../../machines/inbox.js';
 import { type FileFault, faultList } from '../../machines/log-faults.js';
 import type { PollerContext } from '../../machines/poller.js';
+import type { PulseActor } from '../../machines/pulse.js';
 import type { PulseEvent } from '../../machines/pulse-files.js';
 import { needsReplan } from '../../machines/replan.js';
 import { pollerId, type ServerSummary, type SourcesContext, sourceBlocked } from '../../machines/sources.js';
@@ -12,7 +14,6 @@ import type { WatcherContext } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import type { SessionFacts } from '../http/session-table.js';
 import { logOf, replanOf } from './ask-actors.js';
-import type { PulseActor } from './wiring.js';
 
 export interface PollerStatus {
   source: string;

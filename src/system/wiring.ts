@@ -1,15 +1,17 @@
 import { join } from 'node:path';
-import { type Actor, createActor, fromPromise, type InspectionEvent } from 'xstate';
+import { createActor, fromPromise, type InspectionEvent } from 'xstate';
 import { errorMessage } from '../../machines/error-message.js';
 import { eventLogMachine } from '../../machines/event-log.js';
 import { focusMachine } from '../../machines/focus.js';
-import { drainFromInbox, GATE_DEFAULTS, gateMachine } from '../../machines/gate.js';
+import { gateMachine } from '../../machines/gate.js';
+import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
 import { type InboxEventMessage, inboxMachine } from '../../machines/inbox.js';
 import { pollerMachine } from '../../machines/poller.js';
-import { pulseMachine } from '../../machines/pulse.js';
+import { type PulseActor, pulseMachine } from '../../machines/pulse.js';
 import { sourcesMachine } from '../../machines/sources.js';
 import { watcherMachine } from '../../machines/watcher.js';
 import { createItemAcceptor } from '../effects/accept-items.js';
+import { drainFromInbox } from '../effects/drain-inbox.js';
 import { createItemFetcher } from '../effects/fetch-items.js';
 import { createInboxLoader } from '../effects/load-inbox.js';
 import { createJournalLoader } from '../effects/load-journal.js';
@@ -40,9 +42,6 @@ export const offerAllSeen =
   (isSeen: (source: string, itemId: string) => boolean) =>
   ({ event }: { event: InboxEventMessage }): boolean =>
     event.type === 'inbox.offer' && event.items.every((item) => isSeen(event.source, item.itemId));
-
-/** The root actor of one project's system. */
-export type PulseActor = Actor<typeof pulseMachine>;
 
 export interface PulseSystem {
   actor: PulseActor;
@@ -127,20 +126,15 @@ export const createPulseSystem = async (
         actors: {
           loadInbox: fromPromise(createInboxLoader({ inbox: inboxFile, seen })),
           acceptItems: fromPromise(({ input }) => acceptItems(input)),
+          persistSettlement: fromPromise(({ input }) =>
+            inboxFile.settle(input.settlement, input.deadLetters).catch((error: unknown) => {
+              safeLog('error', `Could not record what happened to delivered events: ${error}`);
+              throw error;
+            }),
+          ),
         },
         // Marked recently, not merely seen: an offer answered at once would never refresh the marks.
         guards: { offerAllSeen: offerAllSeen((source, itemId) => seen.markedRecently(source, itemId)) },
-        actions: {
-          persistSettlement: ({ self }, { settlement, deadLetters }) => {
-            inboxFile.settle(settlement, deadLetters).then(
-              () => self.send({ type: 'inbox.settleSaved', seq: settlement.seq }),
-              (error) => {
-                safeLog('error', `Could not record what happened to delivered events: ${error}`);
-                self.send({ type: 'inbox.settleFailed', seq: settlement.seq, message: String(error) });
-              },
-            );
-          },
-        },
       }),
       gate: gateMachine.provide({
         actors: {

@@ -1,5 +1,5 @@
+import type { Judgement } from '../../machines/delivery-rules.js';
 import type { FieldValue, InboxEvent } from '../../machines/external.js';
-import type { Judgement } from '../../machines/gate.js';
 import type { SourceConfig, SourceRule } from '../sources/config/config.js';
 import type { Thinker } from './thinker.js';
 

@@ -1,5 +1,5 @@
+import type { Judgement } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
-import type { Judgement } from '../../machines/gate.js';
 
 /** Judges drained events, as facts: how urgent each is, 0..1. Throwing or answering nothing usable is a failed thought. */
 export interface Thinker {

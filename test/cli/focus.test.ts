@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AnyActorRef, waitFor } from 'xstate';
 import type { FocusContext } from '../../machines/focus.js';
-import type { GateContext } from '../../machines/gate.js';
+import type { GateContext } from '../../machines/gate-context.js';
 import type { FocusResult } from '../../src/commands/focus.js';
 import { writeFocus } from '../../src/store/focus-file.js';
 import { pulsePaths } from '../../src/store/paths.js';

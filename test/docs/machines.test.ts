@@ -3,8 +3,8 @@ import { JSDOM } from 'jsdom';
 import type { Mermaid } from 'mermaid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnyStateNode } from 'xstate';
-import { escapeLabel } from '../../machines/mermaid.js';
 import { MACHINES, machinesDocument } from '../../scripts/machines-doc.js';
+import { escapeLabel } from '../../scripts/mermaid.js';
 
 const committed = readFileSync(new URL('../../docs/machines.md', import.meta.url), 'utf8');
 const diagrams = [...committed.matchAll(/```mermaid\n([\s\S]*?)```/g)].map((match) => match[1]!);

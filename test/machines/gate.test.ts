@@ -16,24 +16,21 @@ import {
   type Delivery,
   type Judgement,
   judge,
+  RECENT_KEPT,
   retryOrDeadLetter,
   splitOutcomes,
   type Thought,
 } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
+import { gateMachine } from '../../machines/gate.js';
+import type { DrainOutput, GateAckReply, GateClaimReply } from '../../machines/gate-context.js';
 import {
   BACKLOG_EVENTS,
-  type DrainOutput,
-  drainFromInbox,
-  type GateAckReply,
-  type GateClaimReply,
   type GateInput,
-  gateMachine,
   INSERT_QUIET_MS,
-  RECENT_KEPT,
   RETRY_BACKOFF_MAX_FACTOR,
   retryBackoffMs,
-} from '../../machines/gate.js';
+} from '../../machines/gate-settings.js';
 import {
   type AcceptInput,
   type AcceptOutput,
@@ -41,9 +38,11 @@ import {
   inboxMachine,
   type LoadedInbox,
   type OfferReply,
-  type Settlement,
+  type SettlementWrite,
 } from '../../machines/inbox.js';
 import { CATCH_UP_MS } from '../../machines/poller.js';
+import { drainFromInbox } from '../../src/effects/drain-inbox.js';
+import { inboxEvent } from '../helpers/inbox-event.js';
 
 /*
  * The gate on a simulated clock, beside the real inbox machine (restored from a list, fed through
@@ -54,27 +53,12 @@ import { CATCH_UP_MS } from '../../machines/poller.js';
 
 type Think = (events: InboxEvent[], now: number) => Promise<Judgement[]>;
 
-const event = (n: number, attempts = 0): InboxEvent => ({
-  id: `ext_${n}`,
-  source: 'cal',
-  item_id: `i${n}`,
-  title: `Item ${n}`,
-  starts_at: null,
-  detail: null,
-  received_at: '2026-01-01T00:00:00.000Z',
-  attempts,
-});
+const event = inboxEvent;
 
 const speakAll =
   (urgency = 0.9): Think =>
   async (events) =>
     events.map((e) => ({ id: e.id, urgency }));
-
-/** What the inbox handed to its `persistSettlement` effect. */
-interface Persisted {
-  settlement: Settlement;
-  deadLetters: DeadLetter[];
-}
 
 interface Harness {
   clock: SimulatedClock;
@@ -82,8 +66,9 @@ interface Harness {
   inboxActor: ActorRefFrom<typeof inboxMachine>;
   think: Think;
   thinkCalls: Array<{ events: InboxEvent[]; now: number }>;
-  persisted: Persisted[];
-  announced: Delivery[];
+  persisted: SettlementWrite[];
+  /** Each delivery as it went out to an agent (the gate entered `awaiting`), read from the gate's snapshots. */
+  claimed: Delivery[];
   drains: number;
   settle(): Promise<void>;
   reflect(reason?: 'inserted' | 'timer' | 'checkin'): Promise<void>;
@@ -106,10 +91,14 @@ afterEach(() => {
   for (const root of running.splice(0)) root.stop();
 });
 
+/** Named gate actions a test swaps for its own. */
+type GateActions = NonNullable<Parameters<typeof gateMachine.provide>[0]['actions']>;
+
 /** Starts the gate and the inbox, and waits until the inbox has restored `restored`; a restore given as a function is not waited for. */
 const start = async (
   input: GateInput = {},
   restored: InboxEvent[] | (() => Promise<LoadedInbox>) = [],
+  gateActions: GateActions = {},
 ): Promise<Harness> => {
   const loadInbox =
     typeof restored === 'function' ? restored : async () => ({ events: restored, deadLetters: [] });
@@ -122,7 +111,7 @@ const start = async (
     think: speakAll(),
     thinkCalls: [],
     persisted: [],
-    announced: [],
+    claimed: [],
     drains: 0,
   } as unknown as Harness;
   const root = createActor(
@@ -135,16 +124,14 @@ const start = async (
               inserted: input.items.slice(0, input.limit).map((item) => offering.get(item.itemId)!),
               capped: input.items.length > input.limit,
             })),
+            // Written at once: the inbox hears back a tick later, as from a file write.
+            persistSettlement: fromPromise<void, SettlementWrite>(async ({ input }) => {
+              h.persisted.push(input);
+            }),
           },
           actions: {
             // Reflections are the test's to ask for: an insert must not wake the gate.
             wakeGate: () => {},
-            // Written at once: the inbox hears back a tick later, as from a file write.
-            persistSettlement: ({ self }, persisted) => {
-              h.persisted.push(persisted);
-              const { seq } = persisted.settlement;
-              void Promise.resolve().then(() => self.send({ type: 'inbox.settleSaved', seq }));
-            },
           },
         }),
         gate: gateMachine.provide({
@@ -158,11 +145,7 @@ const start = async (
               return { judgements: await h.think(input.events, input.now), by: 'test', note: null };
             }),
           },
-          actions: {
-            announceDelivery: (_, { delivery }) => {
-              h.announced.push(delivery);
-            },
-          },
+          actions: gateActions,
         }),
       },
     }).createMachine({
@@ -179,8 +162,13 @@ const start = async (
   root.start();
   h.gate = root.system.get('gate');
   h.inboxActor = root.system.get('inbox');
+  let awaiting = false;
+  h.gate.subscribe((s) => {
+    if (s.matches('awaiting') && !awaiting) h.claimed.push(s.context.delivery!);
+    awaiting = s.matches('awaiting');
+  });
   const inboxAtRest = (s: SnapshotFrom<typeof inboxMachine>) =>
-    s.matches({ ready: 'idle' }) && s.context.offers.length === 0;
+    s.matches({ ready: { offers: 'idle', settlements: 'idle' } }) && s.context.offers.length === 0;
   h.settle = async () => {
     await waitFor(h.gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), { timeout: 1000 });
     await waitFor(h.inboxActor, inboxAtRest, { timeout: 1000 });
@@ -259,7 +247,7 @@ describe('gateMachine', () => {
       ['ext_2', 0.9],
     ]);
     expect(offered).toMatchObject({ holder: null, leaseExpiresAt: null });
-    expect(h.announced, 'nothing is announced before an agent claims it').toEqual([]);
+    expect(h.claimed, 'nothing is out before an agent claims it').toEqual([]);
     expect(h.gate.getSnapshot().context.delivered).toBe(0);
     expect(h.thinkCalls[0]!.now).toBe(5_000);
     expect(h.inbox()).toEqual([]);
@@ -270,7 +258,7 @@ describe('gateMachine', () => {
     const d = delivery(h);
     expect(d).toEqual({ ...offered, holder: 'agent-a', leaseExpiresAt: 8_000 + 120_000 });
     expect(claim).toMatchObject({ delivery: d, heldByOther: false });
-    expect(h.announced).toEqual([d]);
+    expect(h.claimed).toEqual([d]);
     expect(h.gate.getSnapshot().context.delivered).toBe(2);
 
     const reply = h.ack(d.deliveryId);
@@ -334,7 +322,7 @@ describe('gateMachine', () => {
     });
     expect(again.delivery!.leaseExpiresAt, 'a repeated claim does not extend the lease').toBe(61_000);
     expect(h.state()).toBe('awaiting');
-    expect(h.announced, 'announced once, at the first claim').toHaveLength(1);
+    expect(h.claimed, 'out once, at the first claim').toHaveLength(1);
     expect(h.gate.getSnapshot().context.delivered).toBe(1);
 
     await h.advance(31_000);
@@ -369,7 +357,7 @@ describe('gateMachine', () => {
         ['ext_1', 0],
         ['ext_2', 0],
       ]);
-      expect(h.announced).toEqual([]);
+      expect(h.claimed).toEqual([]);
 
       h.gate.send({ type: 'gate.focus', until: null, now: 0 });
       h.gate.send({ type: 'replan.status', pending: false });
@@ -421,7 +409,7 @@ describe('gateMachine', () => {
     await h.reflect();
     expect(h.state()).toBe('idle');
     expect(h.consumed()).toEqual(['ext_1']);
-    expect(h.announced).toEqual([]);
+    expect(h.claimed).toEqual([]);
   });
 
   it('does not think about an empty inbox', async () => {
@@ -983,6 +971,54 @@ describe('fewer thoughts: settling after inserts, backing off after failures', (
     small.think = fail;
     await small.reflect();
     expect(small.state()).toBe('backingOff');
+  });
+});
+
+describe("the gate's decisions, as named actions a test can swap", () => {
+  it('hands the lease expiry the delivery whose lease ran out, and leaves the whole decision to it', async () => {
+    const expired: Delivery[] = [];
+    const h = await start({ leaseMs: 60_000 }, [event(1), event(2)], {
+      expireLease: (_, { delivery }) => {
+        expired.push(delivery);
+      },
+    });
+    await h.reflect();
+    h.clock.set(1_000);
+    h.claim('agent-a');
+    const out = delivery(h);
+    const settled = h.persisted.length;
+    await h.advance(59_999);
+    expect(expired, 'not before the lease ends').toEqual([]);
+    await h.advance(1);
+    expect(h.state(), 'the transition is the config: back to idle').toBe('idle');
+    expect(expired).toEqual([{ ...out, holder: 'agent-a', leaseExpiresAt: 61_000 }]);
+    expect(h.persisted, 'the swapped step settled nothing with the inbox').toHaveLength(settled);
+    expect(h.gate.getSnapshot().context).toMatchObject({ closed: [], putBack: 0, lastError: null });
+  });
+
+  it("hands the ack the delivery out and the agent's outcomes, and the reply is the real step's to give", async () => {
+    const acks: Array<{ deliveryId: string; outcomes?: Record<string, AckOutcome>; now: number }> = [];
+    const h = await start({}, [event(1), event(2)], {
+      settleAck: (_, { delivery: d, ack }) => {
+        acks.push({ deliveryId: d.deliveryId, outcomes: ack.outcomes, now: ack.now });
+      },
+    });
+    await h.reflect();
+    h.claim('agent-a');
+    const { deliveryId } = delivery(h);
+    h.clock.set(4_000);
+    h.gate.send({
+      type: 'gate.ack',
+      requestId: 99,
+      deliveryId,
+      outcomes: { ext_2: 'later' },
+      agent: 'agent-a',
+      now: h.clock.now(),
+    });
+    expect(acks).toEqual([{ deliveryId, outcomes: { ext_2: 'later' }, now: 4_000 }]);
+    expect(h.state(), 'an ack of the delivery out still leads to the cooldown').toBe('cooldown');
+    expect(h.gate.getSnapshot().context.lastReply, 'no reply but the swapped step would give').toBeNull();
+    expect(h.consumed()).toEqual([]);
   });
 });
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, waitFor } from 'xstate';
 import type { PolledSource } from '../../machines/external.js';
-import { GATE_DEFAULTS } from '../../machines/gate.js';
+import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
 import { type FetchOutcome, pollerMachine } from '../../machines/poller.js';
 import {
   type LoadedSources,

@@ -16,9 +16,12 @@ import {
 } from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
 import type { focusMachine } from '../../machines/focus.js';
-import { type GateContext, gateMachine, INSERT_QUIET_MS } from '../../machines/gate.js';
+import { gateMachine } from '../../machines/gate.js';
+import type { GateContext } from '../../machines/gate-context.js';
+import { INSERT_QUIET_MS } from '../../machines/gate-settings.js';
 import { inboxMachine } from '../../machines/inbox.js';
 import { pollerMachine } from '../../machines/poller.js';
+import type { PulseActor } from '../../machines/pulse.js';
 import type { watcherMachine } from '../../machines/watcher.js';
 import { inboxEventId } from '../../src/effects/accept-items.js';
 import { createHttpApp } from '../../src/http/app.js';
@@ -27,7 +30,7 @@ import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
 import { gateOf, inboxOf, logOf } from '../../src/system/ask-actors.js';
 import type { SystemStatus } from '../../src/system/system-status.js';
-import { createPulseSystem, type PulseActor } from '../../src/system/wiring.js';
+import { createPulseSystem } from '../../src/system/wiring.js';
 import { callTool, connectClient, removeProject, tempProject, waitUntil } from '../helpers/daemon.js';
 import { readJsonLines, save } from '../helpers/files.js';
 import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
@@ -634,8 +637,8 @@ const IN_PROCESS_INBOX = 'covered in-process by test/model/inbox.model.test.ts';
 /** Why the daemon model leaves a transition of inboxMachine to the in-process model. */
 const INBOX_NOT_TAKEN: Record<string, string> = {
   'inbox.loading --xstate.error.actor.0.inbox.loading#0--> inbox.ready': `an inbox.jsonl that cannot be read at all (an I/O error; torn and bad lines are repaired, not failed): no step of a user or an agent makes one; ${IN_PROCESS_INBOX}`,
-  'inbox.ready.accepting --xstate.error.actor.0.inbox.ready.accepting#0--> inbox.ready.idle': `a failed write of inbox.jsonl or external_seen.jsonl (a full or failing disk): no step of a user or an agent makes one; ${IN_PROCESS_INBOX}`,
-  'inbox.ready --inbox.settleFailed#0--> inbox.ready': `a settlement that cannot be written (a full or failing disk): no step of a user or an agent makes one; ${IN_PROCESS_INBOX}`,
+  'inbox.ready.offers.accepting --xstate.error.actor.0.inbox.ready.offers.accepting#0--> inbox.ready.offers.idle': `a failed write of inbox.jsonl or external_seen.jsonl (a full or failing disk): no step of a user or an agent makes one; ${IN_PROCESS_INBOX}`,
+  'inbox.ready.settlements.persisting --xstate.error.actor.0.inbox.ready.settlements.persisting#0--> inbox.ready.settlements.idle': `a settlement that cannot be written (a full or failing disk): no step of a user or an agent makes one; ${IN_PROCESS_INBOX}`,
 };
 
 const IN_PROCESS_POLLER = 'covered in-process by test/model/poller.model.test.ts';

@@ -16,16 +16,17 @@ import {
 import { createTestModel, type TestPath } from 'xstate/graph';
 import type { Delivery, Judgement, Thought } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
-import { drainFromInbox, gateMachine, INSERT_QUIET_MS, retryBackoffMs } from '../../machines/gate.js';
+import { gateMachine } from '../../machines/gate.js';
+import { INSERT_QUIET_MS, retryBackoffMs } from '../../machines/gate-settings.js';
 import {
   type AcceptInput,
   type AcceptOutput,
-  type DeadLetter,
   inboxMachine,
   type LoadedInbox,
   type OfferReply,
-  type Settlement,
+  type SettlementWrite,
 } from '../../machines/inbox.js';
+import { drainFromInbox } from '../../src/effects/drain-inbox.js';
 import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
 
 /*
@@ -489,8 +490,9 @@ const slotsOf = (events: readonly InboxEvent[]): Slot[] =>
 class GateRun {
   readonly clock = new SimulatedClock();
   /** What the inbox handed to `persistSettlement`, in order. */
-  readonly settlements: Array<{ settlement: Settlement; deadLetters: DeadLetter[] }> = [];
+  readonly settlements: SettlementWrite[] = [];
   readonly consumed: string[] = [];
+  /** Each delivery as it went out to an agent (the gate entered `awaiting`), read from the gate's snapshots. */
   readonly deliveries: Delivery[] = [];
   readonly problems: string[] = [];
   mode: Mode = 'speak';
@@ -524,11 +526,8 @@ class GateRun {
               })),
               capped: false,
             })),
-          },
-          actions: {
-            // The model takes inserts and reflections as separate steps: an insert must not wake the gate.
-            wakeGate: () => {},
-            persistSettlement: ({ self }, { settlement, deadLetters }) => {
+            persistSettlement: fromPromise<void, SettlementWrite>(async ({ input }) => {
+              const { settlement } = input;
               const seqs = this.settlements.map((s) => s.settlement.seq);
               if (settlement.seq !== seqs.length + 1)
                 this.problems.push(`settlement ${settlement.seq} after ${seqs.join(', ')}`);
@@ -536,11 +535,12 @@ class GateRun {
                 if (this.consumed.includes(id)) this.problems.push(`${id} consumed twice`);
               }
               this.consumed.push(...settlement.consumed);
-              this.settlements.push({ settlement, deadLetters });
-              void Promise.resolve().then(() =>
-                self.send({ type: 'inbox.settleSaved', seq: settlement.seq }),
-              );
-            },
+              this.settlements.push(input);
+            }),
+          },
+          actions: {
+            // The model takes inserts and reflections as separate steps: an insert must not wake the gate.
+            wakeGate: () => {},
           },
         }),
         gate: gateMachine.provide({
@@ -562,16 +562,6 @@ class GateRun {
                 this.release = () => thought().then(resolve, reject);
               });
             }),
-          },
-          actions: {
-            announceDelivery: (_, { delivery }) => {
-              for (const e of delivery.events) {
-                if (this.consumed.includes(e.id))
-                  this.problems.push(`${e.id} delivered after it was consumed`);
-              }
-              if (delivery.holder !== HOLDER) this.problems.push(`delivery announced to ${delivery.holder}`);
-              this.deliveries.push(delivery);
-            },
           },
         }),
       },
@@ -610,7 +600,20 @@ class GateRun {
     this.root.start();
     this.gateRef = this.gate();
     coverage.visit(this.gateRef.getSnapshot().value);
-    await waitFor(this.inbox(), (s) => s.matches({ ready: 'idle' }), { timeout: 1000 });
+    let awaiting = false;
+    this.gateRef.subscribe((s) => {
+      if (s.matches('awaiting') && !awaiting) this.handedOut(s.context.delivery!);
+      awaiting = s.matches('awaiting');
+    });
+    await waitFor(this.inbox(), (s) => s.matches({ ready: { offers: 'idle' } }), { timeout: 1000 });
+  }
+
+  handedOut(delivery: Delivery) {
+    for (const e of delivery.events) {
+      if (this.consumed.includes(e.id)) this.problems.push(`${e.id} delivered after it was consumed`);
+    }
+    if (delivery.holder !== HOLDER) this.problems.push(`delivery out to ${delivery.holder}`);
+    this.deliveries.push(delivery);
   }
 
   /** Lets the step run to rest; a thinker that does not answer is waited out on the clock. */
@@ -627,7 +630,7 @@ class GateRun {
     await waitFor(
       this.inbox(),
       (s) =>
-        s.matches({ ready: 'idle' }) &&
+        s.matches({ ready: { offers: 'idle', settlements: 'idle' } }) &&
         s.context.offers.length === 0 &&
         s.context.settleSaved === this.settlements.length,
       { timeout: 1000 },
@@ -737,7 +740,7 @@ class GateRun {
           leaseExpiresAt: claimedAt + LEASE_MS,
         });
         expect(slotsOf(delivery!.events)).toEqual(before.out);
-        expect(this.deliveries.at(-1), 'announced at the claim').toEqual(delivery);
+        expect(this.deliveries.at(-1), 'out to the agent at the claim').toEqual(delivery);
         break;
       }
       case 'claimOther': {

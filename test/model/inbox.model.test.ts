@@ -21,6 +21,7 @@ import {
   type LoadedInbox,
   type OfferReply,
   type Settlement,
+  type SettlementWrite,
 } from '../../machines/inbox.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
 import { offerAllSeen } from '../../src/system/wiring.js';
@@ -307,7 +308,7 @@ const WRITE_ERROR = 'EROFS: read-only file system';
 
 class InboxRun {
   /** What the inbox handed to `persistSettlement`, in order. */
-  readonly persisted: Array<{ settlement: Settlement; deadLetters: DeadLetter[] }> = [];
+  readonly persisted: SettlementWrite[] = [];
   restoredDead: DeadLetter[] = [];
   readonly replies: OfferReply[] = [];
   /** Every event that ever entered the inbox, restored ones included. */
@@ -354,24 +355,16 @@ class InboxRun {
           return restored;
         }),
         acceptItems: fromPromise<AcceptOutput, AcceptInput>(({ input }) => this.accept(input)),
+        // Written, or not, a tick later, as a file write would be.
+        persistSettlement: fromPromise<void, SettlementWrite>(async ({ input }) => {
+          this.persisted.push(input);
+          const fail = this.failWrite;
+          await Promise.resolve();
+          if (fail) throw new Error(WRITE_ERROR);
+        }),
       },
       // The production guard, over this run's seen set (every offer here comes from one source).
       guards: { offerAllSeen: offerAllSeen((_source, itemId) => this.seen.has(itemId)) },
-      actions: {
-        // Written, or not, a tick later, as a file write would be.
-        persistSettlement: ({ self }, { settlement, deadLetters }) => {
-          this.persisted.push({ settlement, deadLetters });
-          const { seq } = settlement;
-          const fail = this.failWrite;
-          void Promise.resolve().then(() =>
-            self.send(
-              fail
-                ? { type: 'inbox.settleFailed', seq, message: WRITE_ERROR }
-                : { type: 'inbox.settleSaved', seq },
-            ),
-          );
-        },
-      },
     });
     const actor = createActor(machine, {
       input: { capacity: CAPACITY, perTickCap: PER_TICK_CAP },
@@ -429,9 +422,13 @@ class InboxRun {
       items,
       replyTo: this.replyTo,
     });
-    await waitFor(this.actor!, (s) => s.matches({ ready: 'idle' }) && s.context.offers.length === 0, {
-      timeout: 1000,
-    });
+    await waitFor(
+      this.actor!,
+      (s) => s.matches({ ready: { offers: 'idle' } }) && s.context.offers.length === 0,
+      {
+        timeout: 1000,
+      },
+    );
     expect(this.replies, 'one reply per offer').toHaveLength(replies + 1);
     const reply = this.replies.at(-1)!;
     const events = this.snapshot.context.events;
@@ -523,7 +520,12 @@ const checkInvariants = (run: InboxRun, expected: ModelContext, where: string) =
     expected.dead.filter((d) => d.reason === 'overflow').length,
   );
 
-  // The answers of the writes.
+  // The answers of the writes: each settlement written once, in the order decided.
+  expect(
+    run.persisted.map((p) => p.settlement.seq),
+    `${where}: settlements handed to the effect in order`,
+  ).toEqual(Array.from({ length: expected.seq }, (_, i) => i + 1));
+  expect(context.unsaved, `${where}: every settlement taken is written, or failed`).toEqual([]);
   expect(context.settleSaved, `${where}: the highest settlement written`).toBe(expected.saved);
   if (expected.failed === null) expect(context.settleError, where).toBeNull();
   else {

@@ -373,9 +373,13 @@ class PollerRun {
   /** Waits until the poller and the inbox have done what the step set off. */
   async settle() {
     await waitFor(this.poller(), (s) => !s.matches('offering'), { timeout: 1000 });
-    await waitFor(this.inbox(), (s) => s.matches({ ready: 'idle' }) && s.context.offers.length === 0, {
-      timeout: 1000,
-    });
+    await waitFor(
+      this.inbox(),
+      (s) => s.matches({ ready: { offers: 'idle' } }) && s.context.offers.length === 0,
+      {
+        timeout: 1000,
+      },
+    );
   }
 
   async execute(event: ModelEvent, before: ModelContext, after: ModelContext) {

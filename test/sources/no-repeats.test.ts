@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ActorRefFrom, createActor, fromPromise, setup } from 'xstate';
 import type { ExternalItem, PolledSource } from '../../machines/external.js';
-import { drainFromInbox, gateMachine } from '../../machines/gate.js';
+import { gateMachine } from '../../machines/gate.js';
 import { inboxMachine } from '../../machines/inbox.js';
 import { type FetchOutcome, pollerMachine } from '../../machines/poller.js';
 import { SteppedClock } from '../../sim/stepped-clock.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
+import { drainFromInbox } from '../../src/effects/drain-inbox.js';
 import { createInboxLoader } from '../../src/effects/load-inbox.js';
 import { InboxFile } from '../../src/store/inbox-file.js';
 import { SeenStore } from '../../src/store/seen-store.js';
@@ -87,15 +88,9 @@ const startRun = async (world: World) => {
           actors: {
             loadInbox: fromPromise(() => track(createInboxLoader({ inbox: inboxFile, seen, now })())),
             acceptItems: fromPromise(({ input }) => track(acceptItems(input))),
-          },
-          actions: {
-            persistSettlement: ({ self }, { settlement, deadLetters }) => {
-              track(inboxFile.settle(settlement, deadLetters)).then(
-                () => self.send({ type: 'inbox.settleSaved', seq: settlement.seq }),
-                (error) =>
-                  self.send({ type: 'inbox.settleFailed', seq: settlement.seq, message: String(error) }),
-              );
-            },
+            persistSettlement: fromPromise(({ input }) =>
+              track(inboxFile.settle(input.settlement, input.deadLetters)),
+            ),
           },
         }),
         gate: gateMachine.provide({
@@ -146,7 +141,7 @@ const startRun = async (world: World) => {
       writing.size > 0 ||
       p.matches('polling') ||
       p.matches('offering') ||
-      !i.matches({ ready: 'idle' }) ||
+      !i.matches({ ready: { offers: 'idle', settlements: 'idle' } }) ||
       i.context.offers.length > 0 ||
       g.matches('reflecting') ||
       g.matches('thinking')

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { GateInput } from '../../../machines/gate.js';
+import type { GateInput } from '../../../machines/gate-settings.js';
 import { ConfigError } from './config-error.js';
 import {
   type Fixes,

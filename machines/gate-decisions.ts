@@ -1,0 +1,263 @@
+import {
+  ackRejection,
+  type Caller,
+  closing,
+  type Delivery,
+  fateOf,
+  judge,
+  rejectionReason,
+  remember,
+  retryOrDeadLetter,
+  splitOutcomes,
+  stripUrgency,
+  type Thought,
+} from './delivery-rules.js';
+import type { InboxEvent } from './external.js';
+import type { Ack, Claim, GateContext, JudgedEvent } from './gate-context.js';
+import type { Settlement } from './inbox.js';
+
+/*
+ * What each of the gate's decisions does, as pure functions of its context: the gate's named
+ * actions apply them, so each can be read, tested and swapped on its own.
+ */
+
+/** A decision of the gate: what changes in its context, and the settlement it sends the inbox (null: nothing to settle). */
+export interface GateDecision {
+  changes: Partial<GateContext>;
+  settle: ({ type: 'inbox.settle' } & Settlement) | null;
+}
+
+/** What a decision does with events: consumed for good, failed (one more attempt), or returned untried. */
+interface Fates {
+  consumed?: string[];
+  failed?: readonly InboxEvent[];
+  returned?: readonly InboxEvent[];
+}
+
+/**
+ * The settlement of a decision, for the inbox (which writes it and takes put-back events at its
+ * front), and the gate's counters after it. Failed events cost one attempt each, and those out of
+ * attempts are dead letters; returned ones (a delivery withdrawn before any agent had it) cost none.
+ */
+const settling = (context: GateContext, at: number, { consumed = [], failed = [], returned = [] }: Fates) => {
+  const { back, dead } = retryOrDeadLetter(failed, context.maxAttempts);
+  const putBack = [...returned, ...back];
+  const settle: GateDecision['settle'] =
+    consumed.length + putBack.length + dead.length === 0
+      ? null
+      : { type: 'inbox.settle', seq: context.settles + 1, at, consumed, putBack, deadLettered: dead };
+  return {
+    settle,
+    back,
+    dead,
+    counters: {
+      settles: settle?.seq ?? context.settles,
+      putBack: context.putBack + back.length,
+      deadLettered: context.deadLettered + dead.length,
+    },
+  };
+};
+
+/** What the thought made of each event of the batch, for the status. */
+const thoughtRecord = (context: GateContext, thought: Thought): Partial<GateContext> => {
+  const { speak, quiet, retry } = judge(context.batch, thought.judgements, context.threshold);
+  const entry =
+    (verdict: JudgedEvent['verdict']) =>
+    ({ id, source, title, urgency, why }: (typeof speak)[number]): JudgedEvent => ({
+      id,
+      source,
+      title,
+      urgency,
+      ...(why === undefined ? {} : { why }),
+      verdict,
+    });
+  return {
+    failedInARow: 0,
+    lastThought: {
+      at: context.reflectedAt ?? 0,
+      by: thought.by,
+      note: thought.note,
+      judged: [...speak.map(entry('speak')), ...quiet.map(entry('quiet'))],
+      unjudged: retry.length,
+    },
+  };
+};
+
+/**
+ * A usable thought: recorded; events below the threshold are consumed silently, those it left
+ * unjudged go back with one more attempt, and the urgent ones are set aside as a delivery no
+ * agent holds yet.
+ */
+export const thoughtSettled = (context: GateContext, thought: Thought): GateDecision => {
+  const { speak, quiet, retry } = judge(context.batch, thought.judgements, context.threshold);
+  const at = context.reflectedAt ?? 0;
+  const { settle, counters } = settling(context, at, { consumed: quiet.map((e) => e.id), failed: retry });
+  const delivery: Delivery | null =
+    speak.length === 0
+      ? null
+      : {
+          deliveryId: `dlv_${at.toString(36)}_${context.drains}`,
+          events: speak,
+          holder: null,
+          holderSession: null,
+          leaseExpiresAt: null,
+        };
+  return {
+    settle,
+    changes: {
+      ...thoughtRecord(context, thought),
+      ...counters,
+      batch: [],
+      consumedSilently: context.consumedSilently + quiet.length,
+      recent: remember(
+        context.recent,
+        quiet.map((e) => fateOf(e, 'below_threshold', at)),
+      ),
+      delivery,
+    },
+  };
+};
+
+/** Whether a thought judged any event of the batch: one that judged none has failed. */
+export const isUsable = (context: GateContext, thought: Thought | undefined): boolean => {
+  const { speak, quiet } = judge(context.batch, thought?.judgements ?? [], context.threshold);
+  return speak.length + quiet.length > 0;
+};
+
+/** A failed thought, counted: every drained event goes back with one more attempt, or to the dead letters. */
+export const thoughtFailed = (context: GateContext): GateDecision => {
+  const { settle, counters } = settling(context, context.reflectedAt ?? 0, { failed: context.batch });
+  return {
+    settle,
+    changes: {
+      ...counters,
+      batch: [],
+      thinkFailures: context.thinkFailures + 1,
+      failedInARow: context.failedInARow + 1,
+      failedBatch: context.batch.length,
+    },
+  };
+};
+
+/** A delivery no agent claimed, withdrawn as the gate closed: its events go back to the front untried. */
+export const offerWithdrawn = (context: GateContext, delivery: Delivery): GateDecision => {
+  const { settle, counters } = settling(context, context.reflectedAt ?? 0, {
+    returned: delivery.events.map(stripUrgency),
+  });
+  return { settle, changes: { ...counters, delivery: null, deferred: true } };
+};
+
+/** The first claim of a delivery: it is this agent's from now on, under a lease that starts now, and counts as delivered. */
+export const deliveryClaimed = (
+  context: GateContext,
+  delivery: Delivery,
+  claim: Claim,
+): Partial<GateContext> => ({
+  delivery: {
+    ...delivery,
+    holder: claim.agent,
+    holderSession: claim.session ?? null,
+    leaseExpiresAt: claim.now + context.leaseMs,
+  },
+  delivered: context.delivered + delivery.events.length,
+  recent: remember(
+    context.recent,
+    delivery.events.map((e) => fateOf(e, 'delivered', claim.now)),
+  ),
+});
+
+/** The holder's ack: events told or not worth saying are consumed, those for later go back with one more attempt. */
+export const ackSettled = (context: GateContext, delivery: Delivery, ack: Ack): GateDecision => {
+  const { done, later } = splitOutcomes(delivery, ack.outcomes);
+  const consumed = done.map((d) => d.event.id);
+  const { settle, back, dead, counters } = settling(context, ack.now, { consumed, failed: later });
+  return {
+    settle,
+    changes: {
+      ...counters,
+      delivery: null,
+      lastDeliveryAt: ack.now,
+      closed: closing(context.closed, delivery, 'acknowledged'),
+      recent: remember(
+        context.recent,
+        done.map(({ event, fate }) =>
+          fateOf(delivery.events.find((d) => d.id === event.id) ?? event, fate, ack.now),
+        ),
+      ),
+      lastReply: {
+        requestId: ack.requestId,
+        accepted: true,
+        deliveryId: delivery.deliveryId,
+        reason: `Delivery ${delivery.deliveryId} acknowledged.`,
+        consumed,
+        putBack: back.map((e) => e.id),
+        deadLettered: dead.map((e) => e.id),
+        settleSeq: settle?.seq ?? null,
+      },
+    },
+  };
+};
+
+/** The lease ran out before an ack: every event of the delivery goes back with one more attempt. */
+export const leaseExpired = (context: GateContext, delivery: Delivery): GateDecision => {
+  const { settle, counters } = settling(context, delivery.leaseExpiresAt ?? 0, {
+    failed: delivery.events.map(stripUrgency),
+  });
+  return {
+    settle,
+    changes: {
+      ...counters,
+      delivery: null,
+      closed: closing(context.closed, delivery, 'expired'),
+      lastError: `The lease of delivery ${delivery.deliveryId} expired: its events went back to the inbox.`,
+    },
+  };
+};
+
+/** The answer to an ack that cannot be taken: why, with its code. */
+export const ackRefused = (context: GateContext, ack: Ack & Caller): Partial<GateContext> => {
+  const { deliveryId, outcomes } = ack;
+  const code =
+    ackRejection(context.delivery, context.closed, deliveryId, outcomes, ack) ?? 'unknown_delivery';
+  return {
+    lastReply: {
+      requestId: ack.requestId,
+      accepted: false,
+      deliveryId,
+      reason: rejectionReason(code, context.delivery, deliveryId, outcomes),
+      code,
+      consumed: [],
+      putBack: [],
+      deadLettered: [],
+      settleSeq: null,
+    },
+  };
+};
+
+/** The answer to a claim: the delivery when this agent holds it, or whether another agent does. */
+export const claimAnswered = (context: GateContext, claim: Claim): Partial<GateContext> => {
+  const holder = context.delivery?.holder ?? null;
+  const mine = holder !== null && holder === claim.agent;
+  return {
+    lastClaim: {
+      requestId: claim.requestId,
+      delivery: mine ? context.delivery : null,
+      heldByOther: holder !== null && !mine,
+    },
+  };
+};
+
+/** Node timers hold at most 2^31 − 1 ms; a longer focus is waited out in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Focus until `until` (null: none), as of `now`: whether it still holds, and when to look again
+ * (its end, or one timer's length from now, whichever is first); null when it is over.
+ */
+export const focusStep = (
+  until: number | null,
+  now: number,
+): { focusUntil: number | null; checkAt: number | null } =>
+  until === null || until <= now
+    ? { focusUntil: null, checkAt: null }
+    : { focusUntil: until, checkAt: Math.min(until, now + MAX_TIMER_MS) };
