@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { constants } from 'node:os';
 import { join } from 'node:path';
+import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_PORT } from './defaults.js';
 import { parseDuration } from './duration.js';
 import { type HookAgent, isHookAgent } from './hooks/events.js';
@@ -12,18 +13,8 @@ import { terminalText } from './terminal-text.js';
 import { VERSION } from './version.js';
 
 // Commands import what they need when they run, so `--version`, `--help` and the agent hooks do
-// not pay for loading the MCP SDK, XState and the watcher.
-
-// An agent runs `pulse hook` on every tool call: valid hook arguments skip even commander's import.
-// bin.cjs answers hooks before this module loads; this serves hooks an older `pulse setup` pointed
-// at cli.js, and Node versions that cannot require() an ES module.
-if (process.argv[2] === 'hook') {
-  const { parseHookArgs, runHookProcess } = await import('./hooks/hook-command.js');
-  const options = parseHookArgs(process.argv.slice(3));
-  if (options !== null) await runHookProcess(options);
-}
-
-const { Argument, Command, InvalidArgumentError, Option } = await import('commander');
+// not pay for loading the MCP SDK, XState and the watcher. No top-level await: the bundle is a
+// script, for V8's code cache (scripts/bundle-loader.ts).
 
 /** Shutdown must finish within this; past it the process exits anyway. */
 const SHUTDOWN_LIMIT_MS = 2000;
@@ -406,4 +397,16 @@ sources
     if (!result.ok) process.exitCode = 1;
   });
 
-await program.parseAsync();
+/**
+ * An agent runs `pulse hook` on every tool call: valid hook arguments are answered without
+ * commander. bin.cjs answers hooks before this module loads; this serves hooks an older
+ * `pulse setup` pointed at cli.js, and Node versions that cannot require() an ES module.
+ */
+const answerHook = async (): Promise<void> => {
+  if (process.argv[2] !== 'hook') return;
+  const { parseHookArgs, runHookProcess } = await import('./hooks/hook-command.js');
+  const options = parseHookArgs(process.argv.slice(3));
+  if (options !== null) await runHookProcess(options);
+};
+
+void answerHook().then(() => program.parseAsync());

@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { type AnyActorRef, waitFor } from 'xstate';
 import type { SourcesContext } from '../machines/sources.js';
+import { announceCodeWarm } from './code-warm.js';
 import { DEFAULT_PORT } from './defaults.js';
 import { createHttpApp } from './http/app.js';
 import { checkTokenPolicy } from './http/auth.js';
@@ -305,6 +306,8 @@ export const startDaemon = async ({
         await inspecting?.close().catch(() => undefined);
         log.info('pulse stopped');
         logging.close();
+        // A daemon stopped before an agent connected still leaves the bundle's code cache.
+        announceCodeWarm();
       })();
       return closing;
     },
