@@ -17,7 +17,7 @@ export interface PackageReport extends RunInfo {
 
 const VARIANT_LABELS: Record<Variant, string> = {
   installed: 'installed from the tarball (`<prefix>/bin/pulse`)',
-  bundled: 'bundle in the clone (`node dist/bundle/pulse.mjs`)',
+  bundled: 'bundle in the clone (`node dist/bundle/bin.cjs`)',
   unbundled: "tsc's output, unbundled (`node dist/src/cli.js`)",
 };
 
@@ -101,7 +101,7 @@ export const formatTable = ({ result }: PackageReport): string => {
 
 const installTable = ({ result }: PackageReport): string => {
   const met = checks(result);
-  const { tarball, installs } = result;
+  const { tarball, installs, firstStarts } = result;
   const maps = tarball.files.filter((file) => file.endsWith('.map'));
   const warnings = installs.flatMap((run) => run.warnings);
   return markdownTable(
@@ -123,6 +123,19 @@ const installTable = ({ result }: PackageReport): string => {
         verdict(met.warnings),
       ],
       ['installed under the prefix', mb(installs[0]?.installedBytes ?? null), '', ''],
+      [
+        `first \`pulse start\` of each install, 0 events (no code cache yet): spawn → first tool call answered (median of ${firstStarts.length})`,
+        cell(medianOf(firstStarts, (s) => s.firstCallMs), ms),
+        '',
+        '',
+      ],
+      ['the same: daemon CPU time at that answer', cell(medianOf(firstStarts, (s) => s.cpuMs), ms), '', ''],
+      [
+        'the same: RSS once `MCP endpoint:` is read',
+        cell(medianOf(firstStarts, (s) => s.rssAtEndpoint), mb),
+        '',
+        '',
+      ],
     ],
   );
 };

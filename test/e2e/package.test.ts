@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -38,6 +38,7 @@ describe('the npm package', () => {
         'README.md',
         'package.json',
         'dist/bundle/bin.cjs',
+        'dist/bundle/pulse-main.js',
         'dist/bundle/pulse.mjs',
         'dist/bundle/THIRD_PARTY_LICENSES.md',
         'dist/bundle/tree-sitter-bash.wasm',
@@ -79,5 +80,36 @@ describe('the npm package', () => {
     );
     const stopped = await run(pulse, ['stop', '-p', project], { env });
     expect(stopped.stdout).toMatch(/^Stopped pulse \(pid \d+\)/);
+  });
+
+  it('leaves its code cache beside the bundle when the daemon stops, starts from it as it is, and replaces a damaged one', async () => {
+    const project = await tempProject('pulse-package-cache-');
+    dirs.push(project);
+    const bundle = join(pulse, '..', '..', 'lib', 'node_modules', 'pulse-agent', 'dist', 'bundle');
+    const caches = async () => (await readdir(bundle)).filter((name) => name.endsWith('.v8-cache'));
+    const startAndStop = async () => {
+      await run(pulse, ['start', '--detach', '-p', project, '--port', '0']);
+      await run(pulse, ['stop', '-p', project]);
+    };
+    for (const name of await caches()) await rm(join(bundle, name));
+
+    await startAndStop();
+    const [name] = await caches();
+    expect(await caches()).toEqual([
+      expect.stringMatching(
+        new RegExp(`^pulse-main-[0-9a-f]{16}-${process.version}-${process.arch}\\.v8-cache$`),
+      ),
+    ]);
+    const made = await readFile(join(bundle, name!));
+    expect(made.length).toBeGreaterThan(100_000);
+
+    // V8 took it: a refused cache would have been written again.
+    await startAndStop();
+    expect(Buffer.compare(await readFile(join(bundle, name!)), made)).toBe(0);
+
+    await writeFile(join(bundle, name!), 'not a code cache');
+    expect((await run(pulse, ['--version'])).stdout).toMatch(/^pulse-agent \d+\.\d+\.\d+/);
+    await startAndStop();
+    expect((await readFile(join(bundle, name!))).length).toBeGreaterThan(100_000);
   });
 });
