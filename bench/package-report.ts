@@ -125,14 +125,28 @@ const installTable = ({ result }: PackageReport): string => {
       ['installed under the prefix', mb(installs[0]?.installedBytes ?? null), '', ''],
       [
         `first \`pulse start\` of each install, 0 events (no code cache yet): spawn → first tool call answered (median of ${firstStarts.length})`,
-        cell(medianOf(firstStarts, (s) => s.firstCallMs), ms),
+        cell(
+          medianOf(firstStarts, (s) => s.firstCallMs),
+          ms,
+        ),
         '',
         '',
       ],
-      ['the same: daemon CPU time at that answer', cell(medianOf(firstStarts, (s) => s.cpuMs), ms), '', ''],
+      [
+        'the same: daemon CPU time at that answer',
+        cell(
+          medianOf(firstStarts, (s) => s.cpuMs),
+          ms,
+        ),
+        '',
+        '',
+      ],
       [
         'the same: RSS once `MCP endpoint:` is read',
-        cell(medianOf(firstStarts, (s) => s.rssAtEndpoint), mb),
+        cell(
+          medianOf(firstStarts, (s) => s.rssAtEndpoint),
+          mb,
+        ),
         '',
         '',
       ],

@@ -13,7 +13,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { constants, Script } from 'node:vm';
+import { Script } from 'node:vm';
 import { CODE_WARM_EVENT } from '../src/code-warm.js';
 
 /**
@@ -67,12 +67,8 @@ type Main = (
 const compile = (): Main => {
   const cachedData = readCache();
   // ASCII only (scripts/bundle.ts checks), so latin1 reads it into a one-byte string, as is.
-  const script = new Script(readFileSync(MAIN, 'latin1'), {
-    filename: MAIN,
-    cachedData,
-    // web-tree-sitter imports Node's modules with import().
-    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  });
+  // With no dynamic import callback: a script from the code cache would lose it (scripts/bundle.ts).
+  const script = new Script(readFileSync(MAIN, 'latin1'), { filename: MAIN, cachedData });
   if (cachedData === undefined || script.cachedDataRejected)
     (process as NodeJS.EventEmitter).once(CODE_WARM_EVENT, () => writeCache(script.createCachedData()));
   return script.runInThisContext();

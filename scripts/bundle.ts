@@ -41,6 +41,17 @@ const englishOnlyZodLocales: Plugin = {
   },
 };
 
+/**
+ * web-tree-sitter's CommonJS build: its ES one declares its own `require` (from `import("module")`),
+ * which shadows the one pulse-main.js's import()s of Node's modules become.
+ */
+const webTreeSitterCommonJs: Plugin = {
+  name: 'web-tree-sitter-commonjs',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^web-tree-sitter$/ }, () => ({ path: require.resolve('web-tree-sitter') }));
+  },
+};
+
 /** bin.cjs imports `./cli.js` next to it in dist/src; in the bundle, the loader runs pulse-main.js. */
 const cliIsTheLoader: Plugin = {
   name: 'cli-is-the-loader',
@@ -82,6 +93,10 @@ const bundlePulse = () =>
     entryPoints: [join(ROOT, 'dist/src/cli.js')],
     outfile: join(OUT, 'pulse-main.js'),
     format: 'cjs',
+    // import() as require(): Node 20 loses a script's dynamic import callback once it comes from
+    // the code cache ("A dynamic import callback was not specified"); web-tree-sitter imports
+    // Node's modules so.
+    supported: { 'dynamic-import': false },
     // ws's optional native speed-ups: it runs without them.
     external: ['bufferutil', 'utf-8-validate'],
     // The code was written as ES modules: strict, and import.meta.url is this file's.
@@ -90,7 +105,7 @@ const bundlePulse = () =>
       js: "(function (exports, require, module, __filename, __dirname) {'use strict'; const pulseImportMetaUrl = require('node:url').pathToFileURL(__filename).href;",
     },
     footer: { js: '})' },
-    plugins: [englishOnlyZodLocales],
+    plugins: [englishOnlyZodLocales, webTreeSitterCommonJs],
     // Its "main" is a UMD build whose require()s a bundler cannot follow; "module" is plain ESM.
     alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   });
@@ -137,6 +152,9 @@ const main = async () => {
   await rm(OUT, { recursive: true, force: true });
   await mkdir(OUT, { recursive: true });
   const pulse = await bundlePulse();
+  const imports = Object.values(pulse.metafile.outputs).flatMap((output) => output.imports);
+  const dynamic = imports.filter((entry) => entry.kind === 'dynamic-import').map((entry) => entry.path);
+  if (dynamic.length > 0) throw new Error(`pulse-main.js must not import(): ${dynamic.join(', ')}`);
   // cli.ts's #! line: pulse-main.js is not run by itself.
   const code = asciiOnly((await readFile(join(OUT, 'pulse-main.js'), 'utf8')).replace(/^#!.*\n/, ''));
   await writeFile(join(OUT, 'pulse-main.js'), code);
