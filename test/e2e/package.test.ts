@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -82,7 +82,7 @@ describe('the npm package', () => {
     expect(stopped.stdout).toMatch(/^Stopped pulse \(pid \d+\)/);
   });
 
-  it('leaves its code cache beside the bundle when the daemon stops, starts from it as it is, and replaces a damaged one', async () => {
+  it('leaves its code cache beside the bundle when the daemon stops, starts from it as it is, replaces a damaged one, and keeps it in the user's cache folder when it cannot be written beside', async () => {
     const project = await tempProject('pulse-package-cache-');
     dirs.push(project);
     const bundle = join(pulse, '..', '..', 'lib', 'node_modules', 'pulse-agent', 'dist', 'bundle');
@@ -111,5 +111,17 @@ describe('the npm package', () => {
     expect((await run(pulse, ['--version'])).stdout).toMatch(/^pulse-agent \d+\.\d+\.\d+/);
     await startAndStop();
     expect((await readFile(join(bundle, name!))).length).toBeGreaterThan(100_000);
+
+    // Where nothing can be written beside the bundle (here a folder stands in the cache's place,
+    // as root can write anywhere), the cache goes to the user's cache folder.
+    await rm(join(bundle, name!));
+    await mkdir(join(bundle, name!, 'in the way'), { recursive: true });
+    const userCache = join(project, 'user-cache');
+    const env = { ...process.env, XDG_CACHE_HOME: userCache };
+    await run(pulse, ['start', '--detach', '-p', project, '--port', '0'], { env });
+    await run(pulse, ['stop', '-p', project], { env });
+    expect(await readdir(join(userCache, 'pulse-agent'))).toEqual([name]);
+    expect((await readFile(join(userCache, 'pulse-agent', name!))).length).toBeGreaterThan(100_000);
+    await rm(join(bundle, name!), { recursive: true });
   });
 });
