@@ -82,7 +82,7 @@ describe('the npm package', () => {
     expect(stopped.stdout).toMatch(/^Stopped pulse \(pid \d+\)/);
   });
 
-  it('leaves its code cache beside the bundle when the daemon stops, starts from it as it is, replaces a damaged one, and keeps it in the user's cache folder when it cannot be written beside', async () => {
+  it("leaves its code cache beside the bundle when the daemon stops, starts from it as it is, replaces a damaged one, and keeps it in the user's cache folder when it cannot be written beside", async () => {
     const project = await tempProject('pulse-package-cache-');
     dirs.push(project);
     const bundle = join(pulse, '..', '..', 'lib', 'node_modules', 'pulse-agent', 'dist', 'bundle');
