@@ -2,8 +2,8 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { startReadyChild } from './child-process.js';
 
-/** The bundled CLI, as the package ships it, which `npm run bench` builds beside this file in dist/. */
-export const CLI = fileURLToPath(new URL('../bundle/pulse.mjs', import.meta.url));
+/** The bundled `pulse` bin, as the package ships it, which `npm run bench` builds beside this file in dist/. */
+export const CLI = fileURLToPath(new URL('../bundle/bin.cjs', import.meta.url));
 
 /** tsc's output before bundling: the same code as one module a file, for side-by-side start-ups. */
 export const UNBUNDLED_CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));

@@ -50,6 +50,8 @@ export interface PackageResult {
   startups: Record<Variant, StartupSample[][]>;
   /** spawn → exit of `node -e 0`, once per round: the floor of any Node process. */
   nodeFloorMs: number[];
+  /** The first start from each fresh install, on the empty project: no code cache yet. */
+  firstStarts: StartupSample[];
 }
 
 /** `npm pack` of the package in `root` as the build left it, into `dir`. */
@@ -112,7 +114,7 @@ const nodeFloor = () =>
 
 /**
  * The package as npm users get it: packs the tarball, installs it into fresh prefixes (timed),
- * then starts pulse from that install, from the bundle in dist/ and from tsc's unbundled
+ * starts each install once (no code cache yet), then starts pulse from the first install, from the bundle in dist/ and from tsc's unbundled
  * output, side by side on an empty project and on one with 100,000 events.
  */
 export const measurePackage = async (
@@ -137,6 +139,16 @@ export const measurePackage = async (
     await mkdir(project);
     histories.push(await writeHistory(project, size));
   }
+  // Each install's first start, before its daemon has written the code cache (it does as it stops).
+  const firstStarts: StartupSample[] = [];
+  for (let i = 0; i < plan.installs; i++)
+    firstStarts.push(
+      await measureStartup(histories[0]!.project, histories[0]!.latestEventId, {
+        program: join(dir, `prefix-${i}`, 'bin', 'pulse'),
+        args: [],
+      }),
+    );
+  progress(`first starts: ${firstStarts.map((s) => Math.round(s.firstCallMs)).join(', ')} ms`);
   const startups = Object.fromEntries(
     VARIANTS.map((variant) => [variant, histories.map((): StartupSample[] => [])]),
   ) as Record<Variant, StartupSample[][]>;
@@ -152,5 +164,5 @@ export const measurePackage = async (
     }
     progress(`start-ups: round ${round + 1}/${plan.startups} done`);
   }
-  return { tarball, installs, startups, nodeFloorMs };
+  return { tarball, installs, startups, nodeFloorMs, firstStarts };
 };

@@ -1,10 +1,13 @@
 /**
  * `npm run build`'s second step: bundles tsc's output (dist/src) into what the package ships,
- * dist/bundle/: `pulse.mjs` (the CLI and the daemon, every dependency inside, one ES module),
- * `bin.cjs` (the `pulse` bin: answers `pulse hook` itself, imports pulse.mjs for the rest), the
- * WASM the shell classifier loads, and the licences of the bundled packages.
+ * dist/bundle/: `pulse-main.js` (the CLI and the daemon, every dependency inside, one function),
+ * `bin.cjs` (the `pulse` bin: answers `pulse hook` itself, runs pulse-main.js for the rest through
+ * scripts/bundle-loader.ts, with V8's code cache), `pulse.mjs` (the same bin for
+ * `node dist/bundle/pulse.mjs`), the WASM the shell classifier loads, and the licences of the
+ * bundled packages.
  * Run: `node dist/scripts/bundle.js`.
  */
+import { createHash } from 'node:crypto';
 import { chmod, copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
@@ -38,13 +41,34 @@ const englishOnlyZodLocales: Plugin = {
   },
 };
 
-/** bin.cjs imports `./cli.js` next to it in dist/src; in the bundle that is pulse.mjs. */
-const cliIsPulseMjs: Plugin = {
-  name: 'cli-is-pulse-mjs',
+/**
+ * web-tree-sitter's CommonJS build: its ES one declares its own `require` (from `import("module")`),
+ * which shadows the one pulse-main.js's import()s of Node's modules become.
+ */
+const webTreeSitterCommonJs: Plugin = {
+  name: 'web-tree-sitter-commonjs',
   setup(bundle) {
-    bundle.onResolve({ filter: /^\.\/cli\.js$/ }, () => ({ path: './pulse.mjs', external: true }));
+    bundle.onResolve({ filter: /^web-tree-sitter$/ }, () => ({ path: require.resolve('web-tree-sitter') }));
   },
 };
+
+/** bin.cjs imports `./cli.js` next to it in dist/src; in the bundle, the loader runs pulse-main.js. */
+const cliIsTheLoader: Plugin = {
+  name: 'cli-is-the-loader',
+  setup(bundle) {
+    bundle.onResolve({ filter: /^\.\/cli\.js$/ }, () => ({
+      path: join(ROOT, 'dist/scripts/bundle-loader.js'),
+    }));
+  },
+};
+
+/**
+ * Non-ASCII characters esbuild leaves (in tagged templates, whose raw text it keeps) as \u escapes:
+ * an ASCII file is read into a one-byte string, where one such character makes every character of
+ * 1.9 MB take two bytes. The tags pulse uses (hono's `html`) read the cooked text, which is the same.
+ */
+const asciiOnly = (code: string): string =>
+  code.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 const COMMON = {
   bundle: true,
@@ -59,36 +83,42 @@ const COMMON = {
   logLevel: 'warning',
 } as const;
 
+/**
+ * A script, not an ES module: Node 20 compiles only scripts with a code cache. The file is one
+ * function expression taking CommonJS's arguments, which the loader compiles and calls.
+ */
 const bundlePulse = () =>
   build({
     ...COMMON,
     entryPoints: [join(ROOT, 'dist/src/cli.js')],
-    outfile: join(OUT, 'pulse.mjs'),
-    format: 'esm',
+    outfile: join(OUT, 'pulse-main.js'),
+    format: 'cjs',
+    // import() as require(): Node 20 loses a script's dynamic import callback once it comes from
+    // the code cache ("A dynamic import callback was not specified"); web-tree-sitter imports
+    // Node's modules so.
+    supported: { 'dynamic-import': false },
     // ws's optional native speed-ups: it runs without them.
     external: ['bufferutil', 'utf-8-validate'],
-    // The CommonJS packages inside require() Node's modules (pino, ajv, …) and read __filename
-    // (write-file-atomic names its temporary files with it).
+    // The code was written as ES modules: strict, and import.meta.url is this file's.
+    define: { 'import.meta.url': 'pulseImportMetaUrl' },
     banner: {
-      js: [
-        "import { createRequire as pulseCreateRequire } from 'node:module';",
-        "import { fileURLToPath as pulseFileURLToPath } from 'node:url';",
-        'const require = pulseCreateRequire(import.meta.url);',
-        'const __filename = pulseFileURLToPath(import.meta.url);',
-      ].join(' '),
+      js: "(function (exports, require, module, __filename, __dirname) {'use strict'; const pulseImportMetaUrl = require('node:url').pathToFileURL(__filename).href;",
     },
-    plugins: [englishOnlyZodLocales],
+    footer: { js: '})' },
+    plugins: [englishOnlyZodLocales, webTreeSitterCommonJs],
     // Its "main" is a UMD build whose require()s a bundler cannot follow; "module" is plain ESM.
     alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   });
 
-const bundleBin = () =>
+/** The bin, with the loader inside; `mainHash` names the code caches made for this pulse-main.js. */
+const bundleBin = (mainHash: string) =>
   build({
     ...COMMON,
     entryPoints: [join(ROOT, 'dist/src/bin.cjs')],
     outfile: join(OUT, 'bin.cjs'),
     format: 'cjs',
-    plugins: [cliIsPulseMjs],
+    define: { PULSE_MAIN_HASH: JSON.stringify(mainHash) },
+    plugins: [cliIsTheLoader],
   });
 
 const LICENSE_FILE = /^licen[cs]e(\.(md|txt))?$/i;
@@ -121,15 +151,23 @@ const licenceNotices = async (packages: Map<string, string>): Promise<string> =>
 const main = async () => {
   await rm(OUT, { recursive: true, force: true });
   await mkdir(OUT, { recursive: true });
-  const [pulse, bin] = await Promise.all([bundlePulse(), bundleBin()]);
+  const pulse = await bundlePulse();
+  const imports = Object.values(pulse.metafile.outputs).flatMap((output) => output.imports);
+  const dynamic = imports.filter((entry) => entry.kind === 'dynamic-import').map((entry) => entry.path);
+  if (dynamic.length > 0) throw new Error(`pulse-main.js must not import(): ${dynamic.join(', ')}`);
+  // cli.ts's #! line: pulse-main.js is not run by itself.
+  const code = asciiOnly((await readFile(join(OUT, 'pulse-main.js'), 'utf8')).replace(/^#!.*\n/, ''));
+  await writeFile(join(OUT, 'pulse-main.js'), code);
+  await chmod(join(OUT, 'pulse-main.js'), 0o644);
+  const bin = await bundleBin(createHash('sha256').update(code).digest('hex').slice(0, 16));
   await chmod(join(OUT, 'bin.cjs'), 0o755);
+  await writeFile(join(OUT, 'pulse.mjs'), "#!/usr/bin/env node\nimport './bin.cjs';\n", { mode: 0o755 });
   for (const file of WASM) await copyFile(require.resolve(file), join(OUT, file.split('/').pop()!));
   const packages = bundledPackages([pulse.metafile, bin.metafile]);
   await writeFile(join(OUT, 'THIRD_PARTY_LICENSES.md'), await licenceNotices(packages));
-  const size = (await readFile(join(OUT, 'pulse.mjs'))).length;
   // On stderr: `npm run pulse -- status --json` builds first, and its stdout must stay the JSON.
   console.error(
-    `Bundled ${relative(ROOT, OUT)}/: pulse.mjs ${(size / 1024).toFixed(0)} KB from ${packages.size} packages; bin.cjs; ${WASM.length} WASM files.`,
+    `Bundled ${relative(ROOT, OUT)}/: pulse-main.js ${(code.length / 1024).toFixed(0)} KB from ${packages.size} packages; bin.cjs; pulse.mjs; ${WASM.length} WASM files.`,
   );
 };
 

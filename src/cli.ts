@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { constants } from 'node:os';
+import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import type { StartOptions } from './commands/start.js';
 import { type HookAgent, isHookAgent } from './hooks/events.js';
 import { LOG_LEVELS } from './log/levels.js';
@@ -11,18 +12,8 @@ import { parseDuration } from './text/duration.js';
 import { terminalText } from './text/terminal-text.js';
 
 // Commands import what they need when they run, so `--version`, `--help` and the agent hooks do
-// not pay for loading the MCP SDK, XState and the watcher.
-
-// An agent runs `pulse hook` on every tool call: valid hook arguments skip even commander's import.
-// bin.cjs answers hooks before this module loads; this serves hooks an older `pulse setup` pointed
-// at cli.js, and Node versions that cannot require() an ES module.
-if (process.argv[2] === 'hook') {
-  const { parseHookArgs, runHookProcess } = await import('./commands/hook.js');
-  const options = parseHookArgs(process.argv.slice(3));
-  if (options !== null) await runHookProcess(options);
-}
-
-const { Argument, Command, InvalidArgumentError, Option } = await import('commander');
+// not pay for loading the MCP SDK, XState and the watcher. No top-level await: the bundle is a
+// script, for V8's code cache (scripts/bundle-loader.ts).
 
 const parsePort = (value: string): number => {
   const port = Number(value);
@@ -300,4 +291,16 @@ sources
     if (!result.ok) process.exitCode = 1;
   });
 
-await program.parseAsync();
+/**
+ * An agent runs `pulse hook` on every tool call: valid hook arguments are answered without
+ * commander. bin.cjs answers hooks before this module loads; this serves hooks an older
+ * `pulse setup` pointed at cli.js, and Node versions that cannot require() an ES module.
+ */
+const answerHook = async (): Promise<void> => {
+  if (process.argv[2] !== 'hook') return;
+  const { parseHookArgs, runHookProcess } = await import('./commands/hook.js');
+  const options = parseHookArgs(process.argv.slice(3));
+  if (options !== null) await runHookProcess(options);
+};
+
+void answerHook().then(() => program.parseAsync());

@@ -32,6 +32,7 @@ import { type PulsePaths, pulsePaths } from '../store/paths.js';
 import { ensureProjectFolder, ensurePulseFolder } from '../store/pulse-folder.js';
 import { logOf } from '../system/ask-actors.js';
 import { createPulseSystem } from '../system/wiring.js';
+import { announceCodeWarm } from './code-warm.js';
 import { portInUseMessage } from './port-holder.js';
 
 export interface DaemonOptions {
@@ -305,6 +306,8 @@ export const startDaemon = async ({
         await inspecting?.close().catch(() => undefined);
         log.info('pulse stopped');
         logging.close();
+        // A daemon stopped before an agent connected still leaves the bundle's code cache.
+        announceCodeWarm();
       })();
       return closing;
     },

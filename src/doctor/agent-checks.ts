@@ -69,6 +69,46 @@ const hookTargetFindings = (
   return findings;
 };
 
+type AutostartHook = Extract<InstalledHook, { transport: 'autostart' }>;
+
+/**
+ * Whether the session-start hook of `--autostart` can start the daemon, today and after npm
+ * cleans its cache: the command it runs must exist and last (`setup` writes node and the bin of
+ * an install that stays, or `npx -y pulse-agent@<version>`, which fetches pulse again).
+ */
+const autostartFinding = (
+  agent: SetupAgent,
+  hook: AutostartHook,
+  context: AgentCheckContext,
+): Finding | null => {
+  const setUpAgain = context.command(
+    `setup ${agent} --write --force --autostart -p ${context.project} --port ${hook.port}`,
+  );
+  const noDaemon = 'no daemon starts with a session, and replans go unenforced until one is started by hand';
+  if (hook.runtime === null) {
+    if (findProgram('npx') !== null) return null;
+    return problem(
+      agent,
+      `its ${hook.event} hook starts the daemon with npx, which is not on PATH here: ${noDaemon}`,
+      `Install pulse where it stays (npm install -g pulse-agent), then run its setup: pulse setup ${agent} --write --force --autostart -p ${context.project} --port ${hook.port}`,
+    );
+  }
+  const missing = [hook.runtime.nodePath, hook.runtime.cliPath].find((path) => !existsSync(path));
+  if (missing !== undefined)
+    return problem(
+      agent,
+      `its ${hook.event} hook starts the daemon with ${missing}, which does not exist: ${noDaemon}`,
+      setUpAgain,
+    );
+  if (inPackageCache(hook.runtime.cliPath))
+    return problem(
+      agent,
+      `its ${hook.event} hook starts the daemon from a package manager's cache (${hook.runtime.cliPath}), which may be cleaned at any time: then ${noDaemon}`,
+      `${setUpAgain} (from npx it writes npx -y pulse-agent@<version>, which fetches pulse again when cleaned); or install pulse where it stays (npm install -g pulse-agent) and run its setup`,
+    );
+  return null;
+};
+
 /**
  * One agent's entries in the project, judged by what `pulse setup` would write for the daemon's
  * port (a preview, nothing written), and whether its hooks can run. An agent with none of pulse's
@@ -107,6 +147,10 @@ export const checkAgent = async (
     }
   }
   findings.push(...hookTargetFindings(agent, hooks, context));
+  for (const hook of hooks) {
+    const finding = hook.transport === 'autostart' ? autostartFinding(agent, hook, context) : null;
+    if (finding !== null) findings.push(finding);
+  }
   if (agent === 'claude' && (await isTrackedByGit(context.project, CLAUDE_LOCAL_SETTINGS))) {
     findings.push(
       problem(

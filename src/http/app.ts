@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { PulseActor } from '../../machines/pulse.js';
+import { announceCodeWarm } from '../daemon/code-warm.js';
 import type { ContextWatch } from '../mcp/context-push.js';
 import type { SamplingClients } from '../mcp/sampling-clients.js';
 import { VERSION } from '../package/version.js';
@@ -16,6 +17,9 @@ import type { SessionLimits } from './session-table.js';
 import { createSourcesTestRoute } from './sources-test-route.js';
 import { STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
 import { createStatusStream } from './status-stream.js';
+
+/** After the first /mcp request, when the bundle's code cache is worth writing (src/daemon/code-warm.ts). */
+const CODE_WARM_AFTER_MS = 1000;
 
 /**
  * The daemon's HTTP surface: `/mcp`, `/healthz` for scripts, `/status` and `/sources/test` for
@@ -54,12 +58,16 @@ export const createHttpApp = ({
   };
   const mcpRoute = () =>
     (loading ??= Promise.all([import('./mcp-route.js'), import('../mcp/server.js')]).then(
-      ([{ createMcpRoute }, { createMcpServer }]) =>
-        (mcp = createMcpRoute(
+      ([{ createMcpRoute }, { createMcpServer }]) => {
+        // A client's first requests (initialize, a tool call) have run by then.
+        setTimeout(announceCodeWarm, CODE_WARM_AFTER_MS).unref();
+        mcp = createMcpRoute(
           () => createMcpServer({ actor, watches, samplers }),
           sessionLimits,
           sessionsChanged,
-        )),
+        );
+        return mcp;
+      },
     ));
   const sessions = () => mcp?.sessions() ?? [];
   const statusStream = createStatusStream({

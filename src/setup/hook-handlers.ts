@@ -170,8 +170,17 @@ export const hookHandler = (
 
 /** A pulse hook found in an agent's hooks file: how it reaches a daemon, and which. */
 export type FoundPulseHook =
-  | { transport: 'http' | 'curl' | 'autostart'; port: number; project: string }
+  | { transport: 'http' | 'curl'; port: number; project: string }
+  /** `runtime`: the node and bin it starts pulse with; null when it runs `npx -y pulse-agent@<version>`. */
+  | { transport: 'autostart'; port: number; project: string; runtime: HookRuntime | null }
   | { transport: 'node'; runtime: HookRuntime };
+
+/** The `"<node>" "<bin.cjs>"` a hook command starts with, or null when it starts otherwise (npx). */
+const quotedRuntime = (command: string): HookRuntime | null => {
+  const paths = /^"((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)" hook /.exec(command);
+  const unquote = (path: string) => path.replace(/\\(.)/g, '$1');
+  return paths ? { nodePath: unquote(paths[1]!), cliPath: unquote(paths[2]!) } : null;
+};
 
 const ROUTE = /http:\/\/127\.0\.0\.1:(\d+)\/hook\/([a-z]+)\/(\w+)\?project=([^'"\s]+)/;
 
@@ -193,6 +202,7 @@ export const findPulseHook = (
       transport: 'autostart',
       port: Number(autostart[4]),
       project: autostart[3]!.replace(/\\(.)/g, '$1'),
+      runtime: quotedRuntime(text),
     };
   }
   const route = ROUTE.exec(text);
@@ -205,14 +215,7 @@ export const findPulseHook = (
   }
   if (typeof handler.command !== 'string' || !handler.command.endsWith(nodeCommandSuffix(agent, event)))
     return null;
-  const paths = /^"((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)" hook /.exec(handler.command);
-  const unquote = (path: string) => path.replace(/\\(.)/g, '$1');
-  return {
-    transport: 'node',
-    runtime: paths
-      ? { nodePath: unquote(paths[1]!), cliPath: unquote(paths[2]!) }
-      : { nodePath: '', cliPath: '' },
-  };
+  return { transport: 'node', runtime: quotedRuntime(handler.command) ?? { nodePath: '', cliPath: '' } };
 };
 
 /**

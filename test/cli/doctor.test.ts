@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/commands/doctor.js';
-import { runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
+import { BIN, runCli, setupWithAutostart, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { trackStarted } from '../helpers/started.js';
 
 // `pulse doctor` as a user runs it: the built CLI against real projects, a real daemon and the
@@ -132,6 +132,64 @@ describe('pulse doctor', () => {
         fix: `pulse setup claude --write --force -p ${dir}`,
       },
     ]);
+  });
+
+  it("checks the --autostart hook: healthy as set up, then names a pulse that is gone or lies in npx's cache, with the setup that fixes it", async () => {
+    const dir = await project();
+    const daemon = await daemonOn(dir);
+    await setupWithAutostart('claude', dir, daemon.port);
+    expect(problems((await doctor(dir)).report)).toEqual([]);
+    const settings = join(dir, '.claude', 'settings.local.json');
+    const asSetUp = await readFile(settings, 'utf8');
+    const setUpAgain = `pulse setup claude --write --force --autostart -p ${dir} --port ${daemon.port}`;
+
+    await writeFile(settings, asSetUp.replaceAll('dist/bundle/bin.cjs', 'gone/bin.cjs'));
+    expect(problems((await doctor(dir)).report)).toContainEqual({
+      subject: 'claude',
+      message: expect.stringMatching(
+        /^its SessionStart hook starts the daemon with \S+gone\/bin\.cjs, which does not exist: no daemon starts with a session/,
+      ),
+      fix: setUpAgain,
+    });
+
+    // A bin that exists, but where npm keeps what npx ran, which npm may clean.
+    const cached = join(
+      dir,
+      'npm-cache',
+      '_npx',
+      '0123abcd',
+      'node_modules',
+      'pulse-agent',
+      'dist',
+      'bundle',
+    );
+    await mkdir(cached, { recursive: true });
+    await copyFile(BIN, join(cached, 'bin.cjs'));
+    await writeFile(settings, asSetUp.replaceAll(BIN, join(cached, 'bin.cjs')));
+    expect(problems((await doctor(dir)).report)).toContainEqual({
+      subject: 'claude',
+      message: `its SessionStart hook starts the daemon from a package manager's cache (${join(cached, 'bin.cjs')}), which may be cleaned at any time: then no daemon starts with a session, and replans go unenforced until one is started by hand`,
+      fix: expect.stringContaining(setUpAgain),
+    });
+  });
+
+  it('names an --autostart hook that runs npx where there is no npx', async () => {
+    const dir = await project();
+    const daemon = await daemonOn(dir);
+    await setupWithAutostart('claude', dir, daemon.port);
+    const settings = join(dir, '.claude', 'settings.local.json');
+    const text = await readFile(settings, 'utf8');
+    // What setup writes when run from npx's cache.
+    const bin = JSON.stringify(`"${process.execPath}" "${BIN}"`).slice(1, -1);
+    await writeFile(settings, text.replace(bin, 'npx -y pulse-agent@0.2.0'));
+    const noNpx = await project();
+    const { stdout } = await runCli(['doctor', '-p', dir, '--json'], { env: { PATH: noNpx } });
+    expect(problems(JSON.parse(stdout) as DoctorReport)).toContainEqual({
+      subject: 'claude',
+      message:
+        'its SessionStart hook starts the daemon with npx, which is not on PATH here: no daemon starts with a session, and replans go unenforced until one is started by hand',
+      fix: `Install pulse where it stays (npm install -g pulse-agent), then run its setup: pulse setup claude --write --force --autostart -p ${dir} --port ${daemon.port}`,
+    });
   });
 
   it("reports pulse's runtime files that git would track, and says how to ignore them", async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -38,6 +38,7 @@ describe('the npm package', () => {
         'README.md',
         'package.json',
         'dist/bundle/bin.cjs',
+        'dist/bundle/pulse-main.js',
         'dist/bundle/pulse.mjs',
         'dist/bundle/THIRD_PARTY_LICENSES.md',
         'dist/bundle/tree-sitter-bash.wasm',
@@ -79,5 +80,48 @@ describe('the npm package', () => {
     );
     const stopped = await run(pulse, ['stop', '-p', project], { env });
     expect(stopped.stdout).toMatch(/^Stopped pulse \(pid \d+\)/);
+  });
+
+  it("leaves its code cache beside the bundle when the daemon stops, starts from it as it is, replaces a damaged one, and keeps it in the user's cache folder when it cannot be written beside", async () => {
+    const project = await tempProject('pulse-package-cache-');
+    dirs.push(project);
+    const bundle = join(pulse, '..', '..', 'lib', 'node_modules', 'pulse-agent', 'dist', 'bundle');
+    const caches = async () => (await readdir(bundle)).filter((name) => name.endsWith('.v8-cache'));
+    const startAndStop = async () => {
+      await run(pulse, ['start', '--detach', '-p', project, '--port', '0']);
+      await run(pulse, ['stop', '-p', project]);
+    };
+    for (const name of await caches()) await rm(join(bundle, name));
+
+    await startAndStop();
+    const [name] = await caches();
+    expect(await caches()).toEqual([
+      expect.stringMatching(
+        new RegExp(`^pulse-main-[0-9a-f]{16}-${process.version}-${process.arch}\\.v8-cache$`),
+      ),
+    ]);
+    const made = await readFile(join(bundle, name!));
+    expect(made.length).toBeGreaterThan(100_000);
+
+    // V8 took it: a refused cache would have been written again.
+    await startAndStop();
+    expect(Buffer.compare(await readFile(join(bundle, name!)), made)).toBe(0);
+
+    await writeFile(join(bundle, name!), 'not a code cache');
+    expect((await run(pulse, ['--version'])).stdout).toMatch(/^pulse-agent \d+\.\d+\.\d+/);
+    await startAndStop();
+    expect((await readFile(join(bundle, name!))).length).toBeGreaterThan(100_000);
+
+    // Where nothing can be written beside the bundle (here a folder stands in the cache's place,
+    // as root can write anywhere), the cache goes to the user's cache folder.
+    await rm(join(bundle, name!));
+    await mkdir(join(bundle, name!, 'in the way'), { recursive: true });
+    const userCache = join(project, 'user-cache');
+    const env = { ...process.env, XDG_CACHE_HOME: userCache };
+    await run(pulse, ['start', '--detach', '-p', project, '--port', '0'], { env });
+    await run(pulse, ['stop', '-p', project], { env });
+    expect(await readdir(join(userCache, 'pulse-agent'))).toEqual([name]);
+    expect((await readFile(join(userCache, 'pulse-agent', name!))).length).toBeGreaterThan(100_000);
+    await rm(join(bundle, name!), { recursive: true });
   });
 });

@@ -167,7 +167,12 @@ describe('the session-start hook of --autostart', () => {
       '"/n/node" "/p/dist/src/bin.cjs" hook claude --event SessionStart --autostart -p "/home/me/my \\"app\\"" --port 8765',
     );
     const found = findPulseHook('claude', 'SessionStart', { type: 'command', command });
-    expect(found).toEqual({ transport: 'autostart', port: 8765, project: '/home/me/my "app"' });
+    expect(found).toEqual({
+      transport: 'autostart',
+      port: 8765,
+      project: '/home/me/my "app"',
+      runtime: RUNTIME,
+    });
     expect(reachesTarget(found!, target)).toBe(true);
     expect(reachesTarget(found!, { ...target, port: 9000 })).toBe(false);
     expect(findPulseHook('codex', 'SessionStart', { type: 'command', command })).toBeNull();
@@ -180,5 +185,13 @@ describe('the session-start hook of --autostart', () => {
     };
     expect(stableBinCommand(cached)).toBe(`npx -y pulse-agent@${VERSION}`);
     expect(stableBinCommand(RUNTIME)).toBe('"/n/node" "/p/dist/src/bin.cjs"');
+    // Found again as pulse's, with no node and bin of its own (doctor then checks npx is there).
+    const command = autostartHookCommand('claude', 'SessionStart', { ...target, runtime: cached });
+    expect(findPulseHook('claude', 'SessionStart', { type: 'command', command })).toEqual({
+      transport: 'autostart',
+      port: 8765,
+      project: '/home/me/my "app"',
+      runtime: null,
+    });
   });
 });
