@@ -8,6 +8,7 @@ import { drainFromInbox } from '../src/effects/drain-inbox.js';
 import { createFakeSource } from './fake-source.js';
 import { createFakeThinker } from './fake-thinker.js';
 import { memoryInboxFile, memorySeenStore } from './memory-stores.js';
+import { pipelineBusy } from './pipeline-busy.js';
 import { prng } from './prng.js';
 import { SteppedClock } from './stepped-clock.js';
 
@@ -147,19 +148,7 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
   let deliveries = 0;
   let requestId = 0;
 
-  const busy = () => {
-    const p = pollerRef.getSnapshot();
-    const i = inbox.getSnapshot();
-    const g = gate.getSnapshot();
-    return (
-      p.matches('polling') ||
-      p.matches('offering') ||
-      !i.matches({ ready: { offers: 'idle', settlements: 'idle' } }) ||
-      i.context.offers.length > 0 ||
-      g.matches('reflecting') ||
-      g.matches('thinking')
-    );
-  };
+  const busy = () => pipelineBusy(pollerRef, inbox, gate);
 
   /**
    * Lets everything due at this instant run to rest (the inbox wakes the gate after an insert),

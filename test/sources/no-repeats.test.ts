@@ -7,6 +7,7 @@ import type { ExternalItem, PolledSource } from '../../machines/external.js';
 import { gateMachine } from '../../machines/gate.js';
 import { inboxMachine } from '../../machines/inbox.js';
 import { type FetchOutcome, pollerMachine } from '../../machines/poller.js';
+import { pipelineBusy } from '../../sim/pipeline-busy.js';
 import { SteppedClock } from '../../sim/stepped-clock.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
 import { drainFromInbox } from '../../src/effects/drain-inbox.js';
@@ -133,20 +134,7 @@ const startRun = async (world: World) => {
   const poller = root.system.get(`poller:${SOURCE}`) as ActorRefFrom<typeof pollerMachine>;
   let requestId = 0;
 
-  const busy = () => {
-    const p = poller.getSnapshot();
-    const i = inbox.getSnapshot();
-    const g = gate.getSnapshot();
-    return (
-      writing.size > 0 ||
-      p.matches('polling') ||
-      p.matches('offering') ||
-      !i.matches({ ready: { offers: 'idle', settlements: 'idle' } }) ||
-      i.context.offers.length > 0 ||
-      g.matches('reflecting') ||
-      g.matches('thinking')
-    );
-  };
+  const busy = () => writing.size > 0 || pipelineBusy(poller, inbox, gate);
 
   /** Lets everything due at this instant run to rest; the agent, when there, takes and acknowledges a delivery at once. */
   const rest = async () => {
