@@ -18,11 +18,17 @@ import {
   type TrackedFiles,
   untrackedFiles,
 } from './pulse-files.js';
+import type { ReplanRecord } from './replan.js';
+import type { SavedAgent } from './replan-agents.js';
 
 /** What the log owner reads once at start. */
 export interface LoadedJournal {
   index: EventIndex;
   ack: AckRecord | null;
+  /** The agents state.json kept; [] when it kept none (PulseAgent's, or ours before agents). */
+  agents: SavedAgent[];
+  /** When it was loaded (ms since the epoch): restored agents count as heard then. */
+  loadedAt: number;
   /** Last known state of each file: the log's last event for it, else `state.json`'s hash. */
   files: TrackedFiles;
   /** Repairs and recoveries made while loading, to show the user. */
@@ -55,8 +61,10 @@ export interface ReconcileOutput {
   stateError: string | null;
 }
 
-export interface SaveAckInput {
-  ack: AckRecord;
+/** What the log owner writes to state.json for the replan lifecycle: the last ack and the agents. */
+export interface SaveReplanInput {
+  ack: AckRecord | null;
+  agents: SavedAgent[];
 }
 
 export interface EventLogContext {
@@ -64,6 +72,10 @@ export interface EventLogContext {
   files: TrackedFiles;
   /** The durable ack, as `state.json` holds it. */
   ack: AckRecord | null;
+  /** The agents and what each owes, as `state.json` holds them (beside PulseAgent's fields). */
+  agents: SavedAgent[];
+  /** When the journal was loaded. */
+  loadedAt: number;
   /** Reconcile requests counted in; a caller waits until `scansCompleted` reaches its number. */
   scansRequested: number;
   scanStartedAt: number;
@@ -74,7 +86,7 @@ export interface EventLogContext {
   /** The running scan was asked for by a caller. */
   scanForCaller: boolean;
   deferred: boolean;
-  queuedAck: { ack: AckRecord; requestId: number } | null;
+  queuedAck: { ack: AckRecord | null; agents: SavedAgent[]; requestId: number } | null;
   savingAckRequestId: number;
   ackSavedRequestId: number;
   ackError: { requestId: number; message: string } | null;
@@ -91,7 +103,7 @@ export interface EventLogContext {
 export type EventLogEvent =
   | { type: 'file.changed'; name: PulseFileName | 'unknown' }
   | { type: 'log.reconcile' }
-  | { type: 'ack.record'; ack: AckRecord; requestId: number };
+  | ReplanRecord;
 
 /** Told to the replan lifecycle after new events reached `events.jsonl`. */
 export interface LogAppended {
@@ -121,8 +133,8 @@ export const eventLogMachine = setup({
     reconcileFiles: fromPromise<ReconcileOutput, ReconcileInput>(async () => {
       throw new Error('reconcileFiles not provided');
     }),
-    saveAck: fromPromise<void, SaveAckInput>(async () => {
-      throw new Error('saveAck not provided');
+    saveReplan: fromPromise<void, SaveReplanInput>(async () => {
+      throw new Error('saveReplan not provided');
     }),
   },
   delays: {
@@ -165,12 +177,22 @@ export const eventLogMachine = setup({
       scanForCaller: context.callerAsked,
       callerAsked: false,
     })),
-    queueAck: assign(({ event }) =>
-      event.type === 'ack.record' ? { queuedAck: { ack: event.ack, requestId: event.requestId } } : {},
+    /** Only the latest record is kept; it answers every ack queued before it. */
+    queueAck: assign(({ context, event }) =>
+      event.type === 'replan.record'
+        ? {
+            queuedAck: {
+              ack: event.ack,
+              agents: event.agents,
+              requestId: Math.max(event.requestId, context.queuedAck?.requestId ?? 0),
+            },
+          }
+        : {},
     ),
     takeQueuedAck: assign(({ context }) => ({
       ack: context.queuedAck?.ack ?? context.ack,
-      savingAckRequestId: context.queuedAck?.requestId ?? context.savingAckRequestId,
+      agents: context.queuedAck?.agents ?? context.agents,
+      savingAckRequestId: Math.max(context.queuedAck?.requestId ?? 0, context.savingAckRequestId),
       queuedAck: null,
     })),
     recordScan: assign(({ context }, output: ReconcileOutput) => ({
@@ -231,6 +253,8 @@ export const eventLogMachine = setup({
         type: 'replan.restored' as const,
         pending: context.index.pendingAfter(context.ack?.eventId ?? null),
         lastAck: context.ack,
+        agents: context.agents,
+        at: context.loadedAt,
       }),
     ),
   },
@@ -240,6 +264,8 @@ export const eventLogMachine = setup({
     index: EventIndex.empty(),
     files: untrackedFiles(),
     ack: null,
+    agents: [],
+    loadedAt: 0,
     scansRequested: 1,
     scanStartedAt: 0,
     scansCompleted: 0,
@@ -270,6 +296,8 @@ export const eventLogMachine = setup({
               index: event.output.index,
               files: event.output.files,
               ack: event.output.ack,
+              agents: event.output.agents,
+              loadedAt: event.output.loadedAt,
               warnings: event.output.warnings,
             })),
             'announceRestored',
@@ -361,16 +389,16 @@ export const eventLogMachine = setup({
           states: {
             idle: {
               description: 'No ack is being written.',
-              on: { 'ack.record': { target: 'saving', actions: 'queueAck' } },
+              on: { 'replan.record': { target: 'saving', actions: 'queueAck' } },
             },
             saving: {
               description:
                 'Writing the accepted ack to state.json atomically; an ack accepted meanwhile is queued, and only the latest is kept.',
               entry: 'takeQueuedAck',
-              on: { 'ack.record': { actions: 'queueAck' } },
+              on: { 'replan.record': { actions: 'queueAck' } },
               invoke: {
-                src: 'saveAck',
-                input: ({ context }) => ({ ack: context.ack! }),
+                src: 'saveReplan',
+                input: ({ context }) => ({ ack: context.ack, agents: context.agents }),
                 onDone: { target: 'saved', actions: 'recordAckSaved' },
                 onError: {
                   target: 'retrying',
@@ -382,7 +410,7 @@ export const eventLogMachine = setup({
               description:
                 'state.json could not be written (a full disk): the accepted ack stands in memory and is written again after a pause, or at once when another ack comes.',
               after: { retryWrite: 'saving' },
-              on: { 'ack.record': { target: 'saving', actions: 'queueAck' } },
+              on: { 'replan.record': { target: 'saving', actions: 'queueAck' } },
             },
             saved: {
               description: 'Transient: writes the queued ack next, if there is one, else idle.',

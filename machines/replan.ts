@@ -1,7 +1,24 @@
-import { assign, enqueueActions, sendTo, setup } from 'xstate';
+import { assign, type EventObject, enqueueActions, fromCallback, not, sendTo, setup } from 'xstate';
 import type { PendingReplan } from './event-index.js';
 import type { FileFault } from './log-faults.js';
 import { type AckRecord, isInvalidating, type PulseEvent } from './pulse-files.js';
+import {
+  type AgentBook,
+  agentIdOf,
+  hear,
+  leave,
+  owe,
+  owedByAnyone,
+  type PartyKey,
+  restoredAgents,
+  type SavedAgent,
+  savedAgents,
+  settle,
+  sweep,
+  sweeps,
+  type TieWay,
+  tie,
+} from './replan-agents.js';
 
 /** Why an ack was refused: a stable code beside PulseAgent's sentence. */
 export type AckRejection =
@@ -22,6 +39,13 @@ export interface AckReply {
 }
 
 export interface ReplanContext extends PendingReplan {
+  /**
+   * PulseAgent's pending replan: the guidance and constraints events after the last accepted ack,
+   * whoever made it. An agent pulse has not heard from yet owes it, or what another agent owes.
+   */
+  unclaimed: PendingReplan;
+  /** The agents working in the project, each with the change it still owes (`pendingEventId` is the latest any owes). */
+  agents: AgentBook;
   lastAck: AckRecord | null;
   lastReply: AckReply | null;
   /** What may hide a guidance or constraints change from the log now (the log owner says): the plan is on hold while any. */
@@ -29,7 +53,14 @@ export interface ReplanContext extends PendingReplan {
 }
 
 export type ReplanEvent =
-  | { type: 'replan.restored'; pending: PendingReplan; lastAck: AckRecord | null }
+  | {
+      type: 'replan.restored';
+      pending: PendingReplan;
+      lastAck: AckRecord | null;
+      /** The agents state.json kept, and when they were loaded. */
+      agents?: SavedAgent[];
+      at?: number;
+    }
   | { type: 'log.appended'; events: PulseEvent[] }
   | { type: 'log.faults'; blind: FileFault[] }
   | {
@@ -40,7 +71,22 @@ export type ReplanEvent =
       target: Pick<PulseEvent, 'id' | 'path'> | null;
       planSha256: string | null;
       at: string;
-    };
+      /** Who acknowledges; an agent that never called before counts as `one-shot`. */
+      agent?: PartyKey;
+    }
+  | { type: 'agent.heard'; party: PartyKey; at: number; closes: boolean }
+  | { type: 'agent.left'; party: PartyKey }
+  | { type: 'agent.tied'; parties: [PartyKey, PartyKey]; by: TieWay }
+  | { type: 'agents.sweep'; before: number };
+
+/** Told to the log owner to make the ack and the agents durable in state.json. */
+export interface ReplanRecord {
+  type: 'replan.record';
+  ack: AckRecord | null;
+  agents: SavedAgent[];
+  /** The ack's request, for its caller to wait on; 0 when only the agents changed. */
+  requestId: number;
+}
 
 type AckEvent = Extract<ReplanEvent, { type: 'replan.ack' }>;
 
@@ -61,20 +107,75 @@ const rejectionReason = (code: AckRejection, eventId: string, pendingEventId: st
   }
 };
 
-/**
- * Whether the agent must stop and replan: a guidance or constraints change is pending, or pulse
- * cannot see or record such changes now (fail closed).
- */
-export const needsReplan = (context: Pick<ReplanContext, 'pendingEventId' | 'blind'>): boolean =>
-  context.pendingEventId !== null || context.blind.length > 0;
+/** The party a caller that names no agent and has no MCP session is: PulseAgent's one client. */
+export const ONE_SHOT: PartyKey = 'one-shot';
 
-/** The first check of PulseAgent's order that refuses this ack, or null when it is accepted. */
-export const replanAckRejection = (context: PendingReplan, event: AckEvent): AckRejection | null => {
+const NOTHING_PENDING: PendingReplan = { pendingEventId: null, pendingFiles: [] };
+
+/** PulseAgent's pending replan together with what agents owe: the latest event, every file. */
+const withUnclaimed = (unclaimed: PendingReplan, owed: PendingReplan | null): PendingReplan | null => {
+  if (unclaimed.pendingEventId === null) return owed;
+  if (owed === null) return unclaimed;
+  return {
+    pendingEventId: unclaimed.pendingEventId,
+    pendingFiles: [...new Set([...unclaimed.pendingFiles, ...owed.pendingFiles])],
+  };
+};
+
+/**
+ * What an agent pulse has not heard from yet owes: PulseAgent's pending replan (no agent has
+ * acknowledged the change), and what an agent a restart took over still owes, since the newcomer
+ * may be that agent reconnected; null when none.
+ */
+const newcomerOwes = ({
+  unclaimed,
+  agents,
+}: Pick<ReplanContext, 'unclaimed' | 'agents'>): PendingReplan | null =>
+  withUnclaimed(unclaimed, owedByAnyone(agents, { restored: true }));
+
+/** The change this caller still owes an ack: its own, or a newcomer's when pulse has not heard from it; null when none. */
+export const owedBy = (
+  context: Pick<ReplanContext, 'unclaimed' | 'agents'>,
+  party: PartyKey,
+): PendingReplan | null => {
+  const id = agentIdOf(context.agents, party);
+  return id === undefined ? newcomerOwes(context) : context.agents[id]!.owes;
+};
+
+/** The context with `pendingEventId` and `pendingFiles` brought up to date: what any agent, or a newcomer, owes. */
+const withPending = <C extends Pick<ReplanContext, 'unclaimed' | 'agents'>>(
+  context: C,
+): C & PendingReplan => ({
+  ...context,
+  ...(withUnclaimed(context.unclaimed, owedByAnyone(context.agents)) ?? NOTHING_PENDING),
+});
+
+/**
+ * Whether an agent must stop and replan: it (or, without `party`, any agent) owes a guidance or
+ * constraints change, or pulse cannot see or record such changes now (fail closed).
+ */
+export const needsReplan = (
+  context: Pick<ReplanContext, 'pendingEventId' | 'blind'> &
+    Partial<Pick<ReplanContext, 'unclaimed' | 'agents'>>,
+  party?: PartyKey,
+): boolean => {
+  if (context.blind.length > 0) return true;
+  if (party === undefined || context.unclaimed === undefined || context.agents === undefined)
+    return context.pendingEventId !== null;
+  return owedBy({ unclaimed: context.unclaimed, agents: context.agents }, party) !== null;
+};
+
+/** The first check of PulseAgent's order that refuses this ack (for the agent that makes it), or null when it is accepted. */
+export const replanAckRejection = (
+  context: Pick<ReplanContext, 'unclaimed' | 'agents'>,
+  event: AckEvent,
+): AckRejection | null => {
   if (event.eventId.trim() === '') return 'missing_event_id';
   if (event.target === null) return 'unknown_event';
   if (!isInvalidating(event.target)) return 'not_invalidating';
-  if (context.pendingEventId === null) return 'no_pending_replan';
-  if (event.target.id !== context.pendingEventId) return 'stale_event';
+  const owed = owedBy(context, event.agent ?? ONE_SHOT);
+  if (owed === null) return 'no_pending_replan';
+  if (event.target.id !== owed.pendingEventId) return 'stale_event';
   return null;
 };
 
@@ -91,49 +192,86 @@ const withInvalidating = (context: PendingReplan, events: readonly PulseEvent[])
 
 /**
  * The replan lifecycle: idle → pending → acknowledged, and back to pending on every new
- * guidance or constraints event. Decisions only; the log owner makes an accepted ack durable.
+ * guidance or constraints event. Every agent working when the change comes owes it an ack of its
+ * own, so the lifecycle is pending while any agent (or a newcomer) still owes it. Decisions only;
+ * the log owner makes the ack and the agents durable.
  */
 export const replanMachine = setup({
   types: {
     context: {} as ReplanContext,
     events: {} as ReplanEvent,
   },
+  actors: {
+    /** Sends `agents.sweep` now and then, so agents gone quiet stop being waited for (the wiring provides the clock). */
+    agentClock: fromCallback<EventObject>(() => undefined),
+  },
   guards: {
     hasInvalidating: ({ event }) =>
       event.type === 'log.appended' && event.events.some((e) => isInvalidating(e)),
-    restoredPending: ({ event }) => event.type === 'replan.restored' && event.pending.pendingEventId !== null,
-    restoredAcknowledged: ({ event }) => event.type === 'replan.restored' && event.lastAck !== null,
+    someoneOwes: ({ context }) => context.pendingEventId !== null,
+    everAcknowledged: ({ context }) => context.lastAck !== null,
     isAcceptable: ({ context, event }) =>
       event.type === 'replan.ack' && replanAckRejection(context, event) === null,
+    isNewParty: ({ context }, { party }: { party: PartyKey }) =>
+      agentIdOf(context.agents, party) === undefined,
+    isKnownParty: ({ context }, { party }: { party: PartyKey }) =>
+      agentIdOf(context.agents, party) !== undefined,
+    sweepDrops: ({ context }, { before }: { before: number }) => sweeps(context.agents, before),
   },
   actions: {
     restore: assign(({ event }) => {
       if (event.type !== 'replan.restored') return {};
-      return { ...event.pending, lastAck: event.lastAck };
+      return withPending({
+        unclaimed: event.pending,
+        agents: restoredAgents(event.agents ?? [], event.at ?? 0, event.pending),
+        lastAck: event.lastAck,
+      });
     }),
-    recordInvalidation: assign(({ context, event }) =>
-      event.type === 'log.appended' ? withInvalidating(context, event.events) : {},
-    ),
+    recordInvalidation: assign(({ context, event }) => {
+      if (event.type !== 'log.appended') return {};
+      const unclaimed = withInvalidating(context.unclaimed, event.events);
+      const changed = withInvalidating(NOTHING_PENDING, event.events);
+      const agents = owe(context.agents, changed.pendingEventId!, changed.pendingFiles);
+      return withPending({ unclaimed, agents });
+    }),
     recordBlind: assign(({ event }) => (event.type === 'log.faults' ? { blind: event.blind } : {})),
+    hearParty: assign(({ context }, heard: { party: PartyKey; at: number; closes: boolean }) =>
+      withPending({
+        unclaimed: context.unclaimed,
+        agents: hear(context.agents, heard, newcomerOwes(context)),
+      }),
+    ),
+    dropParty: assign(({ context }, { party }: { party: PartyKey }) =>
+      withPending({ unclaimed: context.unclaimed, agents: leave(context.agents, party) }),
+    ),
+    sweepParties: assign(({ context }, { before }: { before: number }) =>
+      withPending({ unclaimed: context.unclaimed, agents: sweep(context.agents, before) }),
+    ),
+    tieParties: assign(({ context }, { parties, by }: { parties: [PartyKey, PartyKey]; by: TieWay }) =>
+      withPending({ unclaimed: context.unclaimed, agents: tie(context.agents, parties[0], parties[1], by) }),
+    ),
     rejectAck: assign(({ context, event }) => {
       if (event.type !== 'replan.ack') return {};
       const code = replanAckRejection(context, event) ?? 'stale_event';
+      const owed = owedBy(context, event.agent ?? ONE_SHOT);
       return {
         lastReply: {
           requestId: event.requestId,
           accepted: false,
           acknowledged_event_id: context.lastAck?.eventId ?? null,
           plan_sha256: context.lastAck?.planSha256 ?? null,
-          reason: rejectionReason(code, event.eventId, context.pendingEventId),
+          reason: rejectionReason(code, event.eventId, owed?.pendingEventId ?? null),
           code,
         },
       };
     }),
-    acceptAck: assign(({ event }) => {
+    acceptAck: assign(({ context, event }) => {
       if (event.type !== 'replan.ack') return {};
       return {
-        pendingEventId: null,
-        pendingFiles: [],
+        ...withPending({
+          unclaimed: NOTHING_PENDING,
+          agents: settle(context.agents, event.agent ?? ONE_SHOT, event.at),
+        }),
         lastAck: { eventId: event.eventId, planSha256: event.planSha256, at: event.at },
         lastReply: {
           requestId: event.requestId,
@@ -144,69 +282,95 @@ export const replanMachine = setup({
         },
       };
     }),
-    /** Tells the reflection gate (when the system has one) whether the agent must answer a replan first. */
+    /**
+     * Tells the reflection gate (when the system has one) whether no agent has replanned yet (or
+     * pulse is blind); an agent that still owes its own ack is refused deliveries at its check-in.
+     */
     notifyGate: enqueueActions(({ context, enqueue, system }) => {
       const gate = system.get('gate');
       if (gate !== undefined) {
-        const status = { type: 'replan.status', pending: needsReplan(context) } as const;
+        const pending = context.unclaimed.pendingEventId !== null || context.blind.length > 0;
+        const status = { type: 'replan.status', pending } as const;
         enqueue.sendTo(gate, status);
       }
     }),
-    persistAck: sendTo(
+    /** Asks the log owner to write the last ack and the agents to state.json. */
+    saveState: sendTo(
       ({ system }) => system.get('log'),
-      ({ context, event }) => ({
-        type: 'ack.record' as const,
-        ack: context.lastAck!,
+      ({ context, event }): ReplanRecord => ({
+        type: 'replan.record',
+        ack: context.lastAck,
+        agents: savedAgents(context.agents),
         requestId: event.type === 'replan.ack' ? event.requestId : 0,
       }),
     ),
   },
 }).createMachine({
   id: 'replan',
-  context: { pendingEventId: null, pendingFiles: [], lastAck: null, lastReply: null, blind: [] },
+  context: {
+    pendingEventId: null,
+    pendingFiles: [],
+    unclaimed: NOTHING_PENDING,
+    agents: {},
+    lastAck: null,
+    lastReply: null,
+    blind: [],
+  },
+  invoke: { src: 'agentClock' },
+  // Every step only records; each state's eventless transitions then follow who still owes.
   on: {
     // Orthogonal to the lifecycle: acks are judged as ever, and the answers say the plan is on hold.
     'log.faults': { actions: ['recordBlind', 'notifyGate'] },
+    // Not saved: on restart every agent owes what the log holds after the last ack.
+    'log.appended': { guard: 'hasInvalidating', actions: 'recordInvalidation' },
+    'agent.heard': [
+      {
+        guard: { type: 'isNewParty', params: ({ event }) => ({ party: event.party }) },
+        actions: [{ type: 'hearParty', params: ({ event }) => event }, 'saveState'],
+      },
+      { actions: { type: 'hearParty', params: ({ event }) => event } },
+    ],
+    'agent.left': {
+      guard: { type: 'isKnownParty', params: ({ event }) => ({ party: event.party }) },
+      actions: [{ type: 'dropParty', params: ({ event }) => ({ party: event.party }) }, 'saveState'],
+    },
+    'agents.sweep': {
+      guard: { type: 'sweepDrops', params: ({ event }) => ({ before: event.before }) },
+      actions: [{ type: 'sweepParties', params: ({ event }) => ({ before: event.before }) }, 'saveState'],
+    },
+    'agent.tied': {
+      actions: [
+        { type: 'tieParties', params: ({ event }) => ({ parties: event.parties, by: event.by }) },
+        'saveState',
+      ],
+    },
+    'replan.ack': [{ guard: 'isAcceptable', actions: ['acceptAck', 'saveState'] }, { actions: 'rejectAck' }],
   },
   initial: 'loading',
   states: {
     loading: {
       description: 'Waiting for the log owner to load events.jsonl and state.json.',
-      on: {
-        'replan.restored': [
-          { guard: 'restoredPending', target: 'pending', actions: 'restore' },
-          { guard: 'restoredAcknowledged', target: 'acknowledged', actions: 'restore' },
-          { target: 'idle', actions: 'restore' },
-        ],
-      },
+      on: { 'replan.restored': { target: 'idle', actions: 'restore' } },
     },
     idle: {
       entry: 'notifyGate',
       description: 'No guidance or constraints change has been logged since the log began.',
-      on: {
-        'log.appended': { guard: 'hasInvalidating', target: 'pending', actions: 'recordInvalidation' },
-        'replan.ack': { actions: 'rejectAck' },
-      },
+      always: [
+        { guard: 'someoneOwes', target: 'pending' },
+        { guard: 'everAcknowledged', target: 'acknowledged' },
+      ],
     },
     pending: {
       entry: 'notifyGate',
       description:
-        "The user changed guidance or constraints: the agent's plan is on hold until it acknowledges the latest such event.",
-      on: {
-        'log.appended': { actions: 'recordInvalidation' },
-        'replan.ack': [
-          { guard: 'isAcceptable', target: 'acknowledged', actions: ['acceptAck', 'persistAck'] },
-          { actions: 'rejectAck' },
-        ],
-      },
+        "The user changed guidance or constraints: each agent's plan is on hold until that agent acknowledges the latest such event, and a newcomer owes it too.",
+      // Only an ack clears what a newcomer owes, so nothing leads back to idle.
+      always: { guard: not('someoneOwes'), target: 'acknowledged' },
     },
     acknowledged: {
       entry: 'notifyGate',
-      description: 'The agent replanned for the latest guidance or constraints event.',
-      on: {
-        'log.appended': { guard: 'hasInvalidating', target: 'pending', actions: 'recordInvalidation' },
-        'replan.ack': { actions: 'rejectAck' },
-      },
+      description: 'Every agent working replanned for the latest guidance or constraints event.',
+      always: { guard: 'someoneOwes', target: 'pending' },
     },
   },
 });

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { checkAgent } from '../doctor/agent-checks.js';
+import { checkAgentTies } from '../doctor/agent-ties.js';
 import { checkCodexHome } from '../doctor/codex-checks.js';
 import { checkDaemon } from '../doctor/daemon-checks.js';
 import { type Finding, problem } from '../doctor/finding.js';
@@ -88,6 +89,7 @@ export const runDoctor = async ({
       ),
     );
   }
+  findings.push(...(await checkAgentTies(daemon)));
   findings.push(...(await checkGitIgnore(root, pulse(`init -p ${root}`))));
   return report(findings);
 };

@@ -17,6 +17,7 @@ import {
   deadLetterStatus,
   type GateStatus,
   type PollerStatus,
+  type ReplanAgentStatus,
   type SystemStatus,
   watchDownWarning,
 } from '../system/system-status.js';
@@ -34,6 +35,8 @@ export interface StatusReport {
   last_acknowledged_event_id: string | null;
   last_acknowledged_plan_sha256: string | null;
   last_acknowledged_at: string | null;
+  /** Only from a running daemon: the agents working and the change each still owes. */
+  owing?: ReplanAgentStatus[];
   warnings: string[];
   /** Only from a running daemon: what it cannot see or record now (needs_replan is true while any hides guidance). */
   unobservable?: SystemStatus['log']['unobservable'];
@@ -131,6 +134,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       latest_event_id: live.log.latest_event_id,
       events: live.log.events,
       last_acknowledged_event_id: live.replan.last_acknowledged_event_id,
+      owing: (live.replan.agents ?? []).filter((agent) => agent.owes !== null),
       last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
       last_acknowledged_at: str(state.last_acknowledged_at),
       warnings: live.watcher.down
@@ -172,6 +176,14 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
   };
 };
 
+/** An agent as people know it: its hook session, else its MCP session or name. */
+const agentName = (agent: ReplanAgentStatus): string =>
+  [
+    ...agent.hook_sessions.map((h) => `hook session ${h}`),
+    ...agent.mcp_sessions.map((m) => `MCP session ${m.slice(0, 8)}`),
+    ...agent.names.map((n) => `agent ${n}`),
+  ].join(', ');
+
 /** The readable form of a status report at `now`, safe for a terminal whatever the sources and clients sent. */
 export const formatStatus = (report: StatusReport, now = Date.now()): string => {
   const lines = [
@@ -179,6 +191,7 @@ export const formatStatus = (report: StatusReport, now = Date.now()): string => 
     `daemon:    ${report.daemon.running ? `running (pid ${report.daemon.pid}) at ${report.daemon.url}` : `not running (start it with \`${pulse(`start -p ${shellWord(report.project)}`)}\`)`}`,
     ...formatAgents(report.agents, now),
     `replan:    ${report.pending_replan_event_id !== null ? `PENDING — ${report.pending_replan_event_id} (${report.pending_replan_files.join(', ')})` : report.needs_replan ? 'ON HOLD — pulse cannot see or record guidance changes (below)' : 'nothing pending'}`,
+    ...(report.owing ?? []).map((agent) => `owes ack:  ${terminalText(agentName(agent))} owes ${agent.owes}`),
     ...(report.unobservable ?? []).map(({ file, reason }) => `problem:   ${file} ${reason}`),
     `events:    ${report.events}${report.latest_event_id ? `, latest ${report.latest_event_id}` : ''}`,
     `last ack:  ${report.last_acknowledged_event_id ? `${report.last_acknowledged_event_id} at ${report.last_acknowledged_at ?? '?'} (plan ${report.last_acknowledged_plan_sha256?.slice(0, 12) ?? 'none'})` : 'none'}`,

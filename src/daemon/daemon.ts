@@ -220,6 +220,7 @@ export const startDaemon = async ({
   const samplers = new SamplingClients();
   const system = await createPulseSystem(paths, {
     samplers,
+    agentIdleMs: sessionIdleMs,
     ...(inspecting ? { inspect: inspecting.inspect } : {}),
     log: (level, message, fields) => log[level](fields ?? {}, message),
   }).catch(async (error) => {

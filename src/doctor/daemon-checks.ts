@@ -16,7 +16,7 @@ const sameFolder = async (a: string, b: string) =>
   a === b || (await realpath(a).catch(() => a)) === (await realpath(b).catch(() => b));
 
 /** GET `path` of the daemon, JSON, within 2 s; null when nothing answers. */
-const ask = async (base: string, path: string, init: RequestInit = {}) => {
+export const ask = async (base: string, path: string, init: RequestInit = {}) => {
   try {
     const response = await fetch(new URL(path, base), {
       ...init,

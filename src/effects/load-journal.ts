@@ -30,5 +30,12 @@ export const createJournalLoader =
         files[name] = await readTrackedFile(paths.file(name), emptyFile()).catch(() => emptyFile());
       }
     }
-    return { index, ack: state.ack, files, warnings: [...state.warnings, ...warnings] };
+    return {
+      index,
+      ack: state.ack,
+      agents: state.agents,
+      loadedAt: Date.now(),
+      files,
+      warnings: [...state.warnings, ...warnings],
+    };
   };

@@ -2,9 +2,9 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { memoryOf } from '../../machines/hook-sessions.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import { needsReplan } from '../../machines/replan.js';
+import { owedBy } from '../../machines/replan.js';
 import { headline } from '../mcp/external-section.js';
-import { gateOf, hooksOf, reconcile, replanOf } from '../system/ask-actors.js';
+import { gateOf, hearAgent, hooksOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { decide } from './decide.js';
 import { HOOK_EVENTS, isHookAgent } from './events.js';
 import { parseHookInput, phaseOf } from './hook-input.js';
@@ -84,23 +84,34 @@ export const answerHook = async (
   const { call } = parsed;
 
   await reconcileWithin(actor, RECONCILE_BUDGET_MS);
+  const session = `${agent}:${call.session}`;
+  const party = `hook:${session}`;
+  hearAgent(actor, party);
+  const pulseTool = call.tool !== null && isPulseTool(agent, call.tool.name, server);
+  // pulse's own answer, seen in this session's hook input, names the MCP caller: one agent.
+  if (pulseTool && call.answeredAgentId !== null && call.answeredAgentId !== party)
+    tieAgents(actor, party, call.answeredAgentId, 'tool-output');
   const replan = replanOf(actor).getSnapshot().context;
   const out = gateOf(actor).getSnapshot().context.delivery;
   const hooks = hooksOf(actor);
-  const session = `${agent}:${call.session}`;
+  const owed = owedBy(replan, party);
   const pending =
-    replan.pendingEventId === null ? null : { event_id: replan.pendingEventId, files: replan.pendingFiles };
+    owed === null ? null : { event_id: owed.pendingEventId!, files: owed.pendingFiles, agent: session };
   // Only a hold (a pending replan, or guidance pulse cannot see) needs the whole judgement (a shell line parsed, paths resolved).
   const tool =
     call.tool === null
       ? { pulseTool: false, allowed: true }
-      : !needsReplan(replan)
-        ? { pulseTool: isPulseTool(agent, call.tool.name, server), allowed: true }
+      : pending === null && replan.blind.length === 0
+        ? { pulseTool, allowed: true }
         : await judgeTool(agent, call.tool, { projectRoot, cwd: call.cwd, server });
   const { verdict, remember } = decide(call, {
     pending,
     blind: replan.blind,
-    delivery: out === null ? null : { delivery_id: out.deliveryId, headlines: out.events.map(headline) },
+    // An agent that owes its replan ack takes no delivery yet, so it is not told of one.
+    delivery:
+      out === null || owed !== null
+        ? null
+        : { delivery_id: out.deliveryId, headlines: out.events.map(headline) },
     memory: memoryOf(hooks.getSnapshot().context, session),
     pulseTool: tool.pulseTool,
     toolAllowed: tool.allowed,

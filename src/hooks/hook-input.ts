@@ -41,6 +41,8 @@ export interface HookCall {
   cwd: string | null;
   /** The tool call, before (or after) it runs. */
   tool: ToolCall | null;
+  /** After a tool ran: the `agent_id` in its output, which only pulse's own tools answer with. */
+  answeredAgentId: string | null;
 }
 
 type Json = Record<string, unknown>;
@@ -95,6 +97,14 @@ export const phaseOf = (agent: HookAgent, event: string): HookPhase | undefined 
 
 const SESSION_MAX = 200;
 
+/** Claude Code gives an MCP tool's output as its text, Codex as the result object: either holds the JSON pulse answered. */
+const agentIdIn = (output: unknown): string | null => {
+  if (output === undefined) return null;
+  const text = typeof output === 'string' ? output : JSON.stringify(output);
+  const match = /"agent_id\\?"\s*:\s*\\?"([^"\\]{1,300})/.exec(text);
+  return match?.[1] ?? null;
+};
+
 const hasTool = (phase: HookPhase) => phase === 'pre-tool' || phase === 'post-tool';
 
 /**
@@ -133,6 +143,7 @@ export const parseHookInput = (
       session: text(cursor ? input.conversation_id : input.session_id)?.slice(0, SESSION_MAX) || 'unknown',
       cwd: (cursor ? roots[0] : undefined) ?? text(input.cwd) ?? null,
       tool: !hasTool(phase) ? null : cursor ? cursorTool(input, event) : claudeTool(input),
+      answeredAgentId: phase === 'post-tool' ? agentIdIn(input.tool_response) : null,
     },
   };
 };

@@ -10,6 +10,8 @@ import type { ToolCall } from './hook-input.js';
 export interface Pending {
   event_id: string;
   files: string[];
+  /** The hook session as the ack names it (`claude:<session>`), so the ack frees this agent whatever its MCP session. */
+  agent?: string;
 }
 
 /** A delivery of external events, as the hooks announce it: its id and one line per event. */
@@ -21,9 +23,9 @@ export interface Attention {
 const situation = ({ event_id, files }: Pending) =>
   `pulse: a replan is pending (event ${event_id}; the user changed ${files.join(', ') || 'the guidance'}).`;
 
-const steps = ({ event_id, files }: Pending) =>
+const steps = ({ event_id, files, agent }: Pending) =>
   `Read pulse://context/latest (or the files ${[...new Set([...files, '.pulse/task.md'])].join(', ')}), ` +
-  `update .pulse/plan.md to follow it, then call pulse_ack_replan with event_id "${event_id}".`;
+  `update .pulse/plan.md to follow it, then call pulse_ack_replan with event_id "${event_id}"${agent === undefined ? '' : ` and agent "${agent}"`}.`;
 
 const what = (tool: ToolCall, shellWhy: string | undefined) =>
   tool.command === undefined

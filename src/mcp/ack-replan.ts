@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { PulseActor } from '../../machines/pulse.js';
 import { ackReplan } from '../system/ask-actors.js';
 import { jsonResult } from './json-result.js';
+import { replanPartyOf } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';
 
 export const ackOutput = {
@@ -24,9 +25,24 @@ export const ackOutput = {
     .string()
     .optional()
     .describe('Why an accepted ack is not durable yet, and what pulse does about it.'),
+  agent_id: z
+    .string()
+    .describe(
+      'Who pulse took the caller for: the ack frees this agent only; every other agent acknowledges for itself.',
+    ),
 };
 
-const ackInputSchema = z.object({ event_id: z.string() });
+const ackInputSchema = z.object({
+  event_id: z.string(),
+  agent: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'The agent name a one-shot caller passed to pulse_should_interrupt, or the hook session a held tool call gave ("claude:<session>").',
+    ),
+});
 const ackOutputSchema = z.object(ackOutput);
 
 export const registerAckReplan = (server: McpServer, actor: PulseActor): void => {
@@ -34,14 +50,15 @@ export const registerAckReplan = (server: McpServer, actor: PulseActor): void =>
     'pulse_ack_replan',
     {
       description:
-        'Acknowledge that an agent replanned for the latest guidance or constraints event. Pass pending_replan_event_id from pulse_should_interrupt, after updating .pulse/plan.md.',
+        'Acknowledge that this agent replanned for the latest guidance or constraints event. Pass pending_replan_event_id from pulse_should_interrupt, after updating .pulse/plan.md. Each agent acknowledges for itself.',
       inputSchema: ackInputSchema,
       outputSchema: ackOutputSchema,
       annotations: ACK_ANNOTATIONS,
     },
-    async ({ event_id }) => {
-      const { requestId: _requestId, ...reply } = await ackReplan(actor, event_id);
-      return jsonResult(reply);
+    async ({ event_id, agent }, extra) => {
+      const party = replanPartyOf(actor, agent, extra.sessionId);
+      const { requestId: _requestId, ...reply } = await ackReplan(actor, event_id, party);
+      return jsonResult({ ...reply, agent_id: party });
     },
   );
 };

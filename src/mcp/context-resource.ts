@@ -27,6 +27,33 @@ const fileSection = (name: PulseFileName, file: TrackedFile, unreadable: string 
   return `${text}${cut}${blind}`;
 };
 
+/** With several agents at work: each one, a line, and whether it still owes an ack (each acknowledges for itself). */
+const agentsSection = (replan: ReplanContext): string[] => {
+  const agents = Object.values(replan.agents);
+  if (agents.length < 2) return [];
+  const name = (parties: string[]) =>
+    parties
+      .map((p) =>
+        p.startsWith('hook:')
+          ? `hook session ${p.slice(5)}`
+          : p.startsWith('session:')
+            ? `MCP session ${p.slice(8, 16)}`
+            : p,
+      )
+      .join(' + ');
+  return [
+    '## Agents',
+    '- Each agent acknowledges a guidance or constraints change for itself.',
+    ...agents.map((agent) => {
+      const parties = name(Object.keys(agent.parties));
+      return agent.owes === null
+        ? `- ${parties}: up to date`
+        : `- ${parties}: owes the ack of ${agent.owes.pendingEventId} (${agent.owes.pendingFiles.join(', ')})`;
+    }),
+    '',
+  ];
+};
+
 /** The context document, section for section as PulseAgent renders it, then the external events. */
 export const renderContext = (
   log: Pick<EventLogContext, 'index' | 'files' | 'faults'>,
@@ -74,6 +101,7 @@ export const renderContext = (
     '## Recent Events',
     eventLines.join('\n'),
     '',
+    ...agentsSection(replan),
     ...renderExternalSection(external),
     '',
   ].join('\n');

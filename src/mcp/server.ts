@@ -5,6 +5,7 @@ import type { PulseActor } from '../../machines/pulse.js';
 import { VERSION } from '../package/version.js';
 import { registerAckEvents } from './ack-events.js';
 import { registerAckReplan } from './ack-replan.js';
+import { registerAgentPresence } from './agent-presence.js';
 import { AGENT_RULE } from './agent-rule.js';
 import { registerAttentionPrompt } from './attention-prompt.js';
 import { type ContextWatch, PUSH_CAPABILITIES, registerContextPush } from './context-push.js';
@@ -54,6 +55,7 @@ export const createMcpServer = ({
   registerContextResource(server, actor);
   registerContextPush(server, actor, watches);
   if (samplers !== undefined) registerSamplingClient(server, samplers);
+  registerAgentPresence(server, actor);
   registerShouldInterrupt(server, actor);
   registerAckReplan(server, actor);
   registerAckEvents(server, actor);

@@ -4,8 +4,10 @@ import type { Caller, Delivery } from '../../machines/delivery-rules.js';
 import type { EventLogContext } from '../../machines/event-log.js';
 import { faultList } from '../../machines/log-faults.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import { needsReplan, type ReplanContext } from '../../machines/replan.js';
-import { checkIn, logOf, reconcile, replanOf } from '../system/ask-actors.js';
+import { ONE_SHOT, owedBy, type ReplanContext } from '../../machines/replan.js';
+import type { PartyKey } from '../../machines/replan-agents.js';
+import { isHookAgent } from '../hooks/events.js';
+import { checkIn, hearAgent, logOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { blindReason } from './blind-reason.js';
 import { jsonResult } from './json-result.js';
 import { TOOL_ANNOTATIONS } from './tool-annotations.js';
@@ -81,6 +83,11 @@ export const interruptOutput = {
     .string()
     .nullable()
     .describe('Unacknowledged by then, the events go back to the inbox and come again.'),
+  agent_id: z
+    .string()
+    .describe(
+      'Who pulse takes the caller for (its MCP session, else the agent name it passed): each agent acknowledges a change for itself.',
+    ),
   unobservable: z
     .array(z.object({ file: z.string(), reason: z.string() }))
     .describe(
@@ -100,7 +107,7 @@ const interruptInputSchema = z.object({
     .max(200)
     .optional()
     .describe(
-      'Names this agent when several share one daemon without MCP sessions; external events go to one agent at a time.',
+      'Names this agent when several share one daemon without MCP sessions, or names the hook session a held tool call gave ("claude:<session>"); external events go to one agent at a time.',
     ),
 });
 
@@ -126,8 +133,7 @@ export const attentionAnswer = (delivery: Delivery | null): Pick<InterruptAnswer
   lease_expires_at: delivery?.leaseExpiresAt == null ? null : new Date(delivery.leaseExpiresAt).toISOString(),
 });
 
-const reasonOf = (replan: ReplanContext, newCount: number): string => {
-  const pending = replan.pendingEventId !== null;
+const reasonOf = (replan: ReplanContext, pending: boolean, newCount: number): string => {
   if (replan.blind.length > 0)
     return pending ? `${blindReason(replan.blind)} ${REASONS.pending}` : blindReason(replan.blind);
   return pending ? REASONS.pending : newCount > 0 ? REASONS.newEvents : REASONS.quiet;
@@ -142,21 +148,27 @@ export const interruptAnswer = (
   log: Pick<EventLogContext, 'index' | 'faults'>,
   replan: ReplanContext,
   lastSeenEventId: string | null,
+  /** The caller: the answer is what this agent owes; without one, what anyone owes. */
+  party?: PartyKey,
 ): Omit<InterruptAnswer, AttentionFields> => {
   const { index } = log;
+  const owed =
+    party === undefined ? replan : (owedBy(replan, party) ?? { pendingEventId: null, pendingFiles: [] });
+  const pending = owed.pendingEventId !== null;
   const known = lastSeenEventId !== null && index.has(lastSeenEventId);
   const since = known ? lastSeenEventId : null;
   const newCount = index.countAfter(since);
   return {
-    needs_replan: needsReplan(replan),
+    needs_replan: pending || replan.blind.length > 0,
     latest_event_id: index.latest?.id ?? null,
     has_new_events: newCount > 0,
     changed_files: index.lastAfter(since, CHANGED_FILES_LIMIT).map((event) => event.path),
-    pending_replan_event_id: replan.pendingEventId,
-    pending_replan_files: replan.pendingFiles,
+    pending_replan_event_id: owed.pendingEventId,
+    pending_replan_files: owed.pendingFiles,
     last_acknowledged_event_id: replan.lastAck?.eventId ?? null,
     last_acknowledged_plan_sha256: replan.lastAck?.planSha256 ?? null,
-    reason: reasonOf(replan, newCount),
+    reason: reasonOf(replan, pending, newCount),
+    agent_id: party ?? ONE_SHOT,
     last_seen_event_known: lastSeenEventId === null || known,
     new_event_count: newCount,
     changed_files_truncated: newCount > CHANGED_FILES_LIMIT,
@@ -177,6 +189,35 @@ export const callerOf = (name: string | undefined, sessionId: string | undefined
   session: sessionId ?? null,
 });
 
+/** A name that is a hook session's key as pulse's held tool calls give it (`claude:<session>`). */
+const hookPartyNamed = (name: string | undefined): PartyKey | null => {
+  const host = name?.split(':', 1)[0];
+  return host !== undefined && isHookAgent(host) && name!.length > host.length + 1 ? `hook:${name}` : null;
+};
+
+/**
+ * The party a tool call comes from, heard by the replan lifecycle: its MCP session, else the
+ * agent name it passes, else PulseAgent's one-shot client. A name that is a hook session's key
+ * ties that hook session to the caller, so the ack the held agent makes frees its tool calls.
+ */
+export const replanPartyOf = (
+  actor: PulseActor,
+  name: string | undefined,
+  sessionId: string | undefined,
+): PartyKey => {
+  const hook = hookPartyNamed(name);
+  const party =
+    sessionId !== undefined
+      ? `session:${sessionId}`
+      : (hook ?? (name !== undefined ? `agent:${name}` : ONE_SHOT));
+  hearAgent(actor, party, sessionId !== undefined);
+  if (hook !== null && hook !== party) {
+    hearAgent(actor, hook);
+    tieAgents(actor, party, hook, 'agent-argument');
+  }
+  return party;
+};
+
 export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): void => {
   server.registerTool(
     'pulse_should_interrupt',
@@ -189,12 +230,15 @@ export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): v
     },
     async ({ last_seen_event_id, agent }, extra) => {
       await reconcile(actor);
-      const delivery = await checkIn(actor, callerOf(agent, extra.sessionId));
+      const party = replanPartyOf(actor, agent, extra.sessionId);
+      const owes = owedBy(replanOf(actor).getSnapshot().context, party) !== null;
+      const delivery = await checkIn(actor, callerOf(agent, extra.sessionId), !owes);
       const answer: InterruptAnswer = {
         ...interruptAnswer(
           logOf(actor).getSnapshot().context,
           replanOf(actor).getSnapshot().context,
           last_seen_event_id ?? null,
+          party,
         ),
         ...attentionAnswer(delivery),
       };

@@ -1,5 +1,6 @@
 import { copyFile, readFile } from 'node:fs/promises';
 import type { AckRecord, PulseFileName } from '../../machines/pulse-files.js';
+import type { SavedAgent, TieWay } from '../../machines/replan-agents.js';
 import { formatMicros, systemMicroClock } from './event-id.js';
 import { replaceFile } from './replace-file.js';
 
@@ -9,6 +10,8 @@ type Raw = Record<string, unknown>;
 export interface LoadedState {
   lastHashes: Partial<Record<PulseFileName, string | null>>;
   ack: AckRecord | null;
+  /** The agents working when it was written, and what each owed (our key; PulseAgent ignores it). */
+  agents: SavedAgent[];
   warnings: string[];
 }
 
@@ -28,6 +31,30 @@ const ackOf = (raw: Raw): AckRecord | null => {
     planSha256: stringOrNull(raw.last_acknowledged_plan_sha256),
     at: stringOrNull(raw.last_acknowledged_at) ?? '',
   };
+};
+
+const TIE_WAYS: ReadonlySet<unknown> = new Set<TieWay>(['tool-output', 'agent-argument', 'only-pair']);
+
+/** The `agents` key as pulse writes it; an entry that does not read as one is dropped. */
+const agentsOf = (raw: Raw): SavedAgent[] => {
+  if (!Array.isArray(raw.agents)) return [];
+  const strings = (value: unknown): string[] =>
+    Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  return raw.agents.flatMap((entry: unknown): SavedAgent[] => {
+    if (typeof entry !== 'object' || entry === null) return [];
+    const e = entry as Raw;
+    const parties = strings(e.parties);
+    if (parties.length === 0) return [];
+    return [
+      {
+        parties,
+        owes_event_id: stringOrNull(e.owes_event_id),
+        owes_files: strings(e.owes_files),
+        acked_at: stringOrNull(e.acked_at),
+        tied_by: TIE_WAYS.has(e.tied_by) ? (e.tied_by as TieWay) : null,
+      },
+    ];
+  });
 };
 
 /** Pulls what it can out of a state.json that no longer parses, key by key. */
@@ -112,7 +139,7 @@ export class StateFile {
       lastHashes[name as PulseFileName] = stringOrNull(value);
     }
     if (text === null || migrated || warnings.length > 0) await file.#write();
-    return { file, state: { lastHashes, ack: ackOf(file.#raw), warnings } };
+    return { file, state: { lastHashes, ack: ackOf(file.#raw), agents: agentsOf(file.#raw), warnings } };
   }
 
   #migrate(): number | null {
@@ -131,11 +158,22 @@ export class StateFile {
     return this.update({ last_hashes: lastHashes });
   }
 
-  setAck(ack: AckRecord): Promise<void> {
+  /**
+   * Writes the last ack (PulseAgent's fields) and the agents beside it, always the whole file (so
+   * a write that lands clears a failed one); a lone agent needs no record (a restart owes it what
+   * the log owes), so a one-agent state.json keeps PulseAgent's keys only.
+   */
+  setReplan(ack: AckRecord | null, agents: readonly SavedAgent[]): Promise<void> {
+    const keepAgents = agents.length > 1 || 'agents' in this.#raw;
     return this.update({
-      last_acknowledged_event_id: ack.eventId,
-      last_acknowledged_plan_sha256: ack.planSha256,
-      last_acknowledged_at: ack.at,
+      ...(ack === null
+        ? {}
+        : {
+            last_acknowledged_event_id: ack.eventId,
+            last_acknowledged_plan_sha256: ack.planSha256,
+            last_acknowledged_at: ack.at,
+          }),
+      ...(keepAgents ? { agents } : {}),
     });
   }
 

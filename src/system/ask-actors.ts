@@ -6,7 +6,8 @@ import type { GateAckReply } from '../../machines/gate-context.js';
 import type { hookSessionsMachine } from '../../machines/hook-sessions.js';
 import type { inboxMachine } from '../../machines/inbox.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import type { AckReply, replanMachine } from '../../machines/replan.js';
+import { type AckReply, ONE_SHOT, type replanMachine } from '../../machines/replan.js';
+import { needsHearing, type PartyKey, type TieWay } from '../../machines/replan-agents.js';
 import type { SourceTestReply, sourcesMachine } from '../../machines/sources.js';
 import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
 import { formatMicros, systemMicroClock } from '../store/event-id.js';
@@ -60,9 +61,15 @@ const nothingToReflectOn = (gate: GateRef, inbox: InboxRef): boolean => {
 /**
  * An agent checked in: asks the gate to reflect, waits (bounded) until it is no longer draining
  * or thinking, then claims the delivery set aside for this agent. A delivery is out to one
- * agent at a time: another agent's check-in gets none until it is acknowledged or expires.
+ * agent at a time: another agent's check-in gets none until it is acknowledged or expires, and
+ * an agent that owes a replan ack gets none until it has replanned.
  */
-export const checkIn = async (actor: PulseActor, caller: Caller): Promise<Delivery | null> => {
+export const checkIn = async (
+  actor: PulseActor,
+  caller: Caller,
+  /** False while this agent owes its own replan ack: it takes no delivery until it has replanned. */
+  mayClaim = true,
+): Promise<Delivery | null> => {
   const gate = gateOf(actor);
   if (!nothingToReflectOn(gate, inboxOf(actor))) {
     gate.send({ type: 'gate.reflect', reason: 'checkin' });
@@ -70,6 +77,7 @@ export const checkIn = async (actor: PulseActor, caller: Caller): Promise<Delive
       timeout: CHECKIN_TIMEOUT_MS,
     }).catch(() => undefined);
   }
+  if (!mayClaim) return null;
   const requestId = nextRequestId++;
   gate.send({ type: 'gate.claim', requestId, ...caller, now: Date.now() });
   // The gate answers synchronously: the reply is in this snapshot.
@@ -97,6 +105,22 @@ export const reconcile = async (actor: PulseActor): Promise<void> => {
   await waitFor(log, (s) => s.context.scansCompleted >= ticket, { timeout: REQUEST_TIMEOUT_MS });
 };
 
+/**
+ * Tells the replan lifecycle it heard from this party: a new one becomes an agent that owes what
+ * a newcomer owes; a known one is marked heard at most once a minute, so calls cost no event.
+ */
+export const hearAgent = (actor: PulseActor, party: PartyKey, closes = false): void => {
+  const replan = replanOf(actor);
+  const now = Date.now();
+  if (needsHearing(replan.getSnapshot().context.agents, party, now))
+    replan.send({ type: 'agent.heard', party, at: now, closes });
+};
+
+/** Tells the replan lifecycle that two parties are one agent, and how it knows. */
+export const tieAgents = (actor: PulseActor, a: PartyKey, b: PartyKey, by: TieWay): void => {
+  replanOf(actor).send({ type: 'agent.tied', parties: [a, b], by });
+};
+
 /** An ack's answer: the replan lifecycle's reply and, once accepted, whether state.json holds it yet. */
 export type AckAnswer = AckReply & {
   /** True once the accepted ack is in state.json; false while it lives in memory only (a full disk). */
@@ -110,7 +134,11 @@ export type AckAnswer = AckReply & {
  * durable, or (state.json could not be written) accepted in memory, written again until it lands,
  * and said so, never asked again.
  */
-export const ackReplan = async (actor: PulseActor, eventId: string): Promise<AckAnswer> => {
+export const ackReplan = async (
+  actor: PulseActor,
+  eventId: string,
+  agent: PartyKey = ONE_SHOT,
+): Promise<AckAnswer> => {
   await reconcile(actor);
   const log = logOf(actor);
   const replan = replanOf(actor);
@@ -124,6 +152,7 @@ export const ackReplan = async (actor: PulseActor, eventId: string): Promise<Ack
     target: target ? { id: target.id, path: target.path } : null,
     planSha256: files['plan.md'].sha256,
     at: formatMicros(systemMicroClock()).iso,
+    agent,
   });
   const { context } = await waitFor(replan, (s) => s.context.lastReply?.requestId === requestId, {
     timeout: REQUEST_TIMEOUT_MS,

@@ -9,6 +9,7 @@ import type { PollerContext } from '../../machines/poller.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { PulseEvent } from '../../machines/pulse-files.js';
 import { needsReplan } from '../../machines/replan.js';
+import type { AgentBook, TieWay } from '../../machines/replan-agents.js';
 import { pollerId, type ServerSummary, type SourcesContext, sourceBlocked } from '../../machines/sources.js';
 import type { WatcherContext } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
@@ -72,6 +73,8 @@ export interface SystemStatus {
     needs_replan: boolean;
     pending_replan_event_id: string | null;
     pending_replan_files: string[];
+    /** Every agent working in the project and the change it still owes an ack, oldest first. */
+    agents: ReplanAgentStatus[];
     last_acknowledged_event_id: string | null;
   };
   log: {
@@ -114,6 +117,39 @@ export interface SystemStatus {
   /** The open MCP sessions, oldest first: who is connected and when each last checked in. */
   agents: AgentStatus[];
 }
+
+/** One agent as the replan lifecycle knows it: its parties, how they were tied, and what it owes. */
+export interface ReplanAgentStatus {
+  id: string;
+  mcp_sessions: string[];
+  /** Hook sessions as `<host>:<session id>`. */
+  hook_sessions: string[];
+  /** Names one-shot callers gave, and `one-shot` for PulseAgent's nameless client. */
+  names: string[];
+  /** The event it still owes an ack, or null. */
+  owes: string | null;
+  owes_files: string[];
+  tied_by: TieWay | null;
+  acked_at: string | null;
+}
+
+/** The replan's agents for `/status`. */
+const replanAgentsStatus = (book: AgentBook): ReplanAgentStatus[] =>
+  Object.entries(book).map(([id, agent]) => {
+    const keys = Object.keys(agent.parties);
+    const after = (prefix: string) =>
+      keys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+    return {
+      id,
+      mcp_sessions: after('session:'),
+      hook_sessions: after('hook:'),
+      names: [...after('agent:'), ...keys.filter((k) => k === 'one-shot')],
+      owes: agent.owes?.pendingEventId ?? null,
+      owes_files: agent.owes?.pendingFiles ?? [],
+      tied_by: agent.tiedBy,
+      acked_at: agent.ackedAt,
+    };
+  });
 
 export interface ActorStatus {
   id: string;
@@ -378,6 +414,7 @@ export const systemStatus = (actor: PulseActor, sessions: readonly SessionFacts[
       needs_replan: needsReplan(replan.context),
       pending_replan_event_id: replan.context.pendingEventId,
       pending_replan_files: replan.context.pendingFiles,
+      agents: replanAgentsStatus(replan.context.agents),
       last_acknowledged_event_id: replan.context.lastAck?.eventId ?? null,
     },
     log: {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createActor, fromPromise, type InspectionEvent } from 'xstate';
+import { createActor, fromCallback, fromPromise, type InspectionEvent } from 'xstate';
 import { errorMessage } from '../../machines/error-message.js';
 import { eventLogMachine } from '../../machines/event-log.js';
 import { focusMachine } from '../../machines/focus.js';
@@ -8,6 +8,8 @@ import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
 import { type InboxEventMessage, inboxMachine } from '../../machines/inbox.js';
 import { pollerMachine } from '../../machines/poller.js';
 import { type PulseActor, pulseMachine } from '../../machines/pulse.js';
+import { replanMachine } from '../../machines/replan.js';
+import { HEARD_REFRESH_MS } from '../../machines/replan-agents.js';
 import { sourcesMachine } from '../../machines/sources.js';
 import { watcherMachine } from '../../machines/watcher.js';
 import { createItemAcceptor } from '../effects/accept-items.js';
@@ -64,7 +66,20 @@ export interface SystemOptions {
   env?: Record<string, string | undefined>;
   /** The MCP sessions that can sample, for `"thinker": "sampling"`. */
   samplers?: SamplingClients;
+  /** An agent's hook session or name unheard for this long is no longer waited for (the MCP session idle limit). */
+  agentIdleMs?: number;
 }
+
+/** The replan's clock: every minute, agents unheard for `idleMs` leave. */
+const agentClock = (idleMs: number) =>
+  fromCallback(({ sendBack }) => {
+    const timer = setInterval(
+      () => sendBack({ type: 'agents.sweep', before: Date.now() - idleMs }),
+      Math.min(HEARD_REFRESH_MS, idleMs),
+    );
+    timer.unref();
+    return () => clearInterval(timer);
+  });
 
 /**
  * Every `.provide()` in one place: the root's provide does not reach child machines, so each
@@ -77,6 +92,7 @@ export const createPulseSystem = async (
     log = (_level, message) => console.error(message),
     env = process.env,
     samplers,
+    agentIdleMs = 30 * 60_000,
   }: SystemOptions = {},
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
@@ -111,11 +127,12 @@ export const createPulseSystem = async (
 
   const machine = pulseMachine.provide({
     actors: {
+      replan: replanMachine.provide({ actors: { agentClock: agentClock(agentIdleMs) } }),
       eventLog: eventLogMachine.provide({
         actors: {
           loadJournal: fromPromise(createJournalLoader({ paths, stamper, state })),
           reconcileFiles: fromPromise(({ input }) => reconcile(input)),
-          saveAck: fromPromise(({ input }) => stateFile.setAck(input.ack)),
+          saveReplan: fromPromise(({ input }) => stateFile.setReplan(input.ack, input.agents)),
         },
         guards: { filesUnchanged: ({ context }) => filesUnchanged(paths, context.files) },
       }),

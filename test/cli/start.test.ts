@@ -189,7 +189,8 @@ describe('pulse start', () => {
     // A torn write: the file stops in the middle, after the ack id.
     const state = join(dir, '.pulse', 'state.json');
     const whole = await readFile(state, 'utf8');
-    const torn = whole.slice(0, whole.indexOf(pending) + pending.length + 5);
+    const ackAt = whole.indexOf(`"last_acknowledged_event_id": "${pending}"`);
+    const torn = whole.slice(0, whole.indexOf(pending, ackAt) + pending.length + 5);
     expect(() => JSON.parse(torn)).toThrow();
     await writeFile(state, torn);
 

@@ -182,6 +182,7 @@ describe('replan and acknowledgement (test_policy.py)', () => {
     const ack = await s.ack(pending);
     const planSha = sha256(await readFile(s.file('plan.md')));
     expect(ack).toEqual({
+      agent_id: expect.any(String),
       accepted: true,
       acknowledged_event_id: pending,
       plan_sha256: planSha,
@@ -231,6 +232,7 @@ describe('replan and acknowledgement (test_policy.py)', () => {
     for (const blank of ['', '   ']) {
       const ack = await s.ack(blank);
       expect(ack).toEqual({
+        agent_id: expect.any(String),
         accepted: false,
         acknowledged_event_id: null,
         plan_sha256: null,
@@ -245,6 +247,7 @@ describe('replan and acknowledgement (test_policy.py)', () => {
     const s = await session();
     const ack = await s.ack('evt_missing');
     expect(ack).toEqual({
+      agent_id: expect.any(String),
       accepted: false,
       acknowledged_event_id: null,
       plan_sha256: null,
@@ -302,6 +305,7 @@ describe('replan and acknowledgement (test_policy.py)', () => {
 
     const stale = await s.ack(firstId);
     expect(stale).toEqual({
+      agent_id: expect.any(String),
       accepted: false,
       acknowledged_event_id: acked,
       plan_sha256: ackedPlanSha,
@@ -332,6 +336,7 @@ describe('replan and acknowledgement (test_policy.py)', () => {
 
     const rejected = await s.ack(eventId);
     expect(rejected).toEqual({
+      agent_id: expect.any(String),
       accepted: false,
       acknowledged_event_id: eventId,
       plan_sha256: accepted.plan_sha256,

@@ -95,6 +95,8 @@ describe('the event log answers a caller at once when files are unchanged', () =
   const loaded: LoadedJournal = {
     index: EventIndex.empty(),
     ack: null,
+    agents: [],
+    loadedAt: 0,
     files: untrackedFiles(),
     warnings: [],
   };

@@ -103,6 +103,8 @@ describe('hook inputs captured from the real agents', () => {
           session: input.session_id ?? input.conversation_id,
           cwd: '/PROJECT',
           tool,
+          // These captures predate agent_id in pulse's answers.
+          answeredAgentId: null,
         });
       },
     );
@@ -116,6 +118,34 @@ describe('hook inputs captured from the real agents', () => {
         });
       },
     );
+  });
+});
+
+describe("pulse's own answer in a PostToolUse input names the MCP caller", () => {
+  const withAgentId = (file: string, edit: (input: Record<string, unknown>) => void) => {
+    const input = JSON.parse(readFileSync(join(FIXTURES, file), 'utf8'));
+    edit(input);
+    return JSON.stringify(input);
+  };
+  it('reads it from Codex, which passes the result object', () => {
+    const text = withAgentId('codex-0.171.0/PostToolUse-mcp__pulse__pulse_ack_replan.json', (input) => {
+      const response = input.tool_response as { content: Array<{ text: string }>; structuredContent: object };
+      response.structuredContent = { ...response.structuredContent, agent_id: 'session:4f1c' };
+      response.content[0]!.text = JSON.stringify(response.structuredContent);
+    });
+    expect(callOf('codex', text).answeredAgentId).toBe('session:4f1c');
+  });
+  it('reads it from Claude Code, which passes the text', () => {
+    const text = withAgentId(
+      'claude-2.1.332/PostToolUse-mcp__pulse__pulse_should_interrupt.json',
+      (input) => {
+        input.tool_response = JSON.stringify({
+          ...JSON.parse(input.tool_response as string),
+          agent_id: 'session:9a',
+        });
+      },
+    );
+    expect(callOf('claude', text).answeredAgentId).toBe('session:9a');
   });
 });
 

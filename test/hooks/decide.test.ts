@@ -18,6 +18,7 @@ const call = (phase: HookCall['phase'], tool: HookCall['tool'] = null): HookCall
   phase,
   session: 's',
   cwd: '/project',
+  answeredAgentId: null,
   tool,
 });
 const facts = (overrides: Partial<HookFacts> = {}): HookFacts => ({

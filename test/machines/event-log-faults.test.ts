@@ -21,11 +21,11 @@ const ACK: AckRecord = { eventId: 'evt_1', planSha256: null, at: '2026-12-01T00:
 
 const start = ({
   scan = nothingFound,
-  saveAck = async () => {},
+  saveReplan = async () => {},
   unchanged = () => true,
 }: {
   scan?: (input: ReconcileInput) => ReconcileOutput;
-  saveAck?: () => Promise<void>;
+  saveReplan?: () => Promise<void>;
   unchanged?: () => boolean;
 }) => {
   const clock = new SimulatedClock();
@@ -34,6 +34,8 @@ const start = ({
   const loaded: LoadedJournal = {
     index: EventIndex.empty(),
     ack: null,
+    agents: [],
+    loadedAt: 0,
     files: untrackedFiles(),
     warnings: [],
   };
@@ -44,7 +46,7 @@ const start = ({
         inputs.push(input);
         return scan(input);
       }),
-      saveAck: fromPromise(saveAck),
+      saveReplan: fromPromise(saveReplan),
     },
     guards: { filesUnchanged: unchanged },
   });
@@ -132,13 +134,13 @@ describe('the log owner and what it cannot see or record', () => {
   it('keeps an ack it could not write, says so for that request, writes it again after a second, and clears the fault', async () => {
     let writes = 0;
     const { clock, ref, idle } = start({
-      saveAck: async () => {
+      saveReplan: async () => {
         writes++;
         if (writes === 1) throw new Error('ENOSPC: no space left on device');
       },
     });
     await idle();
-    ref.send({ type: 'ack.record', ack: ACK, requestId: 7 });
+    ref.send({ type: 'replan.record', ack: ACK, agents: [], requestId: 7 });
     const failed = await waitFor(ref, (s) => s.context.ackError?.requestId === 7);
     expect(failed.matches({ ready: { ack: 'retrying' } })).toBe(true);
     expect(failed.context.ack).toEqual(ACK);

@@ -100,13 +100,15 @@ const transitionWithLog = (snapshot: Snapshot, event: ReplanEvent) => {
 };
 
 describe('replanMachine: restoring from the log owner', () => {
-  it('waits in loading, doing nothing, until the log owner restores it', () => {
+  it('waits in loading, only starting its agent clock, until the log owner restores it', () => {
     const [snapshot, actions] = initialTransition(replanMachine);
     expect(snapshot.value).toBe('loading');
-    expect(actions).toEqual([]);
+    expect(actions.map((action) => action.type)).toEqual(['xstate.spawnChild']);
     expect(snapshot.context).toEqual({
       pendingEventId: null,
       pendingFiles: [],
+      unclaimed: { pendingEventId: null, pendingFiles: [] },
+      agents: {},
       lastAck: null,
       lastReply: null,
       blind: [],
@@ -332,7 +334,7 @@ describe('replanMachine: an accepted ack', () => {
     const sends = actions.filter((action) => action.type === 'xstate.sendTo');
     expect(sends).toHaveLength(1);
     expect(sends[0]!.params).toMatchObject({
-      event: { type: 'ack.record', ack: { eventId: g1.id, planSha256: PLAN_SHA, at: AT }, requestId: 9 },
+      event: { type: 'replan.record', ack: { eventId: g1.id, planSha256: PLAN_SHA, at: AT }, requestId: 9 },
     });
   });
 
@@ -341,7 +343,7 @@ describe('replanMachine: an accepted ack', () => {
     const { next, actions, log } = transitionWithLog(appended(restored(none), g1), ack(g1.id, g1));
     expect(next.value).toBe('acknowledged');
     const send = actions.find((action) => action.type === 'xstate.sendTo');
-    expect(send?.params).toMatchObject({ to: log, event: { type: 'ack.record' } });
+    expect(send?.params).toMatchObject({ to: log, event: { type: 'replan.record' } });
   });
 
   it('accepts the pending event restored from the log, replacing the older ack', () => {

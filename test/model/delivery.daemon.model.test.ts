@@ -985,14 +985,13 @@ class DeliveryRun {
       }
       case 'replanAck': {
         const pending = (await this.daemon.status()).replan.pending_replan_event_id;
-        const reply = await callTool<{ accepted: boolean; reason: string }>(
-          this.agents.A,
-          'pulse_ack_replan',
-          {
+        // Each agent working acknowledges for itself; one that still owes takes no delivery.
+        for (const agent of [this.agents.A, this.agents.B]) {
+          const reply = await callTool<{ accepted: boolean; reason: string }>(agent!, 'pulse_ack_replan', {
             event_id: pending,
-          },
-        );
-        expect(reply.accepted, `${where}: ${reply.reason}`).toBe(true);
+          });
+          expect(reply.accepted, `${where}: ${reply.reason}`).toBe(true);
+        }
         await waitFor(gate, (s) => !s.context.replanPending, { timeout: 5_000 });
         break;
       }

@@ -65,12 +65,12 @@ describe('StateFile', () => {
     expect(await readFile(path, 'utf8')).toBe(text);
   });
 
-  it('keeps unknown keys through setAck and setHashes', async () => {
+  it('keeps unknown keys through setReplan and setHashes', async () => {
     const { path } = await stateIn(
       JSON.stringify({ ...SCHEMA_1, schema_version: 2, future: { nested: [1, 2] } }),
     );
     const { file } = await StateFile.load(path, '/p');
-    await file.setAck(ACK);
+    await file.setReplan(ACK, []);
     await file.setHashes({ ...HASHES, 'plan.md': null });
     const saved = await onDisk(path);
     expect(saved).toMatchObject({
@@ -90,7 +90,7 @@ describe('StateFile', () => {
     const { path } = await stateIn(JSON.stringify({ ...SCHEMA_1, schema_version: 2 }));
     const { file } = await StateFile.load(path, '/p');
     const patches = Array.from({ length: 30 }, (_, i) => file.update({ [`key_${i}`]: i }));
-    await Promise.all([...patches, file.setAck(ACK), file.setHashes(HASHES)]);
+    await Promise.all([...patches, file.setReplan(ACK, []), file.setHashes(HASHES)]);
     const saved = await onDisk(path);
     for (let i = 0; i < 30; i++) expect(saved[`key_${i}`], `key_${i}`).toBe(i);
     expect(saved.last_acknowledged_event_id).toBe(ACK.eventId);

@@ -1,0 +1,249 @@
+import type { PendingReplan } from './event-index.js';
+
+/**
+ * One way pulse hears from an agent: `session:<id>` (an MCP session), `agent:<name>` (the name a
+ * one-shot caller passes), `one-shot` (a caller that gives neither) or `hook:<host>:<session>`
+ * (the host's hook session, e.g. `hook:claude:4f1c…`).
+ */
+export type PartyKey = string;
+
+/**
+ * How pulse learned that two parties are one agent: pulse's own answer seen in the hook session's
+ * input, the hook session named in a tool call's `agent`, or by elimination (the only hook session
+ * and the only MCP caller not yet tied to another when one of them arrived).
+ */
+export type TieWay = 'tool-output' | 'agent-argument' | 'only-pair';
+
+/** One party of an agent, and whether the session table tells when it ends or it is swept when idle. */
+export interface Party {
+  /** When pulse last heard from it (ms since the epoch); refreshed at most once a minute per party. */
+  heardAt: number;
+  /** An MCP session of this daemon: it leaves when the session closes, not when idle. */
+  closes: boolean;
+}
+
+/** One agent working in the project: its parties and the change it still owes an ack. */
+export interface Agent {
+  parties: Record<PartyKey, Party>;
+  /** The latest guidance or constraints change this agent must still acknowledge itself, or null. */
+  owes: PendingReplan | null;
+  /** How its parties were tied together, when there are several. */
+  tiedBy: TieWay | null;
+  /** When it acknowledged last (ISO), for the status lines. */
+  ackedAt: string | null;
+  /** Taken over from state.json after a restart: while it owes, so does a newcomer (it may be one of its parties, reconnected). */
+  restored: boolean;
+}
+
+/** The agents by id (the key of the party pulse heard first); oldest first. */
+export type AgentBook = Record<string, Agent>;
+
+/** Agents kept at most; past it the least recently heard ones are forgotten first. */
+export const AGENT_LIMIT = 1000;
+
+/** A party is told again as heard only after this long, so a busy agent costs no event per call. */
+export const HEARD_REFRESH_MS = 60_000;
+
+/** What state.json keeps of an agent, beside PulseAgent's fields. */
+export interface SavedAgent {
+  parties: PartyKey[];
+  owes_event_id: string | null;
+  owes_files: string[];
+  acked_at: string | null;
+  tied_by: TieWay | null;
+}
+
+/** The agent a party belongs to, or undefined when pulse has not heard from it. */
+export const agentIdOf = (book: AgentBook, party: PartyKey): string | undefined => {
+  if (book[party]?.parties[party] !== undefined) return party;
+  for (const [id, agent] of Object.entries(book)) if (agent.parties[party] !== undefined) return id;
+  return undefined;
+};
+
+/** Whether pulse would take a new message from this party as news (unknown, or not heard for a while). */
+export const needsHearing = (book: AgentBook, party: PartyKey, now: number): boolean => {
+  const id = agentIdOf(book, party);
+  const heard = id === undefined ? undefined : book[id]!.parties[party];
+  return heard === undefined || now - heard.heardAt >= HEARD_REFRESH_MS;
+};
+
+const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])];
+
+const later = (a: PendingReplan, b: PendingReplan): PendingReplan => ({
+  pendingEventId: (a.pendingEventId ?? '') > (b.pendingEventId ?? '') ? a.pendingEventId : b.pendingEventId,
+  pendingFiles: union(a.pendingFiles, b.pendingFiles),
+});
+
+/** What some agent still owes (only those a restart took over, with `restored`), with the files; null when none owes. */
+export const owedByAnyone = (book: AgentBook, { restored = false } = {}): PendingReplan | null => {
+  let owed: PendingReplan | null = null;
+  for (const agent of Object.values(book)) {
+    if (agent.owes === null || (restored && !agent.restored)) continue;
+    owed = owed ? later(owed, agent.owes) : agent.owes;
+  }
+  return owed;
+};
+
+const withoutOldest = (book: AgentBook): AgentBook => {
+  const ids = Object.keys(book);
+  if (ids.length <= AGENT_LIMIT) return book;
+  const heard = (agent: Agent) => Math.max(...Object.values(agent.parties).map((p) => p.heardAt));
+  const keep = new Set(ids.sort((a, b) => heard(book[b]!) - heard(book[a]!)).slice(0, AGENT_LIMIT));
+  return Object.fromEntries(Object.entries(book).filter(([id]) => keep.has(id)));
+};
+
+/**
+ * A party heard from: a new one is a new agent, which owes `pending` (what a newcomer owes while
+ * the latest change is not acknowledged by everyone working); a known one is marked heard.
+ */
+export const hear = (
+  book: AgentBook,
+  { party, at, closes }: { party: PartyKey; at: number; closes: boolean },
+  pending: PendingReplan | null,
+): AgentBook => {
+  const id = agentIdOf(book, party);
+  if (id !== undefined) {
+    const agent = book[id]!;
+    return { ...book, [id]: { ...agent, parties: { ...agent.parties, [party]: { heardAt: at, closes } } } };
+  }
+  const agent: Agent = {
+    parties: { [party]: { heardAt: at, closes } },
+    owes: pending,
+    tiedBy: null,
+    ackedAt: null,
+    restored: false,
+  };
+  return tieLonePair(withoutOldest({ ...book, [party]: agent }));
+};
+
+const isHookParty = (key: PartyKey) => key.startsWith('hook:');
+
+/**
+ * The only agent heard only through hooks and the only one heard only over MCP are one agent: a
+ * single agent in a project is tied at once, whatever its host's hooks show of pulse's tools.
+ */
+const tieLonePair = (book: AgentBook): AgentBook => {
+  const hooksOnly: string[] = [];
+  const mcpOnly: string[] = [];
+  for (const [id, agent] of Object.entries(book)) {
+    const keys = Object.keys(agent.parties);
+    if (keys.every(isHookParty)) hooksOnly.push(id);
+    else if (!keys.some(isHookParty)) mcpOnly.push(id);
+  }
+  return hooksOnly.length === 1 && mcpOnly.length === 1
+    ? tie(book, mcpOnly[0]!, hooksOnly[0]!, 'only-pair')
+    : book;
+};
+
+/** Drops parties, and the agents left with none: they are no longer waited for. */
+const dropParties = (book: AgentBook, gone: (key: PartyKey, party: Party) => boolean): AgentBook => {
+  const next: AgentBook = {};
+  for (const [id, agent] of Object.entries(book)) {
+    const parties = Object.fromEntries(Object.entries(agent.parties).filter(([key, p]) => !gone(key, p)));
+    if (Object.keys(parties).length > 0) next[id] = { ...agent, parties };
+  }
+  return next;
+};
+
+/** A party that ended (its MCP session closed or expired). */
+export const leave = (book: AgentBook, party: PartyKey): AgentBook =>
+  dropParties(book, (key) => key === party);
+
+/** Parties not heard from since `before` leave, except MCP sessions, whose end the session table tells. */
+export const sweep = (book: AgentBook, before: number): AgentBook =>
+  dropParties(book, (_, party) => !party.closes && party.heardAt < before);
+
+/** Whether a sweep before `before` would drop any party. */
+export const sweeps = (book: AgentBook, before: number): boolean =>
+  Object.values(book).some((agent) =>
+    Object.values(agent.parties).some((p) => !p.closes && p.heardAt < before),
+  );
+
+/**
+ * Two parties are one agent: their agents merge. An ack either made frees both (it was this
+ * agent's); otherwise the later change stands, with the files of both.
+ */
+export const tie = (book: AgentBook, a: PartyKey, b: PartyKey, by: TieWay): AgentBook => {
+  const first = agentIdOf(book, a);
+  const second = agentIdOf(book, b);
+  if (first === undefined || second === undefined || first === second) return book;
+  const x = book[first]!;
+  const y = book[second]!;
+  const owes = x.owes === null || y.owes === null ? null : later(x.owes, y.owes);
+  const { [second]: _merged, ...rest } = book;
+  return {
+    ...rest,
+    [first]: {
+      parties: { ...x.parties, ...y.parties },
+      owes,
+      tiedBy: by,
+      ackedAt: (x.ackedAt ?? '') > (y.ackedAt ?? '') ? x.ackedAt : y.ackedAt,
+      restored: x.restored || y.restored,
+    },
+  };
+};
+
+/** Every agent working now owes a new guidance or constraints change, with the files it changed. */
+export const owe = (book: AgentBook, latest: string, files: readonly string[]): AgentBook =>
+  Object.fromEntries(
+    Object.entries(book).map(([id, agent]) => [
+      id,
+      {
+        ...agent,
+        owes: { pendingEventId: latest, pendingFiles: union(agent.owes?.pendingFiles ?? [], files) },
+      },
+    ]),
+  );
+
+/** The agent of `party` acknowledged: it owes nothing more. */
+export const settle = (book: AgentBook, party: PartyKey, at: string): AgentBook => {
+  const id = agentIdOf(book, party);
+  return id === undefined ? book : { ...book, [id]: { ...book[id]!, owes: null, ackedAt: at } };
+};
+
+/** The agents as state.json keeps them. */
+export const savedAgents = (book: AgentBook): SavedAgent[] =>
+  Object.values(book).map((agent) => ({
+    parties: Object.keys(agent.parties),
+    owes_event_id: agent.owes?.pendingEventId ?? null,
+    owes_files: agent.owes?.pendingFiles ?? [],
+    acked_at: agent.ackedAt,
+    tied_by: agent.tiedBy,
+  }));
+
+/**
+ * The agents a restarted daemon takes over: MCP sessions died with the old process, so an agent
+ * keeps only its hook sessions and names; one that was only sessions and still owes stays until
+ * idle, so that the change stays owed for newcomers, never freed by the restart.
+ */
+export const restoredAgents = (
+  saved: readonly SavedAgent[],
+  at: number,
+  /** The changes logged after the last ack of any agent: every agent owes them, whatever state.json says. */
+  unacknowledged: PendingReplan,
+): AgentBook => {
+  const book: AgentBook = {};
+  for (const entry of saved) {
+    const lasting = entry.parties.filter((key) => !key.startsWith('session:'));
+    const keys = lasting.length > 0 ? lasting : entry.owes_event_id === null ? [] : entry.parties;
+    if (keys.length === 0) continue;
+    book[keys[0]!] = {
+      parties: Object.fromEntries(keys.map((key) => [key, { heardAt: at, closes: false }])),
+      owes:
+        entry.owes_event_id === null
+          ? null
+          : { pendingEventId: entry.owes_event_id, pendingFiles: entry.owes_files },
+      tiedBy: keys.length > 1 ? entry.tied_by : null,
+      ackedAt: entry.acked_at,
+      restored: true,
+    };
+  }
+  return unacknowledged.pendingEventId === null
+    ? book
+    : Object.fromEntries(
+        Object.entries(book).map(([id, agent]) => [
+          id,
+          { ...agent, owes: agent.owes === null ? unacknowledged : later(agent.owes, unacknowledged) },
+        ]),
+      );
+};

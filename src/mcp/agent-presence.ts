@@ -1,0 +1,27 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { PulseActor } from '../../machines/pulse.js';
+import { hearAgent, replanOf } from '../system/ask-actors.js';
+
+/**
+ * A session's agent is working in the project from its client's `initialized` until its
+ * transport closes (the client ended it, it expired, or it was evicted): a change made meanwhile
+ * waits for its ack, and once it closes it is no longer waited for. Chains the handlers set before it.
+ */
+export const registerAgentPresence = (server: McpServer, actor: PulseActor): void => {
+  const protocol = server.server;
+  const initialized = protocol.oninitialized;
+  const closed = protocol.onclose;
+  let party: string | null = null;
+  protocol.oninitialized = () => {
+    initialized?.();
+    const sessionId = protocol.transport?.sessionId;
+    if (sessionId === undefined) return;
+    party = `session:${sessionId}`;
+    hearAgent(actor, party, true);
+  };
+  protocol.onclose = () => {
+    closed?.();
+    if (party !== null) replanOf(actor).send({ type: 'agent.left', party });
+    party = null;
+  };
+};
