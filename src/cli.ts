@@ -83,7 +83,7 @@ program
   )
   .option(
     '--max-connections <n>',
-    'HTTP connections open at once; more are refused (default 256, at most half the open-file limit)',
+    'HTTP connections open at once; past it a newcomer takes the place of the oldest stalled one (default 256, at most half the open-file limit)',
     parseCount,
   )
   .option(

@@ -9,13 +9,12 @@ import { checkTokenPolicy } from '../http/auth.js';
 import {
   CONNECTION_DEFAULTS,
   type ConnectionCap,
-  type ConnectionCounts,
   type ConnectionLimits,
-  capConnections,
   checkTimeouts,
   connectionCap,
   timeoutOptions,
 } from '../http/connection-limits.js';
+import { type ConnectionCounts, capConnections } from '../http/connection-shedding.js';
 import { boundHostNames } from '../http/host-guard.js';
 import { openFileLimit } from '../http/open-file-limit.js';
 import { SESSION_DEFAULTS, type SessionLimits } from '../http/session-table.js';

@@ -9,7 +9,7 @@ import { logOf, replanOf } from '../system/ask-actors.js';
 import { healthProblems } from '../system/health-problems.js';
 import { systemStatus, watcherWarning } from '../system/system-status.js';
 import { loopbackPeersOnly, requireToken } from './auth.js';
-import type { ConnectionCounts } from './connection-limits.js';
+import type { ConnectionCounts } from './connection-shedding.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import type { McpRoute } from './mcp-route.js';

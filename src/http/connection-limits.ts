@@ -1,5 +1,4 @@
 import type { ServerOptions } from 'node:http';
-import type { Server, Socket } from 'node:net';
 
 /** What the HTTP server allows a client: the defaults are in docs/reliability.md. */
 export interface ConnectionLimits {
@@ -7,7 +6,7 @@ export interface ConnectionLimits {
   headersTimeoutMs: number;
   /** A whole request (headers and body) must arrive within this; a response may stream on. */
   requestTimeoutMs: number;
-  /** Connections open at once; one more is closed as soon as it is accepted. */
+  /** Connections open at once; a newcomer past it takes the place of a stalled or idle one. */
   maxConnections: number;
 }
 
@@ -64,28 +63,3 @@ export const timeoutOptions = ({ headersTimeoutMs, requestTimeoutMs }: Connectio
   // Node checks both timeouts only this often; its 30 s default kept a half-sent request ~90 s.
   connectionsCheckingInterval: Math.max(50, Math.min(2000, Math.floor(headersTimeoutMs / 5))),
 });
-
-/** Connections now and since start, for `/healthz`. */
-export interface ConnectionCounts {
-  open: number;
-  max: number;
-  /** Closed at once because `max` were open. */
-  refused: number;
-}
-
-/** Applies the cap to a listening server and counts its connections. */
-export const capConnections = (server: Server, max: number): (() => ConnectionCounts) => {
-  let open = 0;
-  let refused = 0;
-  server.maxConnections = max;
-  server.on('drop', () => {
-    refused++;
-  });
-  server.on('connection', (socket: Socket) => {
-    open++;
-    socket.once('close', () => {
-      open--;
-    });
-  });
-  return () => ({ open, max, refused });
-};

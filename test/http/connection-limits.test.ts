@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
+import { Agent, get } from 'node:http';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -86,9 +88,9 @@ describe('connection limits', () => {
     expect((await health(daemon.url)).connections!.open).toBeLessThan(5);
   });
 
-  it('keeps serving agents and logging edits below the cap, refuses connections past it without dying, and recovers', async () => {
+  it('at the cap sheds the oldest stalled connections for new ones, so agents connected before and after keep working and edits are logged', async () => {
     const daemon = await daemonWith(['--max-connections', '24']);
-    const flood = await stall(daemon.url, HALF_SENT_BODY, 20);
+    const first = await stall(daemon.url, HALF_SENT_BODY, 20);
     const during = await waitUntil(
       async () => {
         const h = await health(daemon.url);
@@ -104,36 +106,83 @@ describe('connection limits', () => {
     await save(guidance(daemon.project), '# Guidance\n\nFirst change.\n');
     await guidanceLogged(daemon.project, 1);
 
-    // Past the cap: every further connection is closed unanswered; the daemon lives and logs.
-    const beyond = await stall(daemon.url, HALF_SENT_BODY, 30);
-    const refused: string[] = [];
-    for (const { closed } of beyond) void closed.then((answer) => answer === '' && refused.push(answer));
-    // The agent holds at most 2 of the 4 places left; the rest, and every later one, is refused.
-    await waitUntil(() => refused.length >= 30 - 4, {
-      timeoutMs: 15_000,
-      describe: () => `connections past the cap refused (${refused.length} so far)`,
-    });
-    // An agent already connected keeps its kept-alive connections, and so keeps working.
-    expect((await callTool(agent, 'pulse_should_interrupt')).needs_replan).toBe(true);
-    await save(guidance(daemon.project), '# Guidance\n\nSecond change, during the flood.\n');
-    await guidanceLogged(daemon.project, 2);
-    expect(daemon.process.exitCode).toBeNull();
-
-    // Once the flood goes, new connections are served again.
-    for (const { socket } of flood) socket.destroy();
-    const after = await waitUntil(
-      async () => {
-        const h = await health(daemon.url).catch(() => null);
-        return h !== null && h.connections!.open < 10 && h;
-      },
-      { timeoutMs: 15_000, describe: () => 'the daemon answering after the flood' },
+    // Past the cap: each newcomer takes the place of the oldest stalled connection, closed unanswered.
+    const second = await stall(daemon.url, HALF_SENT_HEADERS, 30);
+    const shut = new Set<StalledSocket>();
+    for (const stalled of [...first, ...second]) void stalled.closed.then(() => shut.add(stalled));
+    const answers = await within(
+      Promise.all(first.map(({ closed }) => closed)),
+      15_000,
+      'the 20 oldest stalled connections shed',
     );
-    expect(after.connections!.refused).toBeGreaterThanOrEqual(refused.length);
+    expect(answers.every((answer) => answer === '')).toBe(true);
+    // The agent connected before keeps its connections; one connecting now is served too.
+    expect((await callTool(agent, 'pulse_should_interrupt')).needs_replan).toBe(true);
     const late = daemons.keep(await connectClient(daemon.url));
     expect((await callTool(late, 'pulse_should_interrupt')).needs_replan).toBe(true);
+    await save(guidance(daemon.project), '# Guidance\n\nSecond change, during the flood.\n');
+    await guidanceLogged(daemon.project, 2);
+    const after = (await health(daemon.url)).connections!;
+    // The newest stalled connections are the last to go: the few new ones since shed older ones.
+    expect(second.slice(-10).filter((stalled) => shut.has(stalled))).toEqual([]);
+    expect(after.open).toBeLessThanOrEqual(24);
+    expect(after.shed).toBeGreaterThanOrEqual(26);
+    expect(after.refused).toBe(0);
+    expect(daemon.process.exitCode).toBeNull();
     console.log(
-      `flood: cap 24; ${during.connections!.open} open with 20 stalled; ${refused.length} of 30 more refused unanswered; ${after.connections!.refused} refused in all; ${after.connections!.open} open after`,
+      `flood: cap 24; ${during.connections!.open} open with 20 stalled; 30 more shed the 20 oldest; ${after.shed} shed in all, ${after.refused} refused; ${after.open} open after`,
     );
+  });
+
+  it('at the cap sheds an idle keep-alive connection before refusing, and refuses a newcomer unanswered only when every connection is a stream', async () => {
+    const daemon = await daemonWith(['--max-connections', '3']);
+    const statusUrl = new URL('/status/stream', daemon.url).href;
+    const opened = async () => {
+      const stream = await openStatusStream(statusUrl);
+      streams.push(stream);
+      return stream;
+    };
+    const [one, two] = [await opened(), await opened()];
+    const keptAlive = new Agent({ keepAlive: true });
+    try {
+      // A request answered on a kept-alive connection leaves it open and idle, in the third place.
+      const idle = await new Promise<Socket>((resolve, reject) => {
+        let socket: Socket;
+        get(new URL('/healthz', daemon.url), { agent: keptAlive }, (response) => {
+          response.resume();
+          response.on('end', () => resolve(socket));
+        })
+          .on('socket', (s) => {
+            socket = s;
+          })
+          .on('error', reject);
+      });
+      const idleClosed = new Promise<void>((resolve) => idle.once('close', () => resolve()));
+
+      const [stalled] = await stall(daemon.url, HALF_SENT_BODY, 1);
+      await within(idleClosed, 10_000, 'the idle keep-alive connection shed');
+      const three = await opened();
+      expect(await within(stalled!.closed, 10_000, 'the stalled connection shed for a stream')).toBe('');
+
+      // Three streams hold the three places: nothing can go, so the newcomer is closed unanswered.
+      const [refused] = await stall(daemon.url, HALF_SENT_HEADERS, 1);
+      expect(await within(refused!.closed, 10_000, 'the newcomer refused')).toBe('');
+      three.close();
+      const counts = await waitUntil(
+        async () => (await health(daemon.url).catch(() => null))?.connections ?? undefined,
+        { timeoutMs: 10_000, describe: () => 'healthz once a stream closed' },
+      );
+      // At least: a probe sent while the closed stream still holds its place is refused or sheds it.
+      expect(counts.shed).toBeGreaterThanOrEqual(2);
+      expect(counts.refused).toBeGreaterThanOrEqual(1);
+      // The streams that held their places still carry the replan.
+      await save(guidance(daemon.project), '# Guidance\n\nChanged with the places full.\n');
+      for (const stream of [one, two]) {
+        await stream.next((status) => status.replan.pending_replan_event_id !== null, 15_000);
+      }
+    } finally {
+      keptAlive.destroy();
+    }
   });
 });
 

@@ -17,9 +17,10 @@ export const useDaemons = (prefix: string) => {
     }
   });
   return {
-    async start(args: string[]): Promise<RunningDaemon> {
+    /** `pulse start` with `args`, run through `command` when given (e.g. a shell that lowers a limit). */
+    async start(args: string[], command: string[] = []): Promise<RunningDaemon> {
       const project = await tempProject(prefix);
-      const daemon = await startDaemon(project, { args }).catch(async (error) => {
+      const daemon = await startDaemon(project, { args, prefix: command }).catch(async (error) => {
         await removeProject(project);
         throw error;
       });

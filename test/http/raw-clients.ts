@@ -1,4 +1,4 @@
-import { get } from 'node:http';
+import { get, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -105,7 +105,7 @@ export const streamingClient = async (url: string) => {
 export interface Health {
   sessions: number;
   push_watches: number;
-  connections: { open: number; max: number; refused: number } | null;
+  connections: { open: number; max: number; shed: number; refused: number } | null;
 }
 
 /** `GET /healthz` on a connection of its own, closed after (none kept alive), as a probe does. */
@@ -119,4 +119,31 @@ export const health = (url: string): Promise<Health> =>
       response.on('end', () => resolve(JSON.parse(text) as Health));
       response.on('error', reject);
     }).on('error', reject);
+  });
+
+/** A POST of JSON on a connection of its own (none kept alive, none reused): the status and the parsed body. */
+export const postFresh = (
+  url: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> =>
+  new Promise((resolve, reject) => {
+    const sent = JSON.stringify(body);
+    const post = request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(sent) },
+      },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk) => {
+          text += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(text) }));
+        response.on('error', reject);
+      },
+    );
+    post.on('error', reject);
+    post.end(sent);
   });
