@@ -1,4 +1,4 @@
-import { and, assign, enqueueActions, fromPromise, not, sendTo, setup } from 'xstate';
+import { and, assign, enqueueActions, fromPromise, not, raise, sendTo, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
 import { EventIndex } from './event-index.js';
 import {
@@ -7,12 +7,14 @@ import {
   type LogFaults,
   NO_FAULTS,
   needsRecheck,
+  REPLACE_WINDOW_MS,
   sameFaults,
   unloggedReason,
   unsavedStateReason,
 } from './log-faults.js';
 import {
   type AckRecord,
+  PULSE_FILES,
   type PulseEvent,
   type PulseFileName,
   type TrackedFiles,
@@ -41,6 +43,8 @@ export interface ReconcileInput {
   requested: boolean;
   /** A write of the hashes failed before: write them again, even with nothing new to log. */
   saveHashes: boolean;
+  /** Known files whose replace window ran out: a deletion is logged for each one still missing. */
+  gone: readonly PulseFileName[];
 }
 
 /** The files as they are now, and the events appended to `events.jsonl` for what changed. */
@@ -53,6 +57,8 @@ export interface ReconcileOutput {
   folder: string | null;
   /** The files that could not be read, and why; `files` keeps what was known of them. */
   unreadable: Partial<Record<PulseFileName, string>>;
+  /** Known files found missing within their replace window: no event yet, `files` keeps what was known of each. */
+  away: PulseFileName[];
   /** Why the append failed; it was cut back, `events` is empty and `files` as given, so a retry logs each change once. */
   appendError: string | null;
   /** Whether state.json got the hashes: null when nothing was written. */
@@ -98,6 +104,12 @@ export interface EventLogContext {
   hashesUnsaved: boolean;
   /** The faults hiding guidance/constraints changes, as last told to the replan lifecycle. */
   announcedBlind: FileFault[];
+  /** Known files the last scan found missing, within their replace window: a save by rename may bring them back. */
+  away: PulseFileName[];
+  /** Files whose replace window ran out: the next scan logs the deletion of each one still missing. */
+  gone: PulseFileName[];
+  /** The `gone` files the running scan was given. */
+  scanGone: PulseFileName[];
 }
 
 export type EventLogEvent =
@@ -116,6 +128,50 @@ export interface LogFaultsChanged {
   type: 'log.faults';
   blind: FileFault[];
 }
+
+/**
+ * One file's replace window: `here` ⇄ `away`, and `confirming` once the window ran out, until a
+ * scan settles it. A watcher notice for the file while it is away starts the window again: the
+ * name is in use (an editor renaming its new file in), though no scan has caught it there yet.
+ */
+const replaceRegion = (name: PulseFileName) => ({
+  initial: 'here' as const,
+  states: {
+    here: {
+      description: 'The file is where the log last saw it, or its absence is logged.',
+      always: { guard: { type: 'isAway' as const, params: { name } }, target: 'away' as const },
+    },
+    away: {
+      description:
+        'The last scan found the file missing: no event yet, callers wait and guidance or constraints count as unseen; a scan that finds it back settles it, a notice for it starts the window again.',
+      always: { guard: { type: 'isSettled' as const, params: { name } }, target: 'here' as const },
+      on: {
+        'file.changed': {
+          guard: { type: 'isNoticeFor' as const, params: { name } },
+          target: 'away' as const,
+          reenter: true,
+        },
+      },
+      after: {
+        replaceWindow: {
+          target: 'confirming' as const,
+          actions: [{ type: 'markGone' as const, params: { name } }, 'lookAgain' as const],
+        },
+      },
+    },
+    confirming: {
+      description: 'The window ran out: the next scan logs the deletion if the file is still missing.',
+      always: { guard: { type: 'isSettled' as const, params: { name } }, target: 'here' as const },
+      on: {
+        'file.changed': {
+          guard: { type: 'isNoticeFor' as const, params: { name } },
+          target: 'away' as const,
+          actions: { type: 'unmarkGone' as const, params: { name } },
+        },
+      },
+    },
+  },
+});
 
 /**
  * The owner of `events.jsonl` and `state.json`: the only writer of both, so one change yields
@@ -148,6 +204,8 @@ export const eventLogMachine = setup({
     recheck: 1000,
     /** How soon an ack that could not be written to state.json is written again. */
     retryWrite: 1000,
+    /** How long a known file may be missing before its deletion is logged (an editor's safe write brings it back sooner). */
+    replaceWindow: REPLACE_WINDOW_MS,
   },
   guards: {
     /**
@@ -161,6 +219,17 @@ export const eventLogMachine = setup({
     ackQueued: ({ context }) => context.queuedAck !== null,
     /** Something could not be read or written at the last scan: look again, and never skip a caller's scan. */
     troubled: ({ context }) => needsRecheck(context.faults, context.hashesUnsaved),
+    /** A known file is missing within its replace window: a caller's request waits for the settled truth. */
+    replacing: ({ context }) => context.away.length > 0,
+    /** The last scan found this known file missing. */
+    isAway: ({ context }: { context: EventLogContext }, { name }: { name: PulseFileName }) =>
+      context.away.includes(name),
+    /** A watcher noticed this very file (not a scan's own request to look again). */
+    isNoticeFor: ({ event }: { event: EventLogEvent }, { name }: { name: PulseFileName }) =>
+      event.type === 'file.changed' && event.name === name,
+    /** The last scan found this file where it was, or logged its deletion. */
+    isSettled: ({ context }: { context: EventLogContext }, { name }: { name: PulseFileName }) =>
+      !context.away.includes(name),
   },
   actions: {
     countRequest: assign(({ context }) => ({ scansRequested: context.scansRequested + 1 })),
@@ -176,7 +245,19 @@ export const eventLogMachine = setup({
       rescan: false,
       scanForCaller: context.callerAsked,
       callerAsked: false,
+      scanGone: context.gone,
+      gone: [],
     })),
+    /** The replace window of a file ran out: the next scan logs its deletion if it is still missing. */
+    markGone: assign(({ context }, { name }: { name: PulseFileName }) => ({
+      gone: context.gone.includes(name) ? context.gone : [...context.gone, name],
+    })),
+    /** A notice came for the file after its window ran out: it gets a new window, its deletion is not due yet. */
+    unmarkGone: assign(({ context }, { name }: { name: PulseFileName }) => ({
+      gone: context.gone.filter((other) => other !== name),
+    })),
+    /** Asks for a scan as a watcher hint does. */
+    lookAgain: raise({ type: 'file.changed', name: 'unknown' } as const),
     /** Only the latest record is kept; it answers every ack queued before it. */
     queueAck: assign(({ context, event }) =>
       event.type === 'replan.record'
@@ -199,7 +280,12 @@ export const eventLogMachine = setup({
       index: context.index.appended(output.events),
       files: output.files,
       deferred: output.deferred,
-      scansCompleted: context.scanStartedAt,
+      away: output.away,
+      scanGone: [],
+      // A file missing within its window is not the truth yet: callers wait for the scan that settles it,
+      // which logs what it finds however fresh (their request carries over).
+      scansCompleted: output.away.length === 0 ? context.scanStartedAt : context.scansCompleted,
+      callerAsked: context.callerAsked || (output.away.length > 0 && context.scanForCaller),
       lastError: null,
       hashesUnsaved: output.hashesSaved === null ? context.hashesUnsaved : !output.hashesSaved,
       faults: {
@@ -219,6 +305,8 @@ export const eventLogMachine = setup({
       lastError: `Could not reconcile .pulse/: ${errorMessage(error)}`,
       deferred: false,
       scansCompleted: context.scanStartedAt,
+      gone: [...context.scanGone, ...context.gone.filter((name) => !context.scanGone.includes(name))],
+      scanGone: [],
     })),
     /** Tells the replan lifecycle of the events a scan appended, if any. */
     announceAppended: enqueueActions(({ enqueue }, { events }: { events: PulseEvent[] }) => {
@@ -228,7 +316,7 @@ export const eventLogMachine = setup({
     }),
     /** Tells the replan lifecycle when the faults that may hide a guidance/constraints change differ from the last told. */
     announceFaults: enqueueActions(({ context, enqueue }) => {
-      const blind = blindSpots(context.faults);
+      const blind = blindSpots(context.faults, context.away);
       if (sameFaults(blind, context.announcedBlind)) return;
       enqueue.assign({ announcedBlind: blind });
       const changed: LogFaultsChanged = { type: 'log.faults', blind };
@@ -282,6 +370,9 @@ export const eventLogMachine = setup({
     faults: NO_FAULTS,
     hashesUnsaved: false,
     announcedBlind: [],
+    away: [],
+    gone: [],
+    scanGone: [],
   },
   initial: 'loading',
   states: {
@@ -329,7 +420,10 @@ export const eventLogMachine = setup({
               on: {
                 'file.changed': { target: 'settling', actions: 'countRequest' },
                 'log.reconcile': [
-                  { guard: and([not('troubled'), 'filesUnchanged']), actions: 'countRequestAnswered' },
+                  {
+                    guard: and([not('troubled'), not('replacing'), 'filesUnchanged']),
+                    actions: 'countRequestAnswered',
+                  },
                   { target: 'scanning', actions: ['countRequest', 'markCallerAsked'] },
                 ],
               },
@@ -357,6 +451,7 @@ export const eventLogMachine = setup({
                   files: context.files,
                   requested: context.scanForCaller,
                   saveHashes: context.hashesUnsaved,
+                  gone: context.scanGone,
                 }),
                 onDone: {
                   target: 'scanned',
@@ -382,6 +477,12 @@ export const eventLogMachine = setup({
               ],
             },
           },
+        },
+        replace: {
+          description:
+            'One region per tracked file: a file found missing is given the replace window to come back (an editor saving by rename) before its deletion is logged.',
+          type: 'parallel',
+          states: Object.fromEntries(PULSE_FILES.map((name) => [name, replaceRegion(name)])),
         },
         ack: {
           description: 'Makes accepted acks durable in state.json, one write at a time.',

@@ -44,14 +44,30 @@ export const faultList = (faults: LogFaults): FileFault[] => [
 ];
 
 /**
- * The faults that may hide a guidance or constraints change from the log: `.pulse/` itself, an
- * unreadable guidance.md or constraints.md, a log that cannot be appended to. While any holds,
- * pulse fails closed and treats the plan as on hold.
+ * How long a tracked file may be missing before its absence is logged as `deleted`: an editor's
+ * safe write (JetBrains, vim, `sed -i`) leaves it missing for a moment between two renames, and a
+ * file back within this window is one `modified` (or nothing), never a deletion and a creation.
  */
-export const blindSpots = (faults: LogFaults): FileFault[] =>
-  faultList(faults).filter(
+export const REPLACE_WINDOW_MS = 500;
+
+/** Why a guidance or constraints file missing for a moment holds the plan: the new one is on its way. */
+export const REPLACING_REASON = `is being replaced (missing for a moment, as an editor's safe write leaves it): pulse waits up to ${REPLACE_WINDOW_MS} ms for the new file before it logs a deletion; nothing to fix, ask again in a moment`;
+
+/**
+ * The faults that may hide a guidance or constraints change from the log: `.pulse/` itself, an
+ * unreadable guidance.md or constraints.md, a log that cannot be appended to, and guidance.md or
+ * constraints.md missing within the replace window (`away`). While any holds, pulse fails closed
+ * and treats the plan as on hold.
+ */
+export const blindSpots = (faults: LogFaults, away: readonly PulseFileName[]): FileFault[] => {
+  const replacing = PULSE_FILES.filter((name) => away.includes(name)).map((name) => ({
+    file: eventPath(name),
+    reason: REPLACING_REASON,
+  }));
+  return [...faultList(faults), ...replacing].filter(
     ({ file }) => file === FOLDER_PATH || file === EVENTS_PATH || INVALIDATING_PATHS.has(file),
   );
+};
 
 /** Whether a scan should come again soon without being asked: something could not be read or written. */
 export const needsRecheck = (faults: LogFaults, hashesUnsaved: boolean): boolean =>

@@ -5,8 +5,9 @@ import type { WatchedName } from '../../machines/watcher.js';
 /** Notices for a name within this long after it was reported are reported once more, when it ends. */
 export const REPORT_WINDOW_MS = 50;
 /**
- * A file that has just disappeared is reported this much later, so that a save by rename (vim
- * moving the original aside, then writing the new file) reads as one change, not a delete.
+ * A file that has just disappeared is reported this much later, so that the scan after a save by
+ * rename (vim moving the original aside, then writing the new file) mostly finds the new one in
+ * place; whether it was a deletion is the log's to decide (its replace window).
  */
 export const ATOMIC_SAVE_MS = 100;
 

@@ -45,17 +45,29 @@ type ReadOutcome = { file: TrackedFile } | { problem: string };
 
 /**
  * The four reads (in PULSE_FILES order) against what the log knew: one event per changed file,
- * stamped in that fixed order; a file it could not read, or one changed too freshly to trust on
- * a watcher's hint, keeps what was known of it.
+ * stamped in that fixed order; a file it could not read, one changed too freshly to trust on a
+ * watcher's hint, or a known one missing within its replace window (`away`, not in `gone`) keeps
+ * what was known of it.
  */
 const compare = (
   files: TrackedFiles,
   outcomes: ReadOutcome[],
-  { requested, startedAt, stamp }: { requested: boolean; startedAt: number; stamp: EventStamper['next'] },
+  {
+    requested,
+    gone,
+    startedAt,
+    stamp,
+  }: {
+    requested: boolean;
+    gone: readonly PulseFileName[];
+    startedAt: number;
+    stamp: EventStamper['next'];
+  },
 ) => {
   const next = { ...files } as TrackedFiles;
   const events: PulseEvent[] = [];
   const unreadable: ReconcileOutput['unreadable'] = {};
+  const away: PulseFileName[] = [];
   let deferred = false;
   for (const [i, name] of PULSE_FILES.entries()) {
     const outcome = outcomes[i]!;
@@ -65,6 +77,11 @@ const compare = (
     }
     const current = outcome.file;
     const kind = kindOf(files[name].sha256, current.sha256);
+    // Missing between an editor's two renames, or deleted: only the end of its window tells.
+    if (kind === 'deleted' && !gone.includes(name)) {
+      away.push(name);
+      continue;
+    }
     if (
       kind !== null &&
       !requested &&
@@ -78,14 +95,15 @@ const compare = (
     if (kind === null) continue;
     events.push({ ...stamp(), kind, path: eventPath(name), sha256: current.sha256, size: current.size });
   }
-  return { next, events, unreadable, deferred };
+  return { next, events, unreadable, away, deferred };
 };
 
 /**
  * Compares the four files with what the log last recorded, appends one event per changed
  * file (fsynced) and then records the new hashes in state.json. A scan on request (a tool
  * call: read-your-writes) logs every change it sees; a scan on a watcher hint defers changes
- * too fresh to trust. Each file stands alone: one it cannot read is reported and keeps what
+ * too fresh to trust. A known file found missing is reported `away` and logged `deleted` only
+ * once the log says its replace window ran out (`gone`). Each file stands alone: one it cannot read is reported and keeps what
  * was known of it, the others are logged. Nothing is read or written while `.pulse/` is not a
  * real folder; a failed append logs nothing (the next scan tries again), a failed state write
  * is reported and tried again when asked.
@@ -110,16 +128,24 @@ export const createReconciler = ({
         throw error;
       },
     );
-  return async ({ files, requested, saveHashes }: ReconcileInput): Promise<ReconcileOutput> => {
-    const quiet = { events: [], deferred: false, unreadable: {}, hashesSaved: null, stateError: null };
+  return async ({ files, requested, saveHashes, gone }: ReconcileInput): Promise<ReconcileOutput> => {
+    const quiet = {
+      events: [],
+      deferred: false,
+      unreadable: {},
+      away: [],
+      hashesSaved: null,
+      stateError: null,
+    };
     const folder = folderProblem(paths.dir);
     if (folder !== null) return { ...quiet, files, folder, appendError: null };
     // Freshness is judged as of the scan's start: a slow read (a loaded machine) must not make a
     // save caught between its truncate and its write look old enough to log.
     const startedAt = now();
     const outcomes = await Promise.all(PULSE_FILES.map((name) => readOne(name, files[name])));
-    const { next, events, unreadable, deferred } = compare(files, outcomes, {
+    const { next, events, unreadable, away, deferred } = compare(files, outcomes, {
       requested,
+      gone,
       startedAt,
       stamp: () => stamper.next(),
     });
@@ -129,11 +155,12 @@ export const createReconciler = ({
       } catch (error) {
         // Swapped for a symlink since the scan began: say so, not that the disk is full.
         const swapped = folderProblem(paths.dir);
-        if (swapped !== null) return { ...quiet, files, unreadable, folder: swapped, appendError: null };
-        return { ...quiet, files, unreadable, folder: null, appendError: errorMessage(error) };
+        if (swapped !== null)
+          return { ...quiet, files, unreadable, away, folder: swapped, appendError: null };
+        return { ...quiet, files, unreadable, away, folder: null, appendError: errorMessage(error) };
       }
     }
-    const scanned = { files: next, events, deferred, unreadable, folder: null, appendError: null };
+    const scanned = { files: next, events, deferred, unreadable, away, folder: null, appendError: null };
     if (events.length === 0 && !saveHashes) return { ...scanned, hashesSaved: null, stateError: null };
     const hashes: Record<string, string | null> = {};
     for (const name of PULSE_FILES) hashes[name] = next[name].sha256;

@@ -30,7 +30,7 @@ describe('the reconciler and changes too fresh to trust', () => {
 
   it('defers a watcher scan that finds a change younger than FRESH_CHANGE_MS: it may be half a save', async () => {
     const reconcile = await reconcilerAt(FRESH_CHANGE_MS - 5);
-    const out = await reconcile({ files: untrackedFiles(), requested: false, saveHashes: false });
+    const out = await reconcile({ files: untrackedFiles(), requested: false, saveHashes: false, gone: [] });
     expect(out.deferred).toBe(true);
     expect(out.events).toEqual([]);
     expect(out.files['guidance.md'].sha256).toBeNull();
@@ -38,7 +38,7 @@ describe('the reconciler and changes too fresh to trust', () => {
 
   it('logs the same change once it is FRESH_CHANGE_MS old', async () => {
     const reconcile = await reconcilerAt(FRESH_CHANGE_MS);
-    const out = await reconcile({ files: untrackedFiles(), requested: false, saveHashes: false });
+    const out = await reconcile({ files: untrackedFiles(), requested: false, saveHashes: false, gone: [] });
     expect(out.deferred).toBe(false);
     expect(out.events.map((e) => [e.path, e.kind])).toEqual([['.pulse/guidance.md', 'created']]);
   });
@@ -51,14 +51,14 @@ describe('the reconciler and changes too fresh to trust', () => {
     // The first look is 5 ms after the save; any later one would be long after.
     const now = () => mtimeMs + (calls++ === 0 ? 5 : 1000);
     const reconcile = createReconciler({ paths, stamper: createEventStamper(), stateFile, now });
-    const out = await reconcile({ files: untrackedFiles(), requested: false, saveHashes: false });
+    const out = await reconcile({ files: untrackedFiles(), requested: false, saveHashes: false, gone: [] });
     expect(out.deferred).toBe(true);
     expect(out.events).toEqual([]);
   });
 
   it('logs a fresh change at once when a caller asked (read-your-writes)', async () => {
     const reconcile = await reconcilerAt(0);
-    const out = await reconcile({ files: untrackedFiles(), requested: true, saveHashes: false });
+    const out = await reconcile({ files: untrackedFiles(), requested: true, saveHashes: false, gone: [] });
     expect(out.deferred).toBe(false);
     expect(out.events).toHaveLength(1);
   });
@@ -82,7 +82,7 @@ describe('the reconciler, one file at a time', () => {
   const reconcilerWith = (state: Pick<StateFile, 'setHashes'> = stateFile) =>
     createReconciler({ paths, stamper: createEventStamper(), stateFile: state as StateFile });
   const first = async (reconcile = reconcilerWith()) =>
-    reconcile({ files: untrackedFiles(), requested: true, saveHashes: false });
+    reconcile({ files: untrackedFiles(), requested: true, saveHashes: false, gone: [] });
 
   it('reports a symlink loop for that file alone, and logs the others', async () => {
     await rm(paths.file('task.md'));
@@ -104,14 +104,57 @@ describe('the reconciler, one file at a time', () => {
     const known = await first(reconcile);
     await rm(paths.file('guidance.md'));
     await symlink('guidance.md', paths.file('guidance.md'));
-    const blind = await reconcile({ files: known.files, requested: true, saveHashes: false });
+    const blind = await reconcile({ files: known.files, requested: true, saveHashes: false, gone: [] });
     expect(blind.events).toEqual([]);
     expect(blind.files['guidance.md']).toEqual(known.files['guidance.md']);
     await rm(paths.file('guidance.md'));
     await writeFile(paths.file('guidance.md'), 'changed while unreadable\n');
-    const seen = await reconcile({ files: blind.files, requested: true, saveHashes: false });
+    const seen = await reconcile({ files: blind.files, requested: true, saveHashes: false, gone: [] });
     expect(seen.unreadable).toEqual({});
     expect(seen.events.map((e) => [e.path, e.kind])).toEqual([['.pulse/guidance.md', 'modified']]);
+  });
+
+  it('reports a known file found missing as away, keeping what it knew, and logs its deletion only once its window ran out', async () => {
+    const reconcile = reconcilerWith();
+    const known = await first(reconcile);
+    await rm(paths.file('guidance.md'));
+    const away = await reconcile({ files: known.files, requested: true, saveHashes: false, gone: [] });
+    expect(away.events).toEqual([]);
+    expect(away.away).toEqual(['guidance.md']);
+    expect(away.files['guidance.md']).toEqual(known.files['guidance.md']);
+    const gone = await reconcile({
+      files: away.files,
+      requested: false,
+      saveHashes: false,
+      gone: ['guidance.md'],
+    });
+    expect(gone.away).toEqual([]);
+    expect(gone.events.map((e) => [e.path, e.kind, e.sha256])).toEqual([
+      ['.pulse/guidance.md', 'deleted', null],
+    ]);
+    expect(gone.files['guidance.md'].sha256).toBeNull();
+  });
+
+  it('logs a file back within its window as one modification, or nothing when its bytes are the same', async () => {
+    const reconcile = reconcilerWith();
+    const known = await first(reconcile);
+    await rename(paths.file('guidance.md'), `${paths.file('guidance.md')}___jb_old___`);
+    const away = await reconcile({ files: known.files, requested: true, saveHashes: false, gone: [] });
+    expect(away.away).toEqual(['guidance.md']);
+    await writeFile(paths.file('guidance.md'), '# guidance.md\n');
+    const same = await reconcile({ files: away.files, requested: true, saveHashes: false, gone: [] });
+    expect(same).toMatchObject({ events: [], away: [] });
+    await rm(paths.file('guidance.md'));
+    const again = await reconcile({ files: same.files, requested: true, saveHashes: false, gone: [] });
+    expect(again.away).toEqual(['guidance.md']);
+    await writeFile(paths.file('guidance.md'), 'saved anew\n');
+    const back = await reconcile({
+      files: again.files,
+      requested: true,
+      saveHashes: false,
+      gone: ['guidance.md'],
+    });
+    expect(back.events.map((e) => [e.path, e.kind])).toEqual([['.pulse/guidance.md', 'modified']]);
   });
 
   it('refuses a folder, a FIFO, a device and a file over 16 MiB without reading them', async () => {
@@ -161,7 +204,7 @@ describe('the reconciler, one file at a time', () => {
     expect(failed.events).toEqual([]);
     expect(failed.files).toEqual(untrackedFiles());
     await rm(paths.events, { recursive: true });
-    const logged = await reconcile({ files: failed.files, requested: true, saveHashes: false });
+    const logged = await reconcile({ files: failed.files, requested: true, saveHashes: false, gone: [] });
     expect(logged.appendError).toBeNull();
     expect(logged.events).toHaveLength(4);
     expect((await readFile(paths.events, 'utf8')).trim().split('\n')).toHaveLength(4);
@@ -179,10 +222,10 @@ describe('the reconciler, one file at a time', () => {
     const out = await first(reconcile);
     expect(out.events).toHaveLength(4);
     expect(out).toMatchObject({ hashesSaved: false, stateError: 'ENOSPC: no space left on device' });
-    const still = await reconcile({ files: out.files, requested: true, saveHashes: false });
+    const still = await reconcile({ files: out.files, requested: true, saveHashes: false, gone: [] });
     expect(still).toMatchObject({ events: [], hashesSaved: null });
     fail = false;
-    const saved = await reconcile({ files: out.files, requested: true, saveHashes: true });
+    const saved = await reconcile({ files: out.files, requested: true, saveHashes: true, gone: [] });
     expect(saved).toMatchObject({ events: [], hashesSaved: true, stateError: null });
     expect(JSON.parse(await readFile(paths.state, 'utf8')).last_hashes['task.md']).toBe(
       out.files['task.md'].sha256,

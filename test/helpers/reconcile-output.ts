@@ -7,6 +7,7 @@ export const nothingFound = (input: ReconcileInput): ReconcileOutput => ({
   deferred: false,
   folder: null,
   unreadable: {},
+  away: [],
   appendError: null,
   hashesSaved: null,
   stateError: null,
