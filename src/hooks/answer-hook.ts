@@ -11,8 +11,18 @@ import { parseHookInput, phaseOf } from './hook-input.js';
 import { formatVerdict, letBeSaying, notEnforcing } from './hook-output.js';
 import { isPulseTool, judgeTool } from './tool-rule.js';
 
-/** A hook answers within its agent's tool call: it waits this long, at most, for the files to be scanned. */
+/**
+ * A hook answers within its agent's tool call: it waits this long, at most, for a scan of files
+ * that changed (still files answer at once); past it, the call is held rather than judged on an
+ * older reading (fail closed).
+ */
 const RECONCILE_BUDGET_MS = 150;
+
+/** What a hook holds for when the scan it waited for did not end in time. */
+const STILL_READING = {
+  file: '.pulse/',
+  reason: `could not be read in time (the scan took longer than ${RECONCILE_BUDGET_MS} ms: a busy machine, a slow disk, or a log that failed to load, see pulse status): call pulse_should_interrupt, then try again`,
+};
 
 /** One hook call as it reaches the daemon: the agent's own JSON, as it wrote it on a hook's stdin. */
 export interface HookRequest {
@@ -28,16 +38,20 @@ export interface HookRequest {
 /** The agent's answer (JSON text), or why the request names no hook pulse answers. */
 export type HookReply = { status: 200; body: string } | { status: 404; error: string };
 
-/** Read-your-writes for hooks, bounded: a guidance edit saved just before this tool call is seen. */
-const reconcileWithin = async (actor: PulseActor, ms: number): Promise<void> => {
+/** Read-your-writes for hooks, bounded: a guidance edit saved just before this tool call is seen; false when the scan did not end in time. */
+const reconcileWithin = async (actor: PulseActor, ms: number): Promise<boolean> => {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    reconcile(actor).catch(() => undefined),
-    new Promise((done) => {
-      timer = setTimeout(done, ms);
+  const done = await Promise.race([
+    reconcile(actor).then(
+      () => true,
+      () => false,
+    ),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
     }),
   ]);
   clearTimeout(timer);
+  return done;
 };
 
 const sameFolder = (a: string, b: string): boolean => {
@@ -83,7 +97,7 @@ export const answerHook = async (
   if ('problem' in parsed) return warn(parsed.problem);
   const { call } = parsed;
 
-  await reconcileWithin(actor, RECONCILE_BUDGET_MS);
+  const read = await reconcileWithin(actor, RECONCILE_BUDGET_MS);
   const session = `${agent}:${call.session}`;
   const party = `hook:${session}`;
   hearAgent(actor, party);
@@ -91,7 +105,8 @@ export const answerHook = async (
   // pulse's own answer, seen in this session's hook input, names the MCP caller: one agent.
   if (pulseTool && call.answeredAgentId !== null && call.answeredAgentId !== party)
     tieAgents(actor, party, call.answeredAgentId, 'tool-output');
-  const replan = replanOf(actor).getSnapshot().context;
+  const snapshot = replanOf(actor).getSnapshot().context;
+  const replan = read ? snapshot : { ...snapshot, blind: [...snapshot.blind, STILL_READING] };
   const out = gateOf(actor).getSnapshot().context.delivery;
   const hooks = hooksOf(actor);
   const owed = owedBy(replan, party);
