@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readEvents, waitUntil } from '../helpers/daemon.js';
@@ -21,14 +22,20 @@ export const killGroup = (pid: number | undefined) => {
   } catch {}
 };
 
-/** The user edits a `.pulse/` file; resolves with the id pulse logged for that edit. */
+/**
+ * The user edits a `.pulse/` file in place (as an editor writing over it does); resolves with the id
+ * pulse logged for the new text. A scan that caught the file between truncation and write logs the
+ * empty file first, so the edit's event is the one whose hash is the text's.
+ */
 export const userEdits = async (project: string, file: string, text: string): Promise<string> => {
+  const sha256 = createHash('sha256').update(text).digest('hex');
   const before = new Set((await readEvents(project)).map((event) => event.id));
   await writeFile(join(project, '.pulse', file), text);
   return waitUntil(
     async () =>
-      (await readEvents(project)).find((event) => !before.has(event.id) && event.path === `.pulse/${file}`)
-        ?.id,
+      (await readEvents(project)).find(
+        (event) => !before.has(event.id) && event.path === `.pulse/${file}` && event.sha256 === sha256,
+      )?.id,
     { describe: () => `pulse to log the edit of .pulse/${file}` },
   );
 };

@@ -41,7 +41,7 @@ const replan = (s: SystemStatus): Child => {
     h(
       'p',
       { class: 'headline', id: 'replan-headline' },
-      pending ? 'Replan pending: the agent must replan and acknowledge' : 'No replan pending',
+      pending ? 'Replan pending: each agent must replan and acknowledge' : 'No replan pending',
     ),
     rows([
       ['state', stateLine(s, actorOf(s, 'replan'))],
@@ -56,7 +56,25 @@ const replan = (s: SystemStatus): Child => {
       ],
       ['last ack', r.last_acknowledged_event_id ? h('code', {}, r.last_acknowledged_event_id) : none('none')],
     ]),
+    owingAgents(r.agents ?? []),
   ];
+};
+
+/** Each agent that still owes its own ack, a line each: who it is, and the event. */
+const owingAgents = (agents: SystemStatus['replan']['agents']): Child => {
+  const owing = agents.filter((agent) => agent.owes !== null);
+  if (owing.length === 0) return null;
+  const who = (agent: (typeof owing)[number]) =>
+    [
+      ...agent.hook_sessions.map((hook) => `hook session ${hook}`),
+      ...agent.mcp_sessions.map((session) => `MCP session ${shortSession(session)}`),
+      ...agent.names.map((name) => `agent ${name}`),
+    ].join(' + ');
+  return h(
+    'ul',
+    { id: 'replan-owing' },
+    owing.map((agent) => h('li', {}, [who(agent), ' owes ', h('code', {}, agent.owes)])),
+  );
 };
 
 const delivery = (s: SystemStatus): Child => {

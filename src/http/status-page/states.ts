@@ -44,8 +44,11 @@ const replanSentence = (s: SystemStatus): Child => {
   const r = s.replan;
   if (r.state === 'pending' && r.pending_replan_event_id !== null) {
     const logged = s.recent_events.find((e) => e.id === r.pending_replan_event_id);
+    const owing = (r.agents ?? []).filter((agent) => agent.owes !== null).length;
     return [
-      'Waiting for the agent to acknowledge ',
+      owing > 1
+        ? `Waiting for ${owing} agents, each to acknowledge `
+        : 'Waiting for the agent to acknowledge ',
       code(r.pending_replan_event_id),
       ' (',
       r.pending_replan_files.map(fileName).join(', ') || 'a file',
@@ -55,7 +58,13 @@ const replanSentence = (s: SystemStatus): Child => {
     ];
   }
   if (r.state === 'acknowledged')
-    return ['Up to date: the agent acknowledged ', code(r.last_acknowledged_event_id ?? '?'), '.'];
+    return [
+      (r.agents ?? []).length > 1
+        ? 'Up to date: every agent acknowledged '
+        : 'Up to date: the agent acknowledged ',
+      code(r.last_acknowledged_event_id ?? '?'),
+      '.',
+    ];
   if (r.state === 'idle') return 'Nothing to replan: guidance and constraints have not changed.';
   return 'Loading the event log.';
 };
