@@ -26,6 +26,8 @@ import * as hooksReport from './hooks-report.js';
 import { type IdlePlan, measureIdle } from './idle.js';
 import * as idleReport from './idle-report.js';
 import { machineInfo } from './machine.js';
+import { measureProjects, type ProjectsPlan } from './multi-project.js';
+import * as projectsReport from './multi-project-report.js';
 import { measurePackage, type PackagePlan } from './package.js';
 import * as packageReport from './package-report.js';
 import { measureManySources, type SourcesPlan } from './sources-load.js';
@@ -79,6 +81,10 @@ const IDLE_PLANS = plans<IdlePlan>(
 );
 const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 100 }, { warmup: 3, runs: 30 });
 const PACKAGE_PLANS = plans<PackagePlan>({ installs: 3, startups: 7 }, { installs: 2, startups: 3 });
+const PROJECTS_PLANS = plans<ProjectsPlan>(
+  { projects: 5, warmup: 100, rounds: 10, block: 40, settleMs: 5_000, windowMs: 30_000 },
+  { warmup: 40, rounds: 4, block: 25, windowMs: 10_000 },
+);
 const SESSIONS_PLANS = plans<SessionsPlan>(
   { sessions: 10_000, idleSec: 90, concurrency: 16 },
   { sessions: 2_000, idleSec: 30 },
@@ -93,6 +99,7 @@ const SECTIONS = [
   'sources',
   'hooks',
   'sessions',
+  'projects',
   'package',
   'delivery',
 ] as const;
@@ -228,6 +235,13 @@ const RUNNERS: Record<Section, (root: string, run: RunInfo) => Promise<void>> = 
     measureAbandonedSessions,
     (run, plan, result) => ({ ...run, plan, result }),
     sessionsReport,
+  ),
+  projects: section(
+    'projects',
+    PROJECTS_PLANS,
+    measureProjects,
+    (run, plan, result) => ({ ...run, plan, result }),
+    projectsReport,
   ),
   package: section(
     'package',

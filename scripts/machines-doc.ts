@@ -1,4 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
+import { daemonMachine } from '../machines/daemon.js';
 import { eventLogMachine } from '../machines/event-log.js';
 import { focusMachine } from '../machines/focus.js';
 import { gateMachine } from '../machines/gate.js';
@@ -80,6 +81,13 @@ export const MACHINES: readonly DocumentedMachine[] = [
     file: 'machines/poller.ts',
     machine: pollerMachine,
     summary: 'One per source: polls its tool, offers the items to the inbox, waits, catches up or backs off.',
+  },
+  {
+    systemId: 'daemon',
+    file: 'machines/daemon.ts',
+    machine: daemonMachine,
+    summary:
+      "The daemon process's own actor: the projects it serves, each a `project:<id>` child running that project's system; it ends after the last is removed.",
   },
   {
     systemId: 'hooks',

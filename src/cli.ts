@@ -132,12 +132,22 @@ program
 
 program
   .command('status')
-  .description('show the replan state, from the running daemon or from the files')
-  .option('-p, --project <dir>', 'project folder', '.')
+  .description(
+    'show the replan state, from the running daemon or from the files; without -p, every project the running daemon serves',
+  )
+  .option('-p, --project <dir>', 'project folder (default: list the projects served, else this folder)')
   .option('--json', 'print JSON')
-  .action(async (options: { project: string; json?: boolean }) => {
+  .action(async (options: { project?: string; json?: boolean }) => {
+    if (options.project === undefined) {
+      const { formatProjectList, listServedProjects } = await import('./commands/status-list.js');
+      const list = await listServedProjects().catch(fail);
+      if (list !== null) {
+        console.log(options.json ? JSON.stringify(list, null, 2) : formatProjectList(list));
+        return;
+      }
+    }
     const { formatStatus, readStatus } = await import('./commands/status.js');
-    const report = await readStatus(pulsePaths(options.project)).catch(fail);
+    const report = await readStatus(pulsePaths(options.project ?? '.')).catch(fail);
     console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
   });
 

@@ -15,6 +15,7 @@ import {
   type HookTransport,
 } from '../setup/hook-handlers.js';
 import { type PlannedFile, planSetup } from '../setup/plan.js';
+import { projectId } from '../store/project-id.js';
 import { ProjectFolderError } from '../store/pulse-folder.js';
 
 /** The default port of `pulse start`, which agents are pointed at unless `--port` says otherwise. */
@@ -134,7 +135,8 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
       `Project folder ${project} does not exist. Create it, or pass an existing folder with --project DIR.`,
     );
   }
-  const url = `http://127.0.0.1:${port}/mcp`;
+  // The project's own endpoint: one daemon may serve several projects.
+  const url = `http://127.0.0.1:${port}/p/${projectId(project)}/mcp`;
   const transport = options.hooks ?? defaultTransport(options.agent);
   if (transport === 'http' && options.agent !== 'claude') {
     throw new SetupUsageError(

@@ -25,7 +25,7 @@ const askDaemon = async (
 ): Promise<SourceTestResult | null> => {
   let response: Response;
   try {
-    response = await fetch(new URL('/sources/test', discovery.url), {
+    response = await fetch(new URL('sources/test', discovery.url), {
       method: 'POST',
       headers: { ...tokenHeaders(env), 'content-type': 'application/json' },
       body: JSON.stringify({ source: name, raw }),

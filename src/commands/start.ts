@@ -91,9 +91,24 @@ export const runDaemonUntilSignal = async (options: StartOptions): Promise<void>
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   const { startDaemon } = await import('../daemon/daemon.js');
   const { startSummary } = await import('../log/start-summary.js');
-  const started = await startDaemon(daemonOptions(options, detached)).catch(async (error: unknown) => {
+  const result = await startDaemon(daemonOptions(options, detached)).catch(async (error: unknown) => {
     if (detached) await tellParent({ kind: 'failed', message: (error as Error).message });
     throw error;
+  });
+  if (result.kind === 'joined') {
+    // The daemon on the port serves the project now; this process has nothing left to do.
+    const { url, summary } = result.added;
+    if (detached) {
+      await tellParent({ kind: 'ready', url, summary });
+      process.disconnect?.();
+    } else console.log(summary.join('\n'));
+    exit(0);
+    return;
+  }
+  const started = result;
+  // `pulse stop` removed the last project: the daemon has closed and the process ends.
+  void started.ended.then(() => {
+    if (stopping === null) exit(0);
   });
   if (detached) {
     await tellParent({ kind: 'ready', url: started.url, summary: startSummary(started) });

@@ -84,7 +84,7 @@ const unusableFolder = (paths: PulsePaths): StatusReport | null => {
 export const fetchSystemStatus = async (discovery: Discovery): Promise<SystemStatus | null> => {
   let response: Response;
   try {
-    response = await fetch(new URL('/status', discovery.url), {
+    response = await fetch(new URL('status', discovery.url), {
       headers: tokenHeaders(),
       signal: AbortSignal.timeout(2000),
     });

@@ -1,4 +1,6 @@
-import { isOwnerRunning, liveLockOwner } from '../store/daemon-lock.js';
+import { askToRemove } from '../daemon/project-requests.js';
+import { isOwnerRunning, type LockOwner, liveLockOwner } from '../store/daemon-lock.js';
+import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { requirePulseFolder } from '../store/pulse-folder.js';
 
@@ -6,14 +8,52 @@ import { requirePulseFolder } from '../store/pulse-folder.js';
 const STOP_LIMIT_MS = 10_000;
 const POLL_MS = 50;
 
+const plural = (count: number) => (count === 1 ? '1 other project' : `${count} other projects`);
+
+/** Waits until `owner` has exited, or throws past the limit. */
+const waitForExit = async (owner: LockOwner, why: string): Promise<void> => {
+  const deadline = Date.now() + STOP_LIMIT_MS;
+  while (isOwnerRunning(owner)) {
+    if (Date.now() > deadline) {
+      throw new Error(
+        `pulse (pid ${owner.pid}) did not stop within ${STOP_LIMIT_MS / 1000} s of ${why}. End it with: kill -9 ${owner.pid}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+};
+
 /**
- * `pulse stop`: sends SIGTERM to the daemon that holds the project's lock (never a pid that was
- * reused), waits until it has exited, and says what it did. Nothing running is no error.
+ * `pulse stop`: the daemon that holds the project's lock (never a pid that was reused) stops
+ * serving it: asked over HTTP (`DELETE /projects/<id>`, so the projects it serves beside go on,
+ * and it exits after the last), or sent SIGTERM when it serves one project only (an older pulse)
+ * or does not answer. Waits until the project is closed, and says what it did. Nothing running
+ * is no error.
  */
-export const stopDaemon = async (paths: PulsePaths): Promise<string> => {
+export const stopDaemon = async (
+  paths: PulsePaths,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> => {
   requirePulseFolder(paths);
   const owner = await liveLockOwner(paths.dir);
   if (owner === null) return `pulse is not running for ${paths.projectRoot}.`;
+  const discovery = readDiscovery(paths.dir);
+  if (discovery?.pid === owner.pid && discovery.project_id !== undefined) {
+    const removed = await askToRemove(discovery.url, discovery.project_id, env.PULSE_TOKEN).catch(
+      (error: Error) => {
+        throw new Error(
+          `${error.message}; or end the whole daemon, every project it serves, with: kill ${owner.pid}`,
+        );
+      },
+    );
+    if (removed !== null && removed.remaining > 0) {
+      return `Stopped serving ${paths.projectRoot}; pulse (pid ${owner.pid}) goes on serving ${plural(removed.remaining)}.`;
+    }
+    if (removed !== null) {
+      await waitForExit(owner, 'its last project stopping');
+      return `Stopped pulse (pid ${owner.pid}) for ${paths.projectRoot}.`;
+    }
+  }
   try {
     process.kill(owner.pid, 'SIGTERM');
   } catch (error) {
@@ -23,14 +63,6 @@ export const stopDaemon = async (paths: PulsePaths): Promise<string> => {
       `Cannot stop pulse (pid ${owner.pid}) for ${paths.projectRoot}: ${(error as Error).message}. It runs as another user: stop it as that user.`,
     );
   }
-  const deadline = Date.now() + STOP_LIMIT_MS;
-  while (isOwnerRunning(owner)) {
-    if (Date.now() > deadline) {
-      throw new Error(
-        `pulse (pid ${owner.pid}) did not stop within ${STOP_LIMIT_MS / 1000} s of SIGTERM. End it with: kill -9 ${owner.pid}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  await waitForExit(owner, 'SIGTERM');
   return `Stopped pulse (pid ${owner.pid}) for ${paths.projectRoot}.`;
 };

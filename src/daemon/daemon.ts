@@ -1,10 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
-import { type AnyActorRef, waitFor } from 'xstate';
-import type { SourcesContext } from '../../machines/sources.js';
-import { createHttpApp } from '../http/app.js';
+import { createDaemonApp } from '../http/app.js';
 import { checkTokenPolicy } from '../http/auth.js';
 import {
   CONNECTION_DEFAULTS,
@@ -17,22 +14,18 @@ import {
 import { type ConnectionCounts, capConnections } from '../http/connection-shedding.js';
 import { boundHostNames } from '../http/host-guard.js';
 import { openFileLimit } from '../http/open-file-limit.js';
+import { type AddedProject, ProjectRefusedError } from '../http/projects-route.js';
 import { SESSION_DEFAULTS, type SessionLimits } from '../http/session-table.js';
-import { observeActivity } from '../log/activity.js';
-import { sourceCounts } from '../log/activity-rules.js';
-import type { LogLevel } from '../log/levels.js';
-import { createLogger, type Terminal } from '../log/logger.js';
-import { SamplingClients } from '../mcp/sampling-clients.js';
+import { LOG_LEVELS, type LogLevel } from '../log/levels.js';
+import type { Terminal } from '../log/logger.js';
+import { startSummary } from '../log/start-summary.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
-import { VERSION } from '../package/version.js';
-import { acquireDaemonLock } from '../store/daemon-lock.js';
-import { removeDiscovery, writeDiscovery } from '../store/discovery-file.js';
 import { type PulsePaths, pulsePaths } from '../store/paths.js';
-import { ensureProjectFolder, ensurePulseFolder } from '../store/pulse-folder.js';
-import { logOf } from '../system/ask-actors.js';
-import { createPulseSystem } from '../system/wiring.js';
 import { announceCodeWarm } from './code-warm.js';
 import { portInUseMessage } from './port-holder.js';
+import type { OpenProject, SourcesAtStart } from './project.js';
+import { createProjectHost, type ProjectHost } from './project-host.js';
+import { askToServe } from './project-requests.js';
 
 export interface DaemonOptions {
   project: string;
@@ -67,25 +60,17 @@ export interface HttpLimits extends Omit<ConnectionLimits, 'maxConnections'>, Se
   connections: ConnectionCap;
 }
 
-/** How long the start waits for sources.json to be read, to say what it holds. */
-const SOURCES_WAIT_MS = 2000;
-
-/** What sources.json held at start. */
-export interface SourcesAtStart {
-  sources: number;
-  servers: number;
-  error: string | null;
-}
+export type { SourcesAtStart } from './project.js';
 
 /** The port is taken; the message names it and says how to pick another. */
 export class PortInUseError extends Error {
   override name = 'PortInUseError';
 }
 
-export interface Daemon {
+/** What `pulse start` says once its project is served, by this process or by the daemon it joined. */
+export interface StartFacts {
   paths: PulsePaths;
   url: string;
-  host: string;
   port: number;
   /** The inspector's relay page, when started with `inspect`. */
   inspectUrl: string | null;
@@ -93,33 +78,44 @@ export interface Daemon {
   createdProject: boolean;
   /** Files created on this start (templates, log, state). */
   created: string[];
-  /** Repairs and recoveries made while loading (logged as warnings too). */
-  warnings: string[];
   /** Connections, timeouts and sessions allowed. */
   limits: HttpLimits;
   /** What sources.json held at start; null when it was still being read after 2 s. */
   sources: SourcesAtStart | null;
-  /** The daemon's logger: JSON lines to `logFile`, readable lines on the terminal. */
-  log: Logger;
   /** `.pulse/pulse.log`, or null when nothing goes to a file (`silent`, or it cannot be written). */
   logFile: string | null;
   logLevel: LogLevel;
+  /** Set when the project was added to a daemon that already served others. */
+  joined?: { pid: number; beside: string[] };
+}
+
+/** A daemon this process runs, serving its first project (and those added later). */
+export interface Daemon extends StartFacts {
+  kind: 'serving';
+  host: string;
+  /** Repairs and recoveries made while loading (logged as warnings too). */
+  warnings: string[];
+  /** The first project's logger: JSON lines to `logFile`, readable lines on the terminal. */
+  log: Logger;
+  /** The projects served. */
+  projects: ProjectHost;
+  /** Resolves once the last project was removed (`pulse stop`): the process should end. */
+  ended: Promise<void>;
   close(): Promise<void>;
 }
 
-/** Waits (bounded) for the sources supervisor's first read of sources.json, and says what it found. */
-const sourcesAtStart = async (ref: AnyActorRef | undefined): Promise<SourcesAtStart | null> => {
-  if (ref === undefined) return null;
-  const read = await waitFor(ref, (s) => !s.matches('loading'), { timeout: SOURCES_WAIT_MS }).catch(
-    () => null,
-  );
-  if (read === null) return null;
-  const context = read.context as SourcesContext;
-  return { ...sourceCounts(context), error: context.error };
-};
+/** `pulse start` found a pulse on its port and that daemon now serves the project too. */
+export interface JoinedDaemon {
+  kind: 'joined';
+  added: AddedProject;
+}
 
 /** How long an idle keep-alive connection stays open: longer than any client keeps one. */
 const KEEP_ALIVE_MS = 65_000;
+
+/** A log level a CLI asked for, when it is one. */
+const logLevelOf = (level: string | undefined): LogLevel | undefined =>
+  (LOG_LEVELS as readonly string[]).includes(level ?? '') ? (level as LogLevel) : undefined;
 
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
@@ -156,9 +152,14 @@ const listen = (
     },
   );
 
+/** How long the daemon waits for answers in flight once its last project was removed. */
+const ENDING_GRACE_MS = 1000;
+
 /**
- * Starts the sidecar on a project: `.pulse/` initialised, the actor system running, MCP
- * served over HTTP, a discovery file written. `close()` undoes it all in order.
+ * Starts the sidecar on a project: HTTP first (a taken port is known before anything is created:
+ * when a pulse holds it, that daemon is asked to serve the project too), then the daemon's actor
+ * and the project itself (`.pulse/` initialised, its actor system running, its discovery file).
+ * `close()` undoes it all in order, every project in the order added.
  */
 export const startDaemon = async ({
   project,
@@ -176,7 +177,7 @@ export const startDaemon = async ({
   headersTimeoutMs = Math.min(CONNECTION_DEFAULTS.headersTimeoutMs, requestTimeoutMs),
   maxSessions = SESSION_DEFAULTS.maxSessions,
   sessionIdleMs = SESSION_DEFAULTS.idleMs,
-}: DaemonOptions): Promise<Daemon> => {
+}: DaemonOptions): Promise<Daemon | JoinedDaemon> => {
   // Before anything is created: a refused start leaves no trace.
   checkTokenPolicy(host, token);
   const cap = connectionCap(maxConnections, await openFileLimit());
@@ -190,126 +191,124 @@ export const startDaemon = async ({
     maxSessions,
   };
   const paths = pulsePaths(project);
-  const createdProject = await ensureProjectFolder(paths.projectRoot);
-  const created = await ensurePulseFolder(paths);
-  // One daemon per project: a second one would log each change twice and answer acks apart.
-  const lock = await acquireDaemonLock(paths.dir);
-  // The sources' secrets, redacted from what the inspector sends and from every log line, come
-  // from the system once it exists.
-  let secrets: () => readonly string[] = () => [];
-  const logging = createLogger({
-    level: logLevel,
-    file: join(paths.dir, 'pulse.log'),
-    terminal,
-    secrets: () => secrets(),
-  });
-  const log = logging.logger;
-  // The relay comes first, so a taken --inspect-port fails before anything starts, and the
-  // inspector is there for the system's first events. Loaded only then: off, it costs nothing.
-  const inspecting = inspect
-    ? await import('../inspect/inspector.js')
-        .then(({ startInspecting }) => startInspecting({ port: inspectPort, secrets: () => secrets() }))
-        .catch(async (error) => {
-          logging.close();
-          await lock.release();
-          throw error;
-        })
-    : null;
-  // Sessions that can sample are found by the MCP layer and asked by the sampling thinker.
-  const samplers = new SamplingClients();
-  const system = await createPulseSystem(paths, {
-    samplers,
-    agentIdleMs: sessionIdleMs,
-    ...(inspecting ? { inspect: inspecting.inspect } : {}),
-    log: (level, message, fields) => log[level](fields ?? {}, message),
-  }).catch(async (error) => {
-    await inspecting?.close();
-    logging.close();
-    await lock.release();
-    throw error;
-  });
-  secrets = system.secrets;
-  const unobserve = observeActivity(system.actor, log);
-  const abandon = async () => {
-    await system.stop();
-    unobserve();
-    await inspecting?.close();
-    logging.close();
-    await lock.release();
-  };
-  system.actor.start();
-  const loaded = await waitFor(logOf(system.actor), (s) => !s.matches('loading'));
-  if (loaded.matches('failed')) {
-    await abandon();
-    throw new Error(loaded.context.lastError ?? 'The event log could not be loaded.');
-  }
-  for (const warning of loaded.context.warnings) log.warn(warning);
   let connections: () => ConnectionCounts | null = () => null;
-  const { app, closeSessions } = createHttpApp({
-    actor: system.actor,
-    projectRoot: paths.projectRoot,
+  let host_: ProjectHost | null = null;
+  const http = createDaemonApp({
     token: token || undefined,
     allowedHosts: [...boundHostNames(host), ...allowedHosts],
     sessionLimits: { idleMs: sessionIdleMs, maxSessions },
     connections: () => connections(),
-    samplers,
+    control: {
+      add: async (request) => {
+        if (host_ === null)
+          throw new ProjectRefusedError('This pulse is still starting: try again in a moment.');
+        return (await host_.add({ root: request.root, logLevel: logLevelOf(request.logLevel) })).added;
+      },
+      remove: (id) => {
+        if (host_ === null)
+          throw new ProjectRefusedError('This pulse is still starting: try again in a moment.');
+        return host_.remove(id);
+      },
+    },
   });
   let server: ReturnType<typeof serve>;
   try {
-    ({ server, connections } = await listen(app.fetch, host, port, connectionLimits));
+    ({ server, connections } = await listen(http.app.fetch, host, port, connectionLimits));
   } catch (error) {
-    await abandon();
+    if (!(error instanceof PortInUseError)) throw error;
+    // A pulse there serves this project too; anything else keeps the port.
+    const added = await askToServe({
+      host,
+      port,
+      root: paths.projectRoot,
+      logLevel,
+      token: token || undefined,
+    });
+    if (added !== null) return { kind: 'joined', added };
     // Who holds the port decides the advice: never a second daemon for this project.
-    if (error instanceof PortInUseError) throw new PortInUseError(portInUseMessage(host, port, paths.dir));
-    throw error;
+    throw new PortInUseError(portInUseMessage(host, port, paths.dir));
   }
   const boundPort = (server.address() as AddressInfo).port;
-  const url = `http://${urlHost(host)}:${boundPort}/mcp`;
-  await writeDiscovery(paths.dir, {
-    pid: process.pid,
-    host,
-    port: boundPort,
-    url,
-    version: VERSION,
-    started_at: new Date().toISOString(),
-    ...(inspecting ? { inspect_url: inspecting.url } : {}),
-    // Whether clients need PULSE_TOKEN; never the token itself.
-    ...(token ? { token_required: true } : {}),
-  });
-  const sources = await sourcesAtStart(system.actor.system.get('sources') as AnyActorRef | undefined);
-  log.info({ version: VERSION, project: paths.projectRoot, url }, 'pulse started');
-  let closing: Promise<void> | null = null;
-  return {
-    paths,
-    url,
-    host,
+  const origin = `http://${urlHost(host)}:${boundPort}`;
+  const stopListening = async (ending = false) => {
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Ending on a `pulse stop`, its answer is still on the way: give it a moment.
+    if (ending)
+      await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, ENDING_GRACE_MS).unref())]);
+    if ('closeAllConnections' in server) server.closeAllConnections();
+    await Promise.allSettled([stopped, http.closeSessions()]);
+  };
+  // The relay next, so a taken --inspect-port fails before any project starts, and the inspector
+  // is there for the first events. Loaded only then: off, it costs nothing.
+  let secrets: () => readonly string[] = () => [];
+  const inspecting = inspect
+    ? await import('../inspect/inspector.js')
+        .then(({ startInspecting }) => startInspecting({ port: inspectPort, secrets: () => secrets() }))
+        .catch(async (error) => {
+          await stopListening();
+          throw error;
+        })
+    : null;
+  const facts = (opened: OpenProject): StartFacts => ({
+    paths: opened.paths,
+    url: opened.url,
     port: boundPort,
     inspectUrl: inspecting?.url ?? null,
-    createdProject,
-    created,
-    warnings: loaded.context.warnings,
+    createdProject: opened.createdProject,
+    created: opened.created,
     limits,
-    sources,
-    log,
-    logFile: logging.file,
-    logLevel,
-    close() {
-      closing ??= (async () => {
-        // HTTP first (no new requests), then MCP sessions, then the actors, then the inspector
-        // (it saw them stop); each step runs even if one throws.
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        if ('closeAllConnections' in server) server.closeAllConnections();
-        await Promise.allSettled([stopped, closeSessions()]);
-        await Promise.allSettled([system.stop(), removeDiscovery(paths.dir)]);
-        await lock.release();
-        unobserve();
-        await inspecting?.close().catch(() => undefined);
-        log.info('pulse stopped');
-        logging.close();
-        // A daemon stopped before an agent connected still leaves the bundle's code cache.
-        announceCodeWarm();
-      })();
-      return closing;
+    sources: opened.sources,
+    logFile: opened.logFile,
+    logLevel: opened.logLevel,
+  });
+  const projects = createProjectHost({
+    routes: http,
+    options: {
+      origin,
+      logLevel,
+      terminal,
+      agentIdleMs: sessionIdleMs,
+      inspect: inspecting?.inspect,
+      discovery: {
+        ...(inspecting ? { inspect_url: inspecting.url } : {}),
+        // Whether clients need PULSE_TOKEN; never the token itself.
+        ...(token ? { token_required: true } : {}),
+      },
     },
+    inspect: inspecting?.inspect,
+    summary: (opened, beside) =>
+      startSummary({ ...facts(opened), joined: { pid: process.pid, beside: beside.map((p) => p.id) } }),
+  });
+  secrets = projects.secrets;
+  const first = await projects.add({ root: paths.projectRoot, logLevel }).catch(async (error: Error) => {
+    await stopListening();
+    await inspecting?.close().catch(() => undefined);
+    // The refusal's message, as the lock or the folder said it.
+    throw error instanceof ProjectRefusedError ? new Error(error.message) : error;
+  });
+  host_ = projects;
+  let closing: Promise<void> | null = null;
+  const close = (ending = false) => {
+    closing ??= (async () => {
+      // HTTP first (no new requests), then MCP sessions, then each project in the order added,
+      // then the inspector (it saw them stop); each step runs even if one throws.
+      await stopListening(ending);
+      for (const served of projects.projects()) await projects.remove(served.id).catch(() => undefined);
+      await inspecting?.close().catch(() => undefined);
+      // A daemon stopped before an agent connected still leaves the bundle's code cache.
+      announceCodeWarm();
+    })();
+    return closing;
+  };
+  const ended = projects.ended.then(() => close(true));
+  return {
+    kind: 'serving',
+    ...facts(first.project),
+    host,
+    warnings: first.project.warnings,
+    log: first.project.log,
+    projects,
+    ended,
+    close: () => close(),
   };
 };

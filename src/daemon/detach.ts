@@ -54,7 +54,7 @@ const openStderrFile = async (paths: PulsePaths): Promise<{ fd: number | 'ignore
 /** Any HTTP answer from the daemon counts (a 503 from /healthz names problems, but it serves). */
 const answers = async (url: string): Promise<boolean> => {
   try {
-    await fetch(new URL('/healthz', url), { signal: AbortSignal.timeout(5_000) });
+    await fetch(new URL('healthz', url), { signal: AbortSignal.timeout(5_000) });
     return true;
   } catch {
     return false;

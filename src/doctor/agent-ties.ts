@@ -31,7 +31,7 @@ const agentFinding = (agent: ReplanAgentStatus): Finding => {
 /** The agents the daemon knows in this project, a finding each; none when no daemon answers. */
 export const checkAgentTies = async (daemon: ServingDaemon | null): Promise<Finding[]> => {
   if (daemon === null) return [];
-  const answer = await ask(daemon.url, '/status');
+  const answer = await ask(daemon.url, 'status');
   if (answer?.status !== 200) return [];
   const agents = (JSON.parse(answer.text) as SystemStatus).replan.agents ?? [];
   return agents.length === 0

@@ -49,7 +49,7 @@ export const checkDaemon = async (
       `not running: .pulse/daemon.json names pid ${discovery.pid}, which has exited (a crash or a kill -9)`,
     );
   }
-  const health = await ask(discovery.url, '/healthz');
+  const health = await ask(discovery.url, 'healthz');
   if (health === null) {
     return down(
       `pid ${discovery.pid} runs, but nothing answers at ${discovery.url} within 2 s`,

@@ -1,41 +1,64 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { PulseActor } from '../../machines/pulse.js';
 import { announceCodeWarm } from '../daemon/code-warm.js';
 import type { ContextWatch } from '../mcp/context-push.js';
 import type { SamplingClients } from '../mcp/sampling-clients.js';
 import { VERSION } from '../package/version.js';
+import { projectId } from '../store/project-id.js';
 import { logOf, replanOf } from '../system/ask-actors.js';
 import { healthProblems } from '../system/health-problems.js';
 import { systemStatus, watcherWarning } from '../system/system-status.js';
-import { loopbackPeersOnly, requireToken } from './auth.js';
+import { isPageRoute, loopbackPeersOnly, requireToken } from './auth.js';
 import type { ConnectionCounts } from './connection-shedding.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import type { McpRoute } from './mcp-route.js';
+import {
+  projectUrls,
+  resolveProject,
+  rpcRefusal,
+  servedSentence,
+  type Unresolved,
+} from './project-lookup.js';
+import { type ProjectControl, projectsRoutes } from './projects-route.js';
 import type { SessionLimits } from './session-table.js';
-import { createSourcesTestRoute } from './sources-test-route.js';
-import { STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
+import { createSourcesTestRoute, sourcesTestLimit } from './sources-test-route.js';
+import { projectsPage, STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
 import { createStatusStream } from './status-stream.js';
 
 /** After the first /mcp request, when the bundle's code cache is worth writing (src/daemon/code-warm.ts). */
 const CODE_WARM_AFTER_MS = 1000;
 
+/** One project as the HTTP layer serves it: its id, folder, root actor, and its clients that can sample. */
+export interface AppProject {
+  id: string;
+  root: string;
+  actor: PulseActor;
+  samplers?: SamplingClients | undefined;
+}
+
+interface Surface {
+  project: AppProject;
+  statusStream: ReturnType<typeof createStatusStream>;
+  sourcesTest: ReturnType<typeof createSourcesTestRoute>;
+}
+
+type Handler = (c: Context, surface: Surface) => Response | Promise<Response>;
+
 /**
- * The daemon's HTTP surface: `/mcp`, `/healthz` for scripts, `/status` and `/sources/test` for
- * the CLI, `/` for people.
+ * The daemon's HTTP surface for every project it serves: per project under `/p/<id>/` (`mcp`,
+ * `healthz`, `status`, `status/stream`, `sources/test`, the page), the same unprefixed while one is
+ * served (or for `?project=`), `/hook/:agent/:event` routed by its project, and `/projects` (the
+ * list; adding and removing, for the CLI only). Sessions, push watches and limits are daemon-wide.
  */
-export const createHttpApp = ({
-  actor,
-  projectRoot,
+export const createDaemonApp = ({
   token,
   allowedHosts = [],
   sessionLimits,
   connections = () => null,
-  samplers,
+  control,
 }: {
-  actor: PulseActor;
-  projectRoot: string;
   /** When set, every request needs it (see `requireToken`). */
   token?: string | undefined;
   /** Host names answered beside the loopback ones (a non-loopback bind). */
@@ -44,10 +67,12 @@ export const createHttpApp = ({
   sessionLimits?: SessionLimits;
   /** The server's connection counts, for `/healthz`; null when not counted. */
   connections?: () => ConnectionCounts | null;
-  /** Where sessions whose client can sample are kept, for the sampling thinker. */
-  samplers?: SamplingClients;
+  /** Adds and removes projects for `POST /projects` and `DELETE /projects/:id`; none: refused. */
+  control?: ProjectControl;
 }) => {
   const watches = new Set<ContextWatch>();
+  const surfaces = new Map<string, Surface>();
+  const list = () => [...surfaces.values()].map((s) => s.project);
   // The MCP SDK and the tools' schemas load at the first /mcp request: hooks, the status page and
   // /healthz never need them, and a daemon nobody has connected to yet does not hold them.
   let mcp: McpRoute | null = null;
@@ -62,27 +87,47 @@ export const createHttpApp = ({
         // A client's first requests (initialize, a tool call) have run by then.
         setTimeout(announceCodeWarm, CODE_WARM_AFTER_MS).unref();
         mcp = createMcpRoute(
-          () => createMcpServer({ actor, watches, samplers }),
+          (id) => {
+            const project = surfaces.get(id)?.project;
+            if (project === undefined) throw new Error(`Project ${id} is no longer served.`);
+            return createMcpServer({ actor: project.actor, watches, samplers: project.samplers });
+          },
           sessionLimits,
           sessionsChanged,
         );
         return mcp;
       },
     ));
-  const sessions = () => mcp?.sessions() ?? [];
-  const statusStream = createStatusStream({
-    actor,
-    sessions,
-    onSessionsChange: (listener) => {
-      sessionListeners.add(listener);
-      return () => sessionListeners.delete(listener);
-    },
-  });
-  const app = new Hono();
-  app.use('*', hostGuard({ extraHosts: allowedHosts }));
-  if (token !== undefined) app.use('*', requireToken({ token }));
-  for (const path of ['/', '/status/stream']) app.use(path, loopbackPeersOnly());
-  app.get('/healthz', function health(c) {
+  const sessionsOf = (id: string) => mcp?.sessions(id) ?? [];
+
+  const attach = (project: AppProject): void => {
+    surfaces.set(project.id, {
+      project,
+      statusStream: createStatusStream({
+        actor: project.actor,
+        sessions: () => sessionsOf(project.id),
+        onSessionsChange: (listener) => {
+          sessionListeners.add(listener);
+          return () => sessionListeners.delete(listener);
+        },
+      }),
+      sourcesTest: createSourcesTestRoute(project.actor),
+    });
+  };
+  /** Stops serving a project: its routes answer 404 from now on, and its MCP sessions are closed. */
+  const detach = async (id: string): Promise<void> => {
+    surfaces.delete(id);
+    await mcp?.close(id);
+  };
+
+  const origin = (c: Context) => new URL(c.req.url).origin;
+  const served = (c: Context) =>
+    list().map((p) => ({ id: p.id, root: p.root, page: projectUrls(origin(c), p.id).page }));
+  const refuse = (c: Context, unresolved: Unresolved) =>
+    c.json({ error: unresolved.error, projects: served(c) }, unresolved.status);
+
+  const health = (c: Context, { project }: Surface) => {
+    const { actor } = project;
     const log = logOf(actor).getSnapshot();
     const replan = replanOf(actor).getSnapshot();
     const problems = healthProblems(actor);
@@ -93,10 +138,11 @@ export const createHttpApp = ({
         ok,
         name: 'pulse-agent',
         version: VERSION,
-        project: projectRoot,
+        project: project.root,
+        project_id: project.id,
         events: log.context.index.size,
         replan: replan.value,
-        sessions: mcp?.sessionCount ?? 0,
+        sessions: mcp?.sessionCount(project.id) ?? 0,
         push_watches: watches.size,
         connections: connections(),
         error: log.context.lastError ?? problems[0] ?? null,
@@ -105,23 +151,89 @@ export const createHttpApp = ({
       },
       ok ? 200 : 503,
     );
-  });
-  app.get('/status', function status(c) {
-    return c.json(systemStatus(actor, sessions()));
-  });
-  app.get('/status/stream', statusStream.handle);
-  app.get('/', function page(c) {
-    return c.html(
-      statusPage({ project: projectRoot, version: VERSION, status: systemStatus(actor, sessions()) }),
+  };
+  const page = (c: Context, { project }: Surface) =>
+    c.html(
+      statusPage({
+        project: project.root,
+        version: VERSION,
+        status: systemStatus(project.actor, sessionsOf(project.id)),
+        served: served(c),
+        mcpUrl: projectUrls(origin(c), project.id).mcp,
+      }),
       200,
       STATUS_PAGE_HEADERS,
     );
+
+  const routes: [method: 'GET' | 'POST' | 'ALL', path: string, handler: Handler][] = [
+    ['GET', '/healthz', health],
+    ['GET', '/status', (c, s) => c.json(systemStatus(s.project.actor, sessionsOf(s.project.id)))],
+    ['GET', '/status/stream', (c, s) => s.statusStream.handle(c)],
+    ['POST', '/sources/test', (c, s) => s.sourcesTest[1](c)],
+    ['ALL', '/mcp', async (c, s) => (await mcpRoute()).handle(c, s.project.id)],
+  ];
+  // A refusal in the form the route's client reads: JSON-RPC for MCP clients, JSON otherwise.
+  const refusal = (path: string, c: Context, unresolved: Unresolved) =>
+    path === '/mcp' ? rpcRefusal(unresolved) : refuse(c, unresolved);
+  const byId = (path: string, handler: Handler) =>
+    async function projectRoute(c: Context) {
+      const surface = surfaces.get(c.req.param('id') ?? '');
+      if (surface === undefined) {
+        return refusal(path, c, {
+          status: 404,
+          error: `No project "${c.req.param('id')}" here. ${servedSentence(origin(c), list())}`,
+        });
+      }
+      return handler(c, surface);
+    };
+  const unprefixed = (path: string, handler: Handler) =>
+    async function legacyRoute(c: Context) {
+      const found = resolveProject(list(), c.req.query('project'), origin(c));
+      if ('status' in found) return refusal(path, c, found);
+      return handler(c, surfaces.get(found.id)!);
+    };
+
+  const app = new Hono();
+  app.use('*', hostGuard({ extraHosts: allowedHosts }));
+  if (token !== undefined) app.use('*', requireToken({ token }));
+  app.use('*', async function pagesOnLoopback(c, next) {
+    if (c.req.method === 'GET' && isPageRoute(c.req.path)) return loopbackPeersOnly()(c, next);
+    return next();
   });
-  app.all('/mcp', async function mcpRequest(c) {
-    return (await mcpRoute()).handle(c);
+  // Before the per-project routes, whose sources-test body limit would read a /projects body.
+  app.route(
+    '/projects',
+    projectsRoutes({
+      control,
+      served: (c) =>
+        list().map((p) => ({
+          id: p.id,
+          root: p.root,
+          ...projectUrls(origin(c), p.id),
+          replan: replanOf(p.actor).getSnapshot().value,
+          sessions: mcp?.sessionCount(p.id) ?? 0,
+        })),
+    }),
+  );
+  app.use('/sources/test', sourcesTestLimit);
+  app.use('/p/:id/sources/test', sourcesTestLimit);
+  for (const [method, path, handler] of routes) {
+    for (const [route, serve] of [
+      [`/p/:id${path}`, byId(path, handler)],
+      [path, unprefixed(path, handler)],
+    ] as const) {
+      if (method === 'ALL') app.all(route, serve);
+      else app.on(method, route, serve);
+    }
+  }
+  app.get('/p/:id', (c) => c.redirect(`/p/${c.req.param('id')}/`, 301));
+  app.get('/p/:id/', byId('/', page));
+  app.get('/', function home(c) {
+    const found = resolveProject(list(), c.req.query('project'), origin(c));
+    if (!('status' in found)) return page(c, surfaces.get(found.id)!);
+    return c.html(projectsPage({ version: VERSION, served: served(c) }), 200, STATUS_PAGE_HEADERS);
   });
-  app.post('/hook/:agent/:event', ...createHookRoute(actor, projectRoot));
-  app.post('/sources/test', ...createSourcesTestRoute(actor));
+  app.post('/hook/:agent/:event', ...createHookRoute(list));
   app.onError(function requestFailed(error, c) {
     if (error instanceof HTTPException) return error.getResponse();
     // A request cut short (the client left, or a timeout closed it) has no one to answer.
@@ -134,9 +246,38 @@ export const createHttpApp = ({
   });
   app.notFound((c) =>
     c.json(
-      { error: `No route ${c.req.method} ${c.req.path}. The MCP endpoint is /mcp; the status page is /.` },
+      {
+        error: `No route ${c.req.method} ${c.req.path}. Each project's MCP endpoint is /p/<id>/mcp (GET /projects lists them); the status page is /.`,
+      },
       404,
     ),
   );
-  return { app, closeSessions: async () => (await loading)?.close() };
+  return {
+    app,
+    attach,
+    detach,
+    /** The projects served, in the order they were added. */
+    projects: list,
+    closeSessions: async () => (await loading)?.close(),
+  };
+};
+
+/**
+ * One project's HTTP surface (what a test or a one-project embedding needs): the daemon's app
+ * with `projectRoot` served, under its id and unprefixed.
+ */
+export const createHttpApp = ({
+  actor,
+  projectRoot,
+  samplers,
+  ...options
+}: Omit<Parameters<typeof createDaemonApp>[0], 'control'> & {
+  actor: PulseActor;
+  projectRoot: string;
+  /** Where sessions whose client can sample are kept, for the sampling thinker. */
+  samplers?: SamplingClients;
+}) => {
+  const daemon = createDaemonApp(options);
+  daemon.attach({ id: projectId(projectRoot), root: projectRoot, actor, samplers });
+  return daemon;
 };

@@ -11,7 +11,10 @@ const TOKEN_CHARACTERS = /^[A-Za-z0-9._~+/-]+=*$/;
 /** The status page's cookie: a browser cannot put a Bearer header on an EventSource. */
 export const TOKEN_COOKIE = 'pulse_token';
 /** The GET routes a browser tab opens itself; only these take the cookie or `?token=`. */
-const PAGE_ROUTES = new Set(['/', '/status/stream']);
+const PAGE_ROUTE = /^(?:\/p\/[^/]+)?\/(?:status\/stream)?$/;
+
+/** The status page and its stream, of the daemon (`/`) or of one project (`/p/<id>/`). */
+export const isPageRoute = (path: string): boolean => PAGE_ROUTE.test(path);
 
 /** A token or host that `pulse start` refuses; the message says what to do, never the token. */
 export class TokenPolicyError extends Error {
@@ -89,7 +92,7 @@ const refusal = (error: string) => ({
  * Every request needs `Authorization: Bearer <token>` (401 with `WWW-Authenticate: Bearer`
  * otherwise). The status page is the exception a browser needs: `GET /?token=…` sets an
  * HttpOnly, SameSite=Strict cookie and redirects to `/`, and that cookie is taken on `/` and
- * `/status/stream` only, never on `/mcp`, `/hook` or `/status`.
+ * `/status/stream` only (and a project's `/p/<id>/` ones), never on `/mcp`, `/hook` or `/status`.
  */
 export const requireToken = ({ token }: { token: string }): MiddlewareHandler => {
   const matches = tokenMatcher(token);
@@ -100,11 +103,11 @@ export const requireToken = ({ token }: { token: string }): MiddlewareHandler =>
     invalidToken: { message: refusal('The token is wrong.') },
   });
   return async function requireTokenMiddleware(c, next) {
-    if (c.req.method === 'GET' && PAGE_ROUTES.has(c.req.path)) {
+    if (c.req.method === 'GET' && isPageRoute(c.req.path)) {
       const query = c.req.query('token');
-      if (c.req.path === '/' && matches(query)) {
+      if (!c.req.path.endsWith('/status/stream') && matches(query)) {
         setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
-        return c.redirect('/', 303);
+        return c.redirect(c.req.path, 303);
       }
       if (matches(getCookie(c, TOKEN_COOKIE))) return next();
     }

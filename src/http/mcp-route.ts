@@ -22,6 +22,8 @@ const rpcError = (status: number, code: number, message: string, id: string | nu
   });
 
 interface Session {
+  /** The project whose endpoint opened it: it is served there only. */
+  project: string;
   transport: WebStandardStreamableHTTPServerTransport;
   close(): Promise<void>;
 }
@@ -90,7 +92,7 @@ const agentNamed = (body: unknown): string | undefined => {
 };
 
 /**
- * The `/mcp` endpoint for both kinds of client: session clients (`initialize`, then
+ * The MCP endpoint of every project (`/p/<id>/mcp`, and `/mcp` while one is served) for both kinds of client: session clients (`initialize`, then
  * `Mcp-Session-Id`) and one-shot JSON-RPC POSTs without a session, served statelessly as
  * PulseAgent does. Sessions idle past `limits.idleMs` are closed, and so is the least recently
  * used idle one when a new one would pass `limits.maxSessions`; either then gets 404, on which
@@ -100,15 +102,16 @@ const agentNamed = (body: unknown): string | undefined => {
 export type McpRoute = ReturnType<typeof createMcpRoute>;
 
 export const createMcpRoute = (
-  createServer: () => McpServer,
+  /** A server for one session or request, on the project's own actors. */
+  createServer: (project: string) => McpServer,
   limits: SessionLimits = SESSION_DEFAULTS,
   /** Called whenever a session comes, goes, or is used. */
   onSessionsChange?: () => void,
 ) => {
   const sessions = createSessionTable<Session>(limits, onSessionsChange);
 
-  const serveOneShot = async (request: Request, body: unknown): Promise<Response> => {
-    const server = createServer();
+  const serveOneShot = async (project: string, request: Request, body: unknown): Promise<Response> => {
+    const server = createServer(project);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);
     try {
@@ -118,7 +121,7 @@ export const createMcpRoute = (
     }
   };
 
-  const openSession = async (request: Request, body: unknown): Promise<Response> => {
+  const openSession = async (project: string, request: Request, body: unknown): Promise<Response> => {
     if (!sessions.reserve()) {
       return rpcError(
         503,
@@ -127,13 +130,14 @@ export const createMcpRoute = (
       );
     }
     try {
-      const server = createServer();
+      const server = createServer(project);
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
         onsessioninitialized: (id) => {
           sessions.add(
             id,
             {
+              project,
               transport,
               async close() {
                 try {
@@ -157,7 +161,7 @@ export const createMcpRoute = (
     }
   };
 
-  const handle = async function mcpRoute(c: Context): Promise<Response> {
+  const handle = async function mcpRoute(c: Context, project: string): Promise<Response> {
     const request = c.req.raw;
     const sessionId = request.headers.get('mcp-session-id');
     let body: unknown;
@@ -177,6 +181,13 @@ export const createMcpRoute = (
     }
     if (sessionId) {
       const session = sessions.use(sessionId, agentNamed(body));
+      if (session && session.project !== project) {
+        return rpcError(
+          404,
+          -32001,
+          `Session not found at this project's endpoint: it was opened for project ${session.project}. Initialize a new session.`,
+        );
+      }
       if (!session) {
         return rpcError(
           404,
@@ -201,19 +212,19 @@ export const createMcpRoute = (
     const messages = messagesOf(body);
     // A script that cannot read a stream initializes statelessly and gets JSON, as from PulseAgent.
     if (messages.some((m) => isInitializeRequest(m)) && acceptsStream(request)) {
-      return openSession(request, body);
+      return openSession(project, request, body);
     }
-    return serveOneShot(request, body);
+    return serveOneShot(project, request, body);
   };
 
   return {
     handle,
-    get sessionCount() {
-      return sessions.size;
-    },
-    /** The open sessions, oldest first. */
-    sessions: () => sessions.facts(),
-    /** Closes every session; one failing close does not skip the rest. */
-    close: () => sessions.close(),
+    /** The open sessions of one project, or of all. */
+    sessionCount: (project?: string) =>
+      sessions.facts((s) => project === undefined || s.project === project).length,
+    /** The open sessions of one project (or of all), oldest first. */
+    sessions: (project?: string) => sessions.facts((s) => project === undefined || s.project === project),
+    /** Closes every session, or one project's; one failing close does not skip the rest. */
+    close: (project?: string) => sessions.close((s) => project === undefined || s.project === project),
   };
 };

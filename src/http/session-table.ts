@@ -90,9 +90,12 @@ export const createSessionTable = <S extends ClosableSession>(
       onChange();
       return entry.session;
     },
-    /** The open sessions, oldest first. */
-    facts(): SessionFacts[] {
-      return [...entries.values()].map((entry) => entry.facts).sort((a, b) => a.connectedAt - b.connectedAt);
+    /** The open sessions (those `where` picks, else all), oldest first. */
+    facts(where: (session: S) => boolean = () => true): SessionFacts[] {
+      return [...entries.values()]
+        .filter((entry) => where(entry.session))
+        .map((entry) => entry.facts)
+        .sort((a, b) => a.connectedAt - b.connectedAt);
     },
     /** Counts a response stream of the session as open until the returned function is called. */
     openStream(id: string): () => void {
@@ -134,13 +137,13 @@ export const createSessionTable = <S extends ClosableSession>(
       clearTimeout(entry.timer);
       onChange();
     },
-    /** Closes every session; one failing close does not skip the rest. */
-    async close(): Promise<void> {
-      const open = [...entries.values()];
-      entries.clear();
+    /** Closes every session (those `where` picks, else all); one failing close does not skip the rest. */
+    async close(where: (session: S) => boolean = () => true): Promise<void> {
+      const open = [...entries].filter(([, entry]) => where(entry.session));
+      for (const [id] of open) entries.delete(id);
       if (open.length > 0) onChange();
-      for (const { timer } of open) clearTimeout(timer);
-      await Promise.allSettled(open.map(({ session }) => session.close()));
+      for (const [, { timer }] of open) clearTimeout(timer);
+      await Promise.allSettled(open.map(([, { session }]) => session.close()));
     },
   };
 };

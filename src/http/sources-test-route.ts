@@ -11,18 +11,20 @@ const requestSchema = z.object({ source: z.string().min(1), raw: z.boolean().def
 
 const USAGE = 'Send a JSON object: {"source": "<name in sources.json>", "raw": false}.';
 
+/** The body limit of `POST /sources/test`, before any project is looked up. */
+export const sourcesTestLimit = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: (c) => c.json({ error: `The request is over ${MAX_BODY_BYTES} bytes. ${USAGE}` }, 413),
+});
+
 /**
  * `POST /sources/test`: tests one source now, through the daemon's own clients and environment
  * (what `pulse sources test` asks). 200 with the result, also when the poll failed; 404 for a
  * source the daemon does not know; 429 while tests are running at capacity.
  */
 export const createSourcesTestRoute = (actor: PulseActor) => {
-  const limit = bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: (c) => c.json({ error: `The request is over ${MAX_BODY_BYTES} bytes. ${USAGE}` }, 413),
-  });
   return [
-    limit,
+    sourcesTestLimit,
     async function sourcesTest(c: Context) {
       const body = requestSchema.safeParse(await c.req.json().catch(() => undefined));
       if (!body.success) return c.json({ error: `The request is not a source test. ${USAGE}` }, 400);

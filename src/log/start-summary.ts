@@ -1,4 +1,4 @@
-import type { Daemon, SourcesAtStart } from '../daemon/daemon.js';
+import type { StartFacts as Daemon, SourcesAtStart } from '../daemon/daemon.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse } from '../package/pulse-command.js';
 import { SETUP_AGENTS } from '../setup/agent-names.js';
@@ -39,14 +39,20 @@ const setupCommand = ({ paths, port }: Daemon): string =>
   );
 
 /**
- * What `pulse start` prints once it serves, a line per fact: the folder watched, what is served
+ * What `pulse start` prints once it serves (or the daemon it joined does), a line per fact: the folder watched, what is served
  * where, the sources, the log, the HTTP limits, and how to connect an agent. `MCP endpoint:` is the line scripts
  * wait for.
  */
 export const startSummary = (daemon: Daemon): string[] => {
   const [first, ...rest] = daemon.created;
-  const statusPage = new URL('/', daemon.url).href;
+  const statusPage = new URL('./', daemon.url).href;
+  const joined = daemon.joined;
   return [
+    ...(joined === undefined
+      ? []
+      : [
+          `Added ${daemon.paths.projectRoot} to the pulse already running on port ${daemon.port} (pid ${joined.pid}), beside ${joined.beside.join(', ') || 'no other project'}: one process serves them all`,
+        ]),
     ...(daemon.createdProject ? [`Created the project folder ${daemon.paths.projectRoot}`] : []),
     ...(first === undefined ? [] : [`Created .pulse/${[first, ...rest].join(', ')}`]),
     `Watching ${daemon.paths.dir}`,

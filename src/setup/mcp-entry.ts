@@ -3,7 +3,7 @@ import { isJsonObject, type JsonChange, type JsonObject } from './json-edit.js';
 
 /** `--port N` as a way out of a conflict, when the user's entry points at another local pulse port. */
 export const portHint = (url: string | undefined): string => {
-  const match = /^http:\/\/(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)\/mcp$/.exec(url ?? '');
+  const match = /^http:\/\/(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)(?:\/p\/[^/]+)?\/mcp$/.exec(url ?? '');
   return match ? `, or keep it and pass --port ${match[1]} if your pulse serves there` : '';
 };
 
@@ -15,6 +15,15 @@ export const existingEntry = (
   replace: () => void,
 ): ChangeResult => {
   if (existingUrl === url) return { kind: 'unchanged' };
+  // Written by a pulse that served one project per daemon: the same daemon's port, now the project's own URL.
+  const legacy = /^(http:\/\/127\.0\.0\.1:\d+)\/p\/[^/]+\/mcp$/.exec(url);
+  if (legacy !== null && existingUrl === `${legacy[1]}/mcp`) {
+    replace();
+    return {
+      kind: 'changed',
+      replaced: `the "pulse" MCP server at ${existingUrl} (the daemon's URL before it served several projects)`,
+    };
+  }
   const described = existingUrl === undefined ? 'without a url' : `at ${existingUrl}`;
   if (!force) {
     return {

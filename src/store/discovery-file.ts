@@ -9,6 +9,8 @@ export interface Discovery {
   url: string;
   version: string;
   started_at: string;
+  /** The project's id on the daemon (its URLs are under `/p/<id>/`); absent from a daemon serving one project only. */
+  project_id?: string;
   /** The Stately inspector's relay page, when the daemon runs with `--inspect`. */
   inspect_url?: string;
   /** Every request needs `Authorization: Bearer $PULSE_TOKEN` (the token is never written here). */

@@ -38,7 +38,8 @@ const discovery = async (dir: string): Promise<Discovery> => {
 
 /** A port some other program holds. */
 const takenPort = async (): Promise<number> => {
-  const server = createServer();
+  // A program that takes connections and never answers; it reads them, so it sees them close.
+  const server = createServer((socket) => socket.resume());
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as { port: number }).port;

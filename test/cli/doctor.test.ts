@@ -3,6 +3,7 @@ import { copyFile, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promi
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/commands/doctor.js';
+import { projectId } from '../../src/store/project-id.js';
 import { BIN, runCli, setupWithAutostart, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { trackStarted } from '../helpers/started.js';
 
@@ -89,7 +90,7 @@ describe('pulse doctor', () => {
     expect(found[0]).toEqual({
       subject: 'codex',
       message: expect.stringContaining(
-        `already has a "pulse" MCP server at http://127.0.0.1:9000/mcp, not http://127.0.0.1:${daemon.port}/mcp`,
+        `already has a "pulse" MCP server at http://127.0.0.1:9000/p/${projectId(dir)}/mcp, not http://127.0.0.1:${daemon.port}/p/${projectId(dir)}/mcp`,
       ),
       fix: expect.stringContaining('or keep it and pass --port 9000'),
     });

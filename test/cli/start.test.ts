@@ -66,7 +66,7 @@ describe('pulse start', () => {
     const dir = await project();
     const daemon = await start(dir);
     expect(daemon.output()).toContain(`Watching ${join(dir, '.pulse')}`);
-    expect(daemon.output()).toMatch(/MCP endpoint: http:\/\/127\.0\.0\.1:\d+\/mcp/);
+    expect(daemon.output()).toMatch(/MCP endpoint: http:\/\/127\.0\.0\.1:\d+\/p\/[\w.-]+-[0-9a-f]{8}\/mcp/);
     expect(daemon.output()).toMatch(/^Created \.pulse\/task\.md, guidance\.md, .*state\.json$/m);
     expect(daemon.port).toBeGreaterThan(0);
     const { status, body } = await oneShot(daemon.url, 'tools/call', {
@@ -94,7 +94,7 @@ describe('pulse start', () => {
       expect.stringMatching(
         /^Limits: 256 connections \(open-file limit \d+\), headers within 10s, requests within 30s; 1000 MCP sessions, each closed after 30m idle$/,
       ),
-      `Status page: http://127.0.0.1:${daemon.port}/`,
+      `Status page: ${new URL('./', daemon.url).href}`,
       `MCP endpoint: ${daemon.url}`,
       `Connect an agent: pulse setup <claude|codex|cursor|vscode> --write -p ${shellQuote(dir)} --port ${daemon.port}`,
     ]);
@@ -129,7 +129,8 @@ describe('pulse start', () => {
   });
 
   it('exits 1 when the port is in use, naming the port and --port', async () => {
-    const server = createServer();
+    // A program that takes connections and never answers; it reads them, so it sees them close.
+    const server = createServer((socket) => socket.resume());
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;

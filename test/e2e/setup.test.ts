@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SetupResult } from '../../src/commands/setup.js';
 import { HOOK_EVENTS, type HookAgent } from '../../src/hooks/events.js';
 import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
+import { projectId } from '../../src/store/project-id.js';
 import {
   BIN,
   connectClient,
@@ -18,7 +19,8 @@ import {
 // `pulse setup` run as a user runs it: the built CLI, in temp project folders, reading back the
 // files an agent would read.
 
-const URL_8765 = 'http://127.0.0.1:8765/mcp';
+/** The project's own URL on the default port, as `pulse setup` writes it. */
+const URL_8765 = (dir: string) => `http://127.0.0.1:8765/p/${projectId(dir)}/mcp`;
 const URL_9000 = 'http://127.0.0.1:9000/mcp';
 
 type Agent = 'claude' | 'codex' | 'cursor' | 'vscode';
@@ -178,7 +180,7 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
     const dir = await project();
     const { code, stdout } = await setup(agent, dir, '--write');
     expect(code, stdout).toBe(0);
-    expect(await pulseUrl(agent, dir)).toBe(URL_8765);
+    expect(await pulseUrl(agent, dir)).toBe(URL_8765(dir));
     if (agent !== 'codex') expect(JSON.parse(await read(dir, files.mcp))).toBeTypeOf('object');
     for (const file of Object.values(files).filter((f) => f !== null))
       expect(stdout).toContain(`created   ${file}`);
@@ -219,7 +221,7 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
       if (file.endsWith('.json')) expect(keeps(JSON.parse(text), JSON.parse(merged))).toBe(true);
       else expect(merged.startsWith(text)).toBe(true);
     }
-    expect(await pulseUrl(agent, dir)).toBe(URL_8765);
+    expect(await pulseUrl(agent, dir)).toBe(URL_8765(dir));
     if (files.hooks !== null) {
       const commands = hookCommands(agent as HookAgent, JSON.parse(await read(dir, files.hooks)));
       for (const event of HOOK_EVENTS[agent as HookAgent].filter(
@@ -235,6 +237,16 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
     expect(second.stdout).toContain('Already set up');
     expect(second.stdout).not.toMatch(/created|changed {3}/);
     expect(await snapshot(dir)).toEqual(before);
+  });
+
+  it('moves an entry for the same port written before one daemon served several projects to the project’s URL, without --force', async () => {
+    const dir = await project();
+    const legacy = CONFLICTING_MCP[agent].replaceAll(URL_9000, 'http://127.0.0.1:8765/mcp');
+    await put(dir, files.mcp, legacy);
+    const moved = await setup(agent, dir, '--write');
+    expect(moved.code, moved.stdout).toBe(0);
+    expect(moved.stdout).toContain('replaced the "pulse" MCP server at http://127.0.0.1:8765/mcp');
+    expect(await pulseUrl(agent, dir)).toBe(URL_8765(dir));
   });
 
   it("reports a 'pulse' server of the user's pointing elsewhere, writes nothing, and replaces it with --force", async () => {
@@ -254,12 +266,12 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
     const forced = await setup(agent, dir, '--write', '--force');
     expect(forced.code, forced.stdout).toBe(0);
     expect(forced.stdout).toContain(`replaced the "pulse" MCP server at ${URL_9000}`);
-    expect(await pulseUrl(agent, dir)).toBe(URL_8765);
+    expect(await pulseUrl(agent, dir)).toBe(URL_8765(dir));
     expect(await read(dir, `.pulse/backups/${files.mcp}.pulse-backup`)).toBe(CONFLICTING_MCP[agent]);
     const merged = await read(dir, files.mcp);
     if (agent === 'codex') {
       expect(merged).toBe(
-        `[mcp_servers.pulse]\nurl = "${URL_8765}"\ndefault_tools_approval_mode = "approve"\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
+        `[mcp_servers.pulse]\nurl = "${URL_8765(dir)}"\ndefault_tools_approval_mode = "approve"\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
       );
     } else {
       const servers = JSON.parse(merged)[agent === 'vscode' ? 'servers' : 'mcpServers'];
@@ -338,7 +350,7 @@ describe('pulse setup vscode --write on a commented mcp.json', () => {
     const { code, stdout } = await setup('vscode', dir, '--write');
     expect(code, stdout).toBe(0);
     expect(await read(dir, '.vscode/mcp.json')).toBe(
-      `{\n  // GitHub first\n  "servers": {\n    "github": {"command": "gh-mcp"},\n    "pulse": {\n      "type": "http",\n      "url": "${URL_8765}"\n    },\n  },\n}\n`,
+      `{\n  // GitHub first\n  "servers": {\n    "github": {"command": "gh-mcp"},\n    "pulse": {\n      "type": "http",\n      "url": "${URL_8765(dir)}"\n    },\n  },\n}\n`,
     );
     expect(await read(dir, '.pulse/backups/.vscode/mcp.json.pulse-backup')).toBe(mine);
   });
@@ -502,7 +514,7 @@ describe('pulse setup', () => {
     expect(stdout).toContain('2. Hooks, in .claude/settings.local.json');
     expect(stdout).toContain('keeps out of git');
     expect(stdout).toContain('3. Instructions, in CLAUDE.md:');
-    expect(stdout).toContain(`"url": "${URL_8765}"`);
+    expect(stdout).toContain(`"url": "${URL_8765(dir)}"`);
     expect(stdout).toContain('/hook/claude/PreToolUse?project=');
     expect(stdout).toContain('would create CLAUDE.md');
     expect(await readdir(dir)).toEqual([]);
@@ -513,14 +525,14 @@ describe('pulse setup', () => {
     const { code, stdout } = await setup('vscode', dir, '--json', '--port', '9100');
     expect(code).toBe(0);
     const result = JSON.parse(stdout) as SetupResult;
-    expect(result.url).toBe('http://127.0.0.1:9100/mcp');
+    expect(result.url).toBe(`http://127.0.0.1:9100/p/${projectId(dir)}/mcp`);
     expect(result.written).toBe(false);
     expect(result.parts.map((part) => [part.part, part.file])).toEqual([
       ['mcp', '.vscode/mcp.json'],
       ['instructions', '.github/copilot-instructions.md'],
     ]);
     expect(JSON.parse(result.parts[0]!.snippet)).toEqual({
-      servers: { pulse: { type: 'http', url: 'http://127.0.0.1:9100/mcp' } },
+      servers: { pulse: { type: 'http', url: `http://127.0.0.1:9100/p/${projectId(dir)}/mcp` } },
     });
     expect(result.files.map((file) => file.status)).toEqual(['created', 'created']);
     expect(result.notes.join(' ')).toContain('No hooks');

@@ -126,7 +126,7 @@ describe('the status page over plain HTTP', () => {
     const html = await response.text();
     expect(html).toContain(project);
     // The script is built by esbuild, which prints strings in double quotes.
-    expect(html).toContain('new EventSource("/status/stream")');
+    expect(html).toContain('new EventSource("status/stream")');
     // Data is shown as text only, and nothing is loaded from elsewhere.
     expect(html).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
@@ -179,7 +179,7 @@ describe('the status page over plain HTTP', () => {
     const missing = await fetch(new URL('/nope', daemon.url));
     expect(missing.status).toBe(404);
     expect((await missing.json()).error).toBe(
-      'No route GET /nope. The MCP endpoint is /mcp; the status page is /.',
+      "No route GET /nope. Each project's MCP endpoint is /p/<id>/mcp (GET /projects lists them); the status page is /.",
     );
   });
 

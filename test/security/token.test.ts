@@ -111,7 +111,7 @@ describe('pulse start beyond loopback', () => {
   it('with a token, answers every route only to the right Bearer token, 401 with WWW-Authenticate otherwise', async () => {
     const project = await newProject();
     const daemon = await start(project, ['--host', '0.0.0.0'], { PULSE_TOKEN: TOKEN });
-    expect(daemon.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/mcp$/);
+    expect(daemon.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/p\/[\w.-]+\/mcp$/);
     const base = daemon.url;
     for (const route of ROUTES) {
       for (const headers of [{}, bearer('wrong-token-0123456789abcdef')]) {
@@ -176,7 +176,7 @@ describe('pulse start beyond loopback', () => {
     const page = await send(`${local}/`, { headers: { cookie } });
     expect(page.status).toBe(200);
     // The page's script is built by esbuild, which prints strings in double quotes.
-    expect(page.body).toContain('new EventSource("/status/stream")');
+    expect(page.body).toContain('new EventSource("status/stream")');
     const stream = await send(`${local}/status/stream`, { headers: { cookie } });
     expect(stream.status).toBe(200);
     expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);

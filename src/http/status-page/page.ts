@@ -66,15 +66,40 @@ const figure =
     return html`<figure class="${width > WIDE_DIAGRAM ? 'diagram wide' : 'diagram'}" id="machine-${actor}" data-machine="${actor}"><figcaption><span class="mono">${actor}</span> <span id="machine-${actor}-caption">${raw(toHtml(view.caption))}</span></figcaption><div class="scroll">${raw(marked(svg, view.active))}</div></figure>`;
   };
 
-/** `GET /`: the status page of the daemon serving `project`, showing `status` until the stream takes over. */
+/** A project the daemon serves, as the pages link to it. */
+export interface ServedLink {
+  id: string;
+  root: string;
+  /** Its status page. */
+  page: string;
+}
+
+const servedNav = (served: readonly ServedLink[], project: string) =>
+  served.length < 2
+    ? ''
+    : html`<nav class="projects" aria-label="Projects served">${served.map((p) =>
+        p.root === project
+          ? html`<strong title="${p.root}">${p.id}</strong> `
+          : html`<a href="${p.page}" title="${p.root}">${p.id}</a> `,
+      )}</nav>`;
+
+/**
+ * `GET /p/<id>/` (and `/` while one project is served): the status page of `project`, showing
+ * `status` until the stream takes over, with a link to each other project this daemon serves.
+ */
 export const statusPage = ({
   project,
   version,
   status,
+  served = [],
+  mcpUrl = '/mcp',
 }: {
   project: string;
   version: string;
   status: SystemStatus;
+  served?: readonly ServedLink[];
+  /** The project's MCP endpoint, as the footer names it. */
+  mcpUrl?: string;
 }) => html`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -89,13 +114,40 @@ export const statusPage = ({
 <h1>pulse</h1>
 <p class="project" title="${project}">${project}</p>
 <p id="conn" role="status" data-state="snapshot">Snapshot from the server (live updates need JavaScript)</p>
+${servedNav(served, project)}
 </header>
 <main>
 ${CARDS.map(card(status))}
 <section class="card wide" id="machines"><h2>Machines</h2><p class="muted">Each actor's statechart, drawn from its machine definition: the highlighted boxes are the states it is in now. Hover a box for what the state means.</p>${DIAGRAMS.map(figure(status))}</section>
 </main>
-<footer>pulse ${version} · <span id="updated">${raw(toHtml(['as of ', time(new Date().toISOString())]))}</span> · the same as JSON: <a href="/status">/status</a> · MCP at /mcp</footer>
+<footer>pulse ${version} · <span id="updated">${raw(toHtml(['as of ', time(new Date().toISOString())]))}</span> · the same as JSON: <a href="status">status</a> · MCP at ${mcpUrl}</footer>
 <script>${raw(SCRIPT)}</script>
+</body>
+</html>
+`;
+
+/** `GET /` on a daemon serving several projects (or none): a link to each one's page. */
+export const projectsPage = ({ version, served }: { version: string; served: readonly ServedLink[] }) =>
+  html`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>pulse · ${served.length} projects</title>
+<style>${raw(STYLE)}</style>
+</head>
+<body>
+<header>
+<h1>pulse</h1>
+<p class="project">${served.length === 0 ? 'No project is served now.' : `Serving ${served.length} projects`}</p>
+</header>
+<main>
+<section class="card wide" id="projects"><h2>Projects</h2><ul>${served.map(
+    (p) => html`<li><a href="${p.page}">${p.id}</a> <span class="mono">${p.root}</span></li>`,
+  )}</ul></section>
+</main>
+<footer>pulse ${version} · the same as JSON: <a href="/projects">/projects</a></footer>
 </body>
 </html>
 `;

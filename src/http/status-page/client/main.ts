@@ -39,7 +39,7 @@ const setConnection = (state: 'connecting' | 'live' | 'down', text: string) => {
 };
 
 const connect = () => {
-  const source = new EventSource('/status/stream');
+  const source = new EventSource('status/stream');
   source.addEventListener('status', (event) => {
     setConnection('live', 'Live');
     render(JSON.parse((event as MessageEvent<string>).data) as SystemStatus);

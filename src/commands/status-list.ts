@@ -1,0 +1,65 @@
+import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
+import { findDaemon } from '../hooks/find-daemon.js';
+import { DEFAULT_PORT } from '../package/defaults.js';
+import { terminalText } from '../text/terminal-text.js';
+
+/** One project a daemon serves, as `GET /projects` lists it. */
+export interface ServedProjectStatus {
+  id: string;
+  root: string;
+  mcp: string;
+  page: string;
+  replan: unknown;
+  sessions: number;
+}
+
+/** What `pulse status` without `-p` reports: the daemon and every project it serves. */
+export interface ProjectList {
+  daemon: { url: string; pid: number; version: string };
+  projects: ServedProjectStatus[];
+}
+
+/**
+ * The projects of the daemon found from `cwd` (its `.pulse/daemon.json`, else the default port on
+ * loopback), or null when none answers there.
+ */
+export const listServedProjects = async (cwd: string = process.cwd()): Promise<ProjectList | null> => {
+  const found = findDaemon(cwd);
+  const origin = 'url' in found ? new URL(found.url).origin : `http://127.0.0.1:${DEFAULT_PORT}`;
+  let response: Response;
+  try {
+    response = await fetch(new URL('/projects', origin), {
+      headers: tokenHeaders(),
+      signal: AbortSignal.timeout(2000),
+    });
+  } catch {
+    return null;
+  }
+  if (response.status === 401) throw new Error(tokenRefusal(origin));
+  if (!response.ok) return null;
+  const body = (await response.json().catch(() => null)) as {
+    name?: unknown;
+    pid?: number;
+    version?: string;
+    projects?: ServedProjectStatus[];
+  } | null;
+  if (body?.name !== 'pulse-agent' || !Array.isArray(body.projects)) return null;
+  return {
+    daemon: { url: origin, pid: body.pid ?? 0, version: body.version ?? '' },
+    projects: body.projects,
+  };
+};
+
+const stateOf = (replan: unknown): string =>
+  typeof replan === 'string' ? replan : JSON.stringify(replan ?? null).replace(/[{}"]/g, '');
+
+/** `pulse status` without `-p`, for people: a line per project served. */
+export const formatProjectList = ({ daemon, projects }: ProjectList): string =>
+  [
+    `pulse ${daemon.version} (pid ${daemon.pid}) at ${daemon.url} serves ${projects.length === 1 ? '1 project' : `${projects.length} projects`}${projects.length === 0 ? '.' : ':'}`,
+    ...projects.map(
+      (p) =>
+        `  ${p.id}  ${terminalText(p.root)}: replan ${stateOf(p.replan)}, ${p.sessions} MCP session${p.sessions === 1 ? '' : 's'}, ${p.mcp}`,
+    ),
+    'One project in full: pulse status -p <dir>',
+  ].join('\n');

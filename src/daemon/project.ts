@@ -1,0 +1,177 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { type AnyActorRef, type InspectionEvent, waitFor } from 'xstate';
+import type { PulseActor } from '../../machines/pulse.js';
+import type { SourcesContext } from '../../machines/sources.js';
+import { observeActivity } from '../log/activity.js';
+import { sourceCounts } from '../log/activity-rules.js';
+import type { LogLevel } from '../log/levels.js';
+import { createLogger, type Terminal } from '../log/logger.js';
+import { SamplingClients } from '../mcp/sampling-clients.js';
+import { VERSION } from '../package/version.js';
+import { acquireDaemonLock } from '../store/daemon-lock.js';
+import { removeDiscovery, writeDiscovery } from '../store/discovery-file.js';
+import { type PulsePaths, pulsePaths } from '../store/paths.js';
+import { projectId } from '../store/project-id.js';
+import { ensureProjectFolder, ensurePulseFolder } from '../store/pulse-folder.js';
+import { logOf } from '../system/ask-actors.js';
+import { createPulseSystem } from '../system/wiring.js';
+
+/** How long opening a project waits for sources.json to be read, to say what it holds. */
+const SOURCES_WAIT_MS = 2000;
+
+/** What sources.json held at start. */
+export interface SourcesAtStart {
+  sources: number;
+  servers: number;
+  error: string | null;
+}
+
+/** One project a daemon serves: its own lock, files, log and actor system. */
+export interface OpenProject {
+  id: string;
+  paths: PulsePaths;
+  /** Its MCP endpoint, as `.pulse/daemon.json` names it. */
+  url: string;
+  actor: PulseActor;
+  samplers: SamplingClients;
+  /** Whether opening it created the project folder itself (it was missing, its parent was not). */
+  createdProject: boolean;
+  /** Files created on this start (templates, log, state). */
+  created: string[];
+  /** Repairs and recoveries made while loading (logged as warnings too). */
+  warnings: string[];
+  /** What sources.json held at start; null when it was still being read after 2 s. */
+  sources: SourcesAtStart | null;
+  /** The project's logger: JSON lines to `logFile`, readable lines on the terminal. */
+  log: Logger;
+  /** `.pulse/pulse.log`, or null when nothing goes to a file (`silent`, or it cannot be written). */
+  logFile: string | null;
+  logLevel: LogLevel;
+  /** The sources' secrets, redacted from what the inspector sends. */
+  secrets(): readonly string[];
+  /** Stops its actors, removes its discovery file, releases its lock; once. */
+  close(): Promise<void>;
+}
+
+/** Waits (bounded) for the sources supervisor's first read of sources.json, and says what it found. */
+const sourcesAtStart = async (ref: AnyActorRef | undefined): Promise<SourcesAtStart | null> => {
+  if (ref === undefined) return null;
+  const read = await waitFor(ref, (s) => !s.matches('loading'), { timeout: SOURCES_WAIT_MS }).catch(
+    () => null,
+  );
+  if (read === null) return null;
+  const context = read.context as SourcesContext;
+  return { ...sourceCounts(context), error: context.error };
+};
+
+/** What a project needs of the daemon it joins: where it is served and who sees its actors. */
+export interface ProjectOptions {
+  root: string;
+  /** The daemon's base URL (`http://127.0.0.1:8765`). */
+  origin: string;
+  logLevel: LogLevel;
+  terminal: Terminal;
+  /** An agent's hook session unheard for this long is no longer waited for (the MCP session idle limit). */
+  agentIdleMs?: number | undefined;
+  /** The inspector's hook, when the daemon runs with `--inspect`. */
+  inspect?: ((event: InspectionEvent) => void) | undefined;
+  /** The discovery file's extras: the inspector's page, whether a token is needed. */
+  discovery?: { inspect_url?: string; token_required?: boolean };
+}
+
+/**
+ * Opens one project on a running daemon: the folder and `.pulse/` initialised, its lock taken (one
+ * daemon per project), its actor system started and its log loaded, its discovery file written.
+ * Throws with the reason, leaving nothing behind; `close()` undoes it all in order.
+ */
+export const openProject = async ({
+  root,
+  origin,
+  logLevel,
+  terminal,
+  agentIdleMs,
+  inspect,
+  discovery = {},
+}: ProjectOptions): Promise<OpenProject> => {
+  const paths = pulsePaths(root);
+  const createdProject = await ensureProjectFolder(paths.projectRoot);
+  const created = await ensurePulseFolder(paths);
+  const id = projectId(paths.projectRoot);
+  // One daemon per project: a second one would log each change twice and answer acks apart.
+  const lock = await acquireDaemonLock(paths.dir);
+  // The sources' secrets, redacted from every log line, come from the system once it exists.
+  let secrets: () => readonly string[] = () => [];
+  const logging = createLogger({
+    level: logLevel,
+    file: join(paths.dir, 'pulse.log'),
+    terminal,
+    secrets: () => secrets(),
+  });
+  const log = logging.logger;
+  // Sessions that can sample are found by the MCP layer and asked by the sampling thinker.
+  const samplers = new SamplingClients();
+  const system = await createPulseSystem(paths, {
+    samplers,
+    ...(agentIdleMs === undefined ? {} : { agentIdleMs }),
+    ...(inspect ? { inspect } : {}),
+    log: (level, message, fields) => log[level](fields ?? {}, message),
+  }).catch(async (error) => {
+    logging.close();
+    await lock.release();
+    throw error;
+  });
+  secrets = system.secrets;
+  const unobserve = observeActivity(system.actor, log);
+  system.actor.start();
+  const loaded = await waitFor(logOf(system.actor), (s) => !s.matches('loading'));
+  if (loaded.matches('failed')) {
+    await system.stop();
+    unobserve();
+    logging.close();
+    await lock.release();
+    throw new Error(loaded.context.lastError ?? 'The event log could not be loaded.');
+  }
+  for (const warning of loaded.context.warnings) log.warn(warning);
+  const url = `${origin}/p/${id}/mcp`;
+  const { hostname, port } = new URL(origin);
+  await writeDiscovery(paths.dir, {
+    pid: process.pid,
+    host: hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: Number(port),
+    url,
+    version: VERSION,
+    started_at: new Date().toISOString(),
+    project_id: id,
+    ...discovery,
+  });
+  const sources = await sourcesAtStart(system.actor.system.get('sources') as AnyActorRef | undefined);
+  log.info({ version: VERSION, project: paths.projectRoot, url }, 'pulse started');
+  let closing: Promise<void> | null = null;
+  return {
+    id,
+    paths,
+    url,
+    actor: system.actor,
+    samplers,
+    createdProject,
+    created,
+    warnings: loaded.context.warnings,
+    sources,
+    log,
+    logFile: logging.file,
+    logLevel,
+    secrets: () => secrets(),
+    close() {
+      closing ??= (async () => {
+        // Each step runs even if one throws.
+        await Promise.allSettled([system.stop(), removeDiscovery(paths.dir)]);
+        await lock.release();
+        unobserve();
+        log.info('pulse stopped');
+        logging.close();
+      })();
+      return closing;
+    },
+  };
+};
