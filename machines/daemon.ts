@@ -60,8 +60,6 @@ export const daemonMachine = setup({
   },
 }).createMachine({
   id: 'daemon',
-  description:
-    'One pulse process: the projects it serves, each a child actor running that project’s own system.',
   context: { projects: [] },
   initial: 'starting',
   states: {

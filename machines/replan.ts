@@ -151,19 +151,11 @@ const withPending = <C extends Pick<ReplanContext, 'unclaimed' | 'agents'>>(
 });
 
 /**
- * Whether an agent must stop and replan: it (or, without `party`, any agent) owes a guidance or
- * constraints change, or pulse cannot see or record such changes now (fail closed).
+ * Whether some agent must stop and replan: one owes a guidance or constraints change, or pulse
+ * cannot see or record such changes now (fail closed). What one caller owes is `owedBy`'s.
  */
-export const needsReplan = (
-  context: Pick<ReplanContext, 'pendingEventId' | 'blind'> &
-    Partial<Pick<ReplanContext, 'unclaimed' | 'agents'>>,
-  party?: PartyKey,
-): boolean => {
-  if (context.blind.length > 0) return true;
-  if (party === undefined || context.unclaimed === undefined || context.agents === undefined)
-    return context.pendingEventId !== null;
-  return owedBy({ unclaimed: context.unclaimed, agents: context.agents }, party) !== null;
-};
+export const needsReplan = (context: Pick<ReplanContext, 'pendingEventId' | 'blind'>): boolean =>
+  context.pendingEventId !== null || context.blind.length > 0;
 
 /** The first check of PulseAgent's order that refuses this ack (for the agent that makes it), or null when it is accepted. */
 export const replanAckRejection = (
@@ -363,7 +355,7 @@ export const replanMachine = setup({
     pending: {
       entry: 'notifyGate',
       description:
-        "The user changed guidance or constraints: each agent's plan is on hold until that agent acknowledges the latest such event, and a newcomer owes it too.",
+        "The user changed guidance or constraints: each agent's plan is on hold until that agent acknowledges the latest such event; an agent that comes meanwhile owes it too, until one has acknowledged it.",
       // Only an ack clears what a newcomer owes, so nothing leads back to idle.
       always: { guard: not('someoneOwes'), target: 'acknowledged' },
     },

@@ -2,6 +2,7 @@ import { createActor, type EventObject, fromCallback, type InspectionEvent } fro
 import { daemonMachine, type ServedEntry } from '../../machines/daemon.js';
 import type { AppProject } from '../http/app.js';
 import { type AddedProject, ProjectRefusedError } from '../http/projects-route.js';
+import { pulse, shellWord } from '../package/pulse-command.js';
 import { pulsePaths } from '../store/paths.js';
 import { projectId } from '../store/project-id.js';
 import { type OpenProject, openProject, type ProjectOptions } from './project.js';
@@ -74,7 +75,7 @@ export const createProjectHost = ({
       const servedNow = opened.get(id);
       if (servedNow !== undefined || opening.has(id)) {
         throw new ProjectRefusedError(
-          `This pulse already serves ${paths.projectRoot} (pid ${process.pid})${servedNow ? ` at ${servedNow.url}` : ''}.`,
+          `pulse is already running for this project (pid ${process.pid})${servedNow ? ` at ${servedNow.url}` : ''}: use it (${pulse(`status -p ${shellWord(paths.projectRoot)}`)}).`,
         );
       }
       opening.add(id);

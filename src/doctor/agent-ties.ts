@@ -28,13 +28,11 @@ const agentFinding = (agent: ReplanAgentStatus): Finding => {
   );
 };
 
-/** The agents the daemon knows in this project, a finding each; none when no daemon answers. */
+/** The agents the daemon knows in this project, a finding each; none when no daemon answers or no agent works. */
 export const checkAgentTies = async (daemon: ServingDaemon | null): Promise<Finding[]> => {
   if (daemon === null) return [];
   const answer = await ask(daemon.url, 'status');
   if (answer?.status !== 200) return [];
   const agents = (JSON.parse(answer.text) as SystemStatus).replan.agents ?? [];
-  return agents.length === 0
-    ? [holds('agent', 'none working in this project now')]
-    : agents.map(agentFinding);
+  return agents.map(agentFinding);
 };

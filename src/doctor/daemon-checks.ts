@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
+import { PROBE_SESSION } from '../hooks/answer-hook.js';
 import { isRunning } from '../hooks/find-daemon.js';
 import { VERSION } from '../package/version.js';
 import { readDiscovery } from '../store/discovery-file.js';
@@ -112,7 +113,7 @@ export const checkDaemon = async (
   }
   // The route the agents' hooks post to, answered as they will be: a read while nothing is pending changes nothing.
   const probe = JSON.stringify({
-    session_id: 'pulse-doctor',
+    session_id: PROBE_SESSION,
     cwd: paths.projectRoot,
     hook_event_name: 'PreToolUse',
     tool_name: 'Read',

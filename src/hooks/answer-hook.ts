@@ -24,6 +24,9 @@ const STILL_READING = {
   reason: `could not be read in time (the scan took longer than ${RECONCILE_BUDGET_MS} ms: a busy machine, a slow disk, or a log that failed to load, see pulse status): call pulse_should_interrupt, then try again`,
 };
 
+/** The session `pulse doctor` probes the hook route with: an answer, never an agent working in the project. */
+export const PROBE_SESSION = 'pulse-doctor';
+
 /** One hook call as it reaches the daemon: the agent's own JSON, as it wrote it on a hook's stdin. */
 export interface HookRequest {
   agent: string;
@@ -100,7 +103,7 @@ export const answerHook = async (
   const read = await reconcileWithin(actor, RECONCILE_BUDGET_MS);
   const session = `${agent}:${call.session}`;
   const party = `hook:${session}`;
-  hearAgent(actor, party);
+  if (call.session !== PROBE_SESSION) hearAgent(actor, party);
   const pulseTool = call.tool !== null && isPulseTool(agent, call.tool.name, server);
   // pulse's own answer, seen in this session's hook input, names the MCP caller: one agent.
   if (pulseTool && call.answeredAgentId !== null && call.answeredAgentId !== party)

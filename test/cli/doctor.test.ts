@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/commands/doctor.js';
 import { projectId } from '../../src/store/project-id.js';
-import { BIN, runCli, setupWithAutostart, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
+import {
+  BIN,
+  connectClient,
+  runCli,
+  setupWithAutostart,
+  startDaemon,
+  tempProject,
+  waitUntil,
+} from '../helpers/daemon.js';
 import { trackStarted } from '../helpers/started.js';
 
 // `pulse doctor` as a user runs it: the built CLI against real projects, a real daemon and the
@@ -61,6 +69,45 @@ describe('pulse doctor', () => {
     const { stdout } = await runCli(['doctor', '-p', dir]);
     expect(stdout).toContain(`ok  claude: set up for port ${daemon.port} (http hooks)`);
     expect(stdout.trimEnd().endsWith('All good.')).toBe(true);
+  });
+
+  it("says which way each agent working is tied: by elimination, by a hook that showed pulse's answer, or not yet", async () => {
+    const dir = await project();
+    const daemon = await daemonOn(dir);
+    const hook = (session: string, body: Record<string, unknown>) =>
+      fetch(
+        `http://127.0.0.1:${daemon.port}/hook/claude/${body.hook_event_name}?project=${encodeURIComponent(dir)}`,
+        { method: 'POST', body: JSON.stringify({ session_id: session, cwd: dir, ...body }) },
+      );
+    const connect = async () => {
+      const client = await connectClient(daemon.url);
+      started.clients.push(client);
+      return client;
+    };
+    // One agent alone: its hook session and its MCP session are tied as it arrives.
+    await connect();
+    await hook('solo', { hook_event_name: 'SessionStart' });
+    // Two more start together: only pulse's answer in a's PostToolUse ties a; b stays untied.
+    await hook('a', { hook_event_name: 'SessionStart' });
+    await hook('b', { hook_event_name: 'SessionStart' });
+    const a = await connect();
+    await connect();
+    const answer = await a.callTool({ name: 'pulse_should_interrupt', arguments: {} });
+    await hook('a', {
+      hook_event_name: 'PostToolUse',
+      tool_name: 'mcp__pulse__pulse_should_interrupt',
+      tool_input: {},
+      tool_response: (answer.content as Array<{ text: string }>)[0]!.text,
+    });
+    const { report } = await doctor(dir);
+    const agents = report.findings.filter((f) => f.subject === 'agent').map((f) => f.message);
+    expect(agents).toHaveLength(4);
+    expect(agents.find((m) => m.includes('claude:solo'))).toMatch(/tied by elimination/);
+    expect(agents.find((m) => m.includes('hook session claude:a '))).toMatch(
+      /tied by pulse's answer seen in its hook's PostToolUse input/,
+    );
+    expect(agents.find((m) => m.includes('claude:b'))).toMatch(/acknowledge with agent "claude:b"/);
+    expect(agents.filter((m) => /with no hook session/.test(m))).toHaveLength(1);
   });
 
   it('names what the daemon cannot see (a guidance.md that is a symlink loop), and that no restart is needed', async () => {
