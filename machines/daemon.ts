@@ -1,4 +1,4 @@
-import { type Actor, assign, type EventObject, enqueueActions, fromCallback, setup, stopChild } from 'xstate';
+import { assign, type EventObject, enqueueActions, fromCallback, setup, stopChild } from 'xstate';
 
 /** One project the daemon serves: its id (also its child's id, `project:<id>` in the system) and folder. */
 export interface ServedEntry {
@@ -108,6 +108,3 @@ export const daemonMachine = setup({
     ended: { description: 'It serves no project: the process exits.', type: 'final' },
   },
 });
-
-/** The daemon's root actor. */
-export type DaemonActor = Actor<typeof daemonMachine>;
