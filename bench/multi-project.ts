@@ -27,6 +27,8 @@ export interface Serving {
   rss: number | null;
   cpuMs: number | null;
   cpuPercent: number | null;
+  /** CPU time of every thread in the window (schedstat), the figure the idle target is judged on. */
+  runMs: number | null;
   /** `pulse_should_interrupt` round trips, ms: the median over every call. */
   p50: number;
   calls: number;
@@ -56,6 +58,7 @@ const summed = (usage: readonly WindowUsage[]) => ({
   rss: sum(usage.map((u) => u.rss)),
   cpuMs: sum(usage.map((u) => u.cpuMs)),
   cpuPercent: sum(usage.map((u) => u.cpuPercent)),
+  runMs: sum(usage.map((u) => u.runMs)),
 });
 
 /**

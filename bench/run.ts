@@ -82,7 +82,7 @@ const IDLE_PLANS = plans<IdlePlan>(
 const HOOKS_PLANS = plans<HooksPlan>({ warmup: 5, runs: 100 }, { warmup: 3, runs: 30 });
 const PACKAGE_PLANS = plans<PackagePlan>({ installs: 3, startups: 7 }, { installs: 2, startups: 3 });
 const PROJECTS_PLANS = plans<ProjectsPlan>(
-  { projects: 5, warmup: 100, rounds: 10, block: 40, settleMs: 5_000, windowMs: 30_000 },
+  { projects: 5, warmup: 100, rounds: 10, block: 40, settleMs: 45_000, windowMs: 30_000 },
   { warmup: 40, rounds: 4, block: 25, windowMs: 10_000 },
 );
 const SESSIONS_PLANS = plans<SessionsPlan>(

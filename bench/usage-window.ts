@@ -1,5 +1,5 @@
 import { readProcessCpuMs, readProcessMemory } from './process-usage.js';
-import { readSchedStat } from './sched-stat.js';
+import { readProcessRunMs, readSchedStat } from './sched-stat.js';
 import { median } from './stats.js';
 
 /** What one process used over a measurement window; nulls off Linux. */
@@ -8,6 +8,8 @@ export interface WindowUsage {
   cpuPercent: number | null;
   /** CPU time used in the window, in ms (10 ms resolution). */
   cpuMs: number | null;
+  /** CPU time every thread ran in the window, in ms (schedstat, nanosecond resolution); null without schedstats. */
+  runMs: number | null;
   /** Median of the RSS readings taken during the window, in bytes. */
   rss: number | null;
   /** VmHWM at the end of the window: the peak since the process started, in bytes. */
@@ -31,6 +33,7 @@ export interface UsageWindow {
 export const startUsageWindow = async (pid: number, everyMs = 1_000): Promise<UsageWindow> => {
   const cpuBefore = await readProcessCpuMs(pid);
   const schedBefore = await readSchedStat(pid);
+  const runBefore = await readProcessRunMs(pid);
   const wallBefore = performance.now();
   const rss: number[] = [];
   let reading: Promise<void> = Promise.resolve();
@@ -45,6 +48,7 @@ export const startUsageWindow = async (pid: number, everyMs = 1_000): Promise<Us
       clearInterval(timer);
       const cpuAfter = await readProcessCpuMs(pid);
       const schedAfter = await readSchedStat(pid);
+      const runAfter = await readProcessRunMs(pid);
       const wallMs = performance.now() - wallBefore;
       await reading;
       const memory = await readProcessMemory(pid);
@@ -53,6 +57,7 @@ export const startUsageWindow = async (pid: number, everyMs = 1_000): Promise<Us
       return {
         cpuPercent: cpuMs === null ? null : (cpuMs / wallMs) * 100,
         cpuMs,
+        runMs: runBefore === null || runAfter === null ? null : runAfter - runBefore,
         rss: rss.length === 0 ? null : median(rss),
         peakRss: memory?.peakRss ?? null,
         readings: rss.length,
