@@ -336,6 +336,15 @@ describe('the status page in Chromium', () => {
       'ready',
       'ready.scan',
       'ready.scan.idle',
+      'ready.replace',
+      'ready.replace.task.md',
+      'ready.replace.task.md.here',
+      'ready.replace.guidance.md',
+      'ready.replace.guidance.md.here',
+      'ready.replace.constraints.md',
+      'ready.replace.constraints.md.here',
+      'ready.replace.plan.md',
+      'ready.replace.plan.md.here',
       'ready.ack',
       'ready.ack.idle',
     ]);
@@ -408,6 +417,10 @@ describe('the status page in Chromium', () => {
     );
     await page.screenshot({ path: join(shots, 'delivery-out.png'), fullPage: true });
 
+    // A second agent works in the project too: each must acknowledge the change itself.
+    const other = await connectClient(daemon.url);
+    clients.push(other);
+
     // The user changes guidance: the page shows the pending replan without a reload, in words and on the diagram.
     await save(join(project, '.pulse', 'guidance.md'), `# Guidance\n\n${PLANTED}\n`);
     await expect.poll(() => text(page, '#replan-headline')).toMatch(/^Replan pending/);
@@ -419,7 +432,7 @@ describe('the status page in Chromium', () => {
     expect(await text(page, '#replan-files')).toBe('.pulse/guidance.md');
     expect(await text(page, '#replan-body .says')).toMatch(
       new RegExp(
-        `^Waiting for the agent to acknowledge ${event} \\(guidance\\.md changed (now|\\d+ s ago)\\)\\.$`,
+        `^Waiting for 2 agents, each to acknowledge ${event} \\(guidance\\.md changed (now|\\d+ s ago)\\)\\.$`,
       ),
     );
     expect(await activeStates(page, 'replan')).toEqual(['pending']);
@@ -427,16 +440,30 @@ describe('the status page in Chromium', () => {
     expect(await page.title()).toMatch(/^Replan pending · pulse · /);
     await page.screenshot({ path: join(shots, 'replan-pending.png'), fullPage: true });
 
-    // The agent acknowledges: nothing is pending any more, and the diagram moves.
+    expect(await page.locator('#replan-owing li').count()).toBe(2);
+
+    // One agent acknowledges: the other still owes it, one line on the page.
     const ack = await callTool<{ accepted: boolean }>(agent, 'pulse_ack_replan', { event_id: event });
     expect(ack.accepted).toBe(true);
+    await expect.poll(() => page.locator('#replan-owing li').count()).toBe(1);
+    expect(await text(page, '#replan-owing li')).toMatch(
+      new RegExp(`^MCP session [0-9a-f]{8} owes ${event}$`),
+    );
+    expect(await text(page, '#replan-headline')).toMatch(/^Replan pending/);
+    await page.screenshot({ path: join(shots, 'replan-one-agent-owes.png'), fullPage: true });
+
+    // The other acknowledges too: nothing is pending any more, and the diagram moves.
+    expect(
+      (await callTool<{ accepted: boolean }>(other, 'pulse_ack_replan', { event_id: event })).accepted,
+    ).toBe(true);
     await expect.poll(() => text(page, '#replan-headline')).toBe('No replan pending');
     expect(await text(page, '#replan-body .internal')).toBe('acknowledged');
     expect(await activeStates(page, 'replan')).toEqual(['acknowledged']);
     expect(await page.locator('#replan-event').count()).toBe(0);
 
-    // The agent leaves (DELETE /mcp): the page drops it.
+    // The agents leave (DELETE /mcp): the page drops them.
     await endSession(agent);
+    await endSession(other);
     await expect.poll(() => text(page, '#agents-body')).toMatch(/^No agent is connected/);
 
     // Nothing the sources or the folder name said became markup, and nothing the page holds is file text.
