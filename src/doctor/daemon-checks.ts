@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
-import { PROBE_SESSION } from '../hooks/answer-hook.js';
+import { PROBE_SESSION } from '../hooks/events.js';
 import { isRunning } from '../hooks/find-daemon.js';
 import { VERSION } from '../package/version.js';
 import { readDiscovery } from '../store/discovery-file.js';

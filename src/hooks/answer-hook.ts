@@ -6,7 +6,7 @@ import { owedBy } from '../../machines/replan.js';
 import { headline } from '../mcp/external-section.js';
 import { gateOf, hearAgent, hooksOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { decide } from './decide.js';
-import { HOOK_EVENTS, isHookAgent } from './events.js';
+import { HOOK_EVENTS, isHookAgent, PROBE_SESSION } from './events.js';
 import { parseHookInput, phaseOf } from './hook-input.js';
 import { formatVerdict, letBeSaying, notEnforcing } from './hook-output.js';
 import { isPulseTool, judgeTool } from './tool-rule.js';
@@ -23,9 +23,6 @@ const STILL_READING = {
   file: '.pulse/',
   reason: `could not be read in time (the scan took longer than ${RECONCILE_BUDGET_MS} ms: a busy machine, a slow disk, or a log that failed to load, see pulse status): call pulse_should_interrupt, then try again`,
 };
-
-/** The session `pulse doctor` probes the hook route with: an answer, never an agent working in the project. */
-export const PROBE_SESSION = 'pulse-doctor';
 
 /** One hook call as it reaches the daemon: the agent's own JSON, as it wrote it on a hook's stdin. */
 export interface HookRequest {

@@ -13,3 +13,6 @@ export type HookAgent = keyof typeof HOOK_EVENTS;
 export type HookEventName<A extends HookAgent = HookAgent> = (typeof HOOK_EVENTS)[A][number];
 
 export const isHookAgent = (value: string): value is HookAgent => Object.hasOwn(HOOK_EVENTS, value);
+
+/** The session `pulse doctor` probes the hook route with: answered, never an agent working in the project. */
+export const PROBE_SESSION = 'pulse-doctor';
