@@ -34,7 +34,10 @@ export interface GeminiBody {
   contents: Content[];
   systemInstruction?: { parts: Part[] };
   tools?: Array<{ functionDeclarations?: FunctionDeclaration[] }>;
-  generationConfig?: { responseJsonSchema?: JsonSchema; responseSchema?: JsonSchema } & Record<string, unknown>;
+  generationConfig?: { responseJsonSchema?: JsonSchema; responseSchema?: JsonSchema } & Record<
+    string,
+    unknown
+  >;
 }
 
 /** What kind of request the CLI made: a main-loop turn, a side question, a token count, or anything else. */
@@ -157,9 +160,8 @@ const sendError = (res: ServerResponse, code: number, status: string, message: s
 const modelRequest = (body: GeminiBody): ModelRequest => ({
   body,
   responseTo: (name) =>
-    body.contents
-      .flatMap((content) => content.parts)
-      .findLast((part) => part.functionResponse?.name === name)?.functionResponse?.response,
+    body.contents.flatMap((content) => content.parts).findLast((part) => part.functionResponse?.name === name)
+      ?.functionResponse?.response,
   texts: (role) =>
     body.contents
       .filter((content) => content.role === role)

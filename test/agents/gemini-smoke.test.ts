@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/tool-rule.js';
@@ -39,9 +39,6 @@ const EVENTS = [
   'Notification',
 ] as const;
 type HookEvent = (typeof EVENTS)[number];
-
-/** The events that fire around every model request; the tests read them only for their order. */
-const PER_REQUEST = new Set<string>(['BeforeModel', 'AfterModel', 'BeforeToolSelection', 'PreCompress']);
 
 type Input = Record<string, unknown> & { hook_event_name: string };
 
@@ -84,7 +81,11 @@ interface Scene {
 }
 
 /** `.gemini/settings.json` of the project: the hooks, pulse's MCP server, and anything `extra` adds. */
-const projectSettings = (hooksDir: string, pulse: Record<string, unknown>, extra: Record<string, unknown>) => ({
+const projectSettings = (
+  hooksDir: string,
+  pulse: Record<string, unknown>,
+  extra: Record<string, unknown>,
+) => ({
   hooks: Object.fromEntries(
     EVENTS.map((event) => [
       event,
@@ -162,7 +163,8 @@ const sanitize = (input: Input, replacements: Array<[string, string]>): Input =>
     text
       .replace(/"timestamp":"[^"]+"/g, '"timestamp":"TIMESTAMP"')
       .replace(/session-\d{4}-\d\d-\d\dT\d\d-\d\d-[0-9a-f]+\.jsonl/g, 'session-DATE-SESSION.jsonl')
-      .replace(/Process Group PGID: \d+/g, 'Process Group PGID: PGID'),
+      .replace(/Process Group PGID: \d+/g, 'Process Group PGID: PGID')
+      .replace(/session:[0-9a-f-]{36}/g, 'session:MCP_SESSION'),
   );
 };
 
@@ -173,7 +175,9 @@ const fixtureName = (input: Input): string => {
     input.source ??
     input.reason ??
     ('stop_hook_active' in input ? `stop_hook_active-${input.stop_hook_active}` : null);
-  return detail === null ? `${input.hook_event_name}.json` : `${input.hook_event_name}-${String(detail)}.json`;
+  return detail === null
+    ? `${input.hook_event_name}.json`
+    : `${input.hook_event_name}-${String(detail)}.json`;
 };
 
 /** Each value replaced by its type, recursively: what must not change between a fixture and a new capture. */
@@ -194,7 +198,9 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
     );
     expect(run.code, context(run, model)).toBe(0);
     const [first, second] = model.turns();
-    const offered = (first?.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []).map((fn) => fn.name);
+    const offered = (first?.tools ?? [])
+      .flatMap((tool) => tool.functionDeclarations ?? [])
+      .map((fn) => fn.name);
     expect(offered).toEqual(expect.arrayContaining(PULSE_TOOLS.map((tool) => `mcp_pulse_${tool}`)));
     // The server's instructions, whole, in the session context of the first user message.
     const opening = first?.contents[0]?.parts[0]?.text ?? '';
@@ -300,15 +306,18 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
       'Agent execution blocked: pulse: stop held twice.',
     ]);
 
+    // The project's folder name also shows lower-cased (Gemini's temp dir) and in pulse's URL path.
+    const folderName = basename(scene.project);
     const replacements: Array<[string, string]> = [
+      [scene.daemonUrl, 'http://127.0.0.1:PORT/p/PROJECT-SLUG/mcp'],
       [scene.project, '/PROJECT'],
       [scene.home.home, '/HOME'],
       [scene.hooksDir, '/HOOKS'],
       [String(session), 'SESSION'],
-      [new URL(scene.daemonUrl).port, 'PORT'],
+      [folderName.toLowerCase(), 'PROJECT-NAME'],
     ];
     const samples = new Map<string, Input>();
-    for (const input of all.filter((input) => !PER_REQUEST.has(input.hook_event_name))) {
+    for (const input of all) {
       const name = fixtureName(input);
       if (!samples.has(name)) samples.set(name, sanitize(input, replacements));
     }
@@ -353,7 +362,11 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
         'claude-style',
         {
           stdout: {
-            hookSpecificOutput: { hookEventName: 'BeforeTool', permissionDecision: 'deny', permissionDecisionReason: 'R' },
+            hookSpecificOutput: {
+              hookEventName: 'BeforeTool',
+              permissionDecision: 'deny',
+              permissionDecisionReason: 'R',
+            },
           },
         },
       ],
@@ -361,7 +374,11 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
     ];
     for (const [index, [, answer]] of cases.entries()) await scene.answer('BeforeTool', answer, index + 1);
     const steps: Step[] = [
-      ...cases.map(([name]) => () => call('run_shell_command', { command: `touch ${name}` })),
+      ...cases.map(
+        ([name]) =>
+          () =>
+            call('run_shell_command', { command: `touch ${name}` }),
+      ),
       () => call('glob', { pattern: '*' }),
       () => call('list_directory', { dir_path: '.' }),
       () => 'Done.',
@@ -383,7 +400,10 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
       ['no-reason', false],
     ]);
     // What the model reads for a blocked call, byte for byte: a functionResponse with `error`.
-    const responses = model.turns().slice(1, cases.length + 3).map((body) => body.contents.at(-1)?.parts[0]?.functionResponse?.response);
+    const responses = model
+      .turns()
+      .slice(1, cases.length + 3)
+      .map((body) => body.contents.at(-1)?.parts[0]?.functionResponse?.response);
     expect(responses[0]).toEqual({ error: 'Tool execution blocked: pulse: a replan is pending.' });
     expect(responses[1]).toEqual({ error: 'Tool execution blocked: blocked by block.' });
     expect(responses[2]).toEqual({ error: 'Tool execution blocked: exit 2 reason on stderr' });
@@ -415,7 +435,10 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
   it('adds SessionStart and BeforeAgent context to the first user message and AfterTool context to the tool result, escaped', async () => {
     const scene = await setUp();
     const additional = (event: string, text: string): Answer => ({
-      stdout: { systemMessage: `${event} says hi`, hookSpecificOutput: { hookEventName: event, additionalContext: text } },
+      stdout: {
+        systemMessage: `${event} says hi`,
+        hookSpecificOutput: { hookEventName: event, additionalContext: text },
+      },
     });
     await scene.answer('SessionStart', additional('SessionStart', 'start <context> & more'));
     await scene.answer('BeforeAgent', additional('BeforeAgent', 'prompt context'));
@@ -452,7 +475,9 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
     const withAllowed = await setUp({ mcp: {}, settings: { tools: { allowed } } });
     const granted = await withAllowed.run(steps, 'Check in, then touch made.', []);
     const names = (scene: { model: ScriptedGemini }) =>
-      (scene.model.turns()[0]?.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []).map((fn) => fn.name);
+      (scene.model.turns()[0]?.tools ?? [])
+        .flatMap((tool) => tool.functionDeclarations ?? [])
+        .map((fn) => fn.name);
     expect(names(granted)).toEqual(expect.arrayContaining(allowed));
     expect(names(granted)).not.toContain('run_shell_command');
     expect(toolResults(granted.run)).toEqual([
@@ -470,10 +495,17 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
 
     // Without the grant (and without `trust`), headless leaves pulse's tools out altogether.
     const without = await setUp({ mcp: {} });
-    const refused = await without.run(steps.slice(0, 1).concat(() => 'Done.'), 'Check in.', []);
+    const refused = await without.run(
+      steps.slice(0, 1).concat(() => 'Done.'),
+      'Check in.',
+      [],
+    );
     expect(names(refused)).not.toContain('mcp_pulse_pulse_should_interrupt');
     expect(toolResults(refused.run)).toEqual([
-      { status: 'error', output: expect.stringMatching(/^Tool "mcp_pulse_pulse_should_interrupt" not found\./) },
+      {
+        status: 'error',
+        output: expect.stringMatching(/^Tool "mcp_pulse_pulse_should_interrupt" not found\./),
+      },
     ]);
   });
 
