@@ -216,6 +216,19 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
       'turn gemini-2.5-pro',
       'turn gemini-2.5-pro',
     ]);
+    // Project hooks are not reviewed: the first run names them in a warning, runs them, and
+    // remembers them by `name:command` in ~/.gemini/trusted_hooks.json.
+    expect(run.stderr).toContain(
+      'WARNING: The following project-level hooks have been detected in this workspace:',
+    );
+    expect(run.stderr).toContain('  - record-BeforeTool\n');
+    const remembered = JSON.parse(await readFile(join(scene.home.geminiDir, 'trusted_hooks.json'), 'utf8'));
+    expect(remembered[scene.project]).toContain(
+      `record-BeforeTool:${recordingCommand(scene.hooksDir, 'BeforeTool')}`,
+    );
+    expect((await scene.inputs('BeforeTool')).map((input) => input.tool_name)).toEqual([
+      'mcp_pulse_pulse_should_interrupt',
+    ]);
   });
 
   it('gives every hook event its input, the MCP answer to AfterTool, and sends a held stop back as a user message', async () => {
@@ -507,6 +520,36 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
         output: expect.stringMatching(/^Tool "mcp_pulse_pulse_should_interrupt" not found\./),
       },
     ]);
+  });
+
+  it("runs an untrusted folder under --skip-trust without the project's hooks and MCP server, and with them under GEMINI_CLI_TRUST_WORKSPACE", async () => {
+    const scene = await setUp({ trusted: false });
+    const steps: Step[] = [() => call('mcp_pulse_pulse_should_interrupt'), () => 'Done.'];
+    const skipped = await scene.run(steps, 'Check in.', ['--approval-mode', 'yolo', '--skip-trust']);
+    expect(skipped.run.code, context(skipped.run, skipped.model)).toBe(0);
+    expect(toolResults(skipped.run)).toEqual([
+      {
+        status: 'error',
+        output: expect.stringMatching(/^Tool "mcp_pulse_pulse_should_interrupt" not found\./),
+      },
+    ]);
+    expect(await scene.inputs('SessionStart')).toEqual([]);
+
+    const model = await startScriptedGemini(steps);
+    started.streams.push({ close: () => void model.close() });
+    const run = await runGemini({
+      cwd: scene.project,
+      home: scene.home,
+      baseUrl: model.baseUrl,
+      prompt: 'Check in.',
+      args: ['--approval-mode', 'yolo'],
+      env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+    });
+    expect(run.code, context(run, model)).toBe(0);
+    expect(toolResults(run)).toEqual([
+      { status: 'success', output: expect.stringContaining('"needs_replan":false') },
+    ]);
+    expect((await scene.inputs('SessionStart')).map((input) => input.source)).toEqual(['startup']);
   });
 
   it('refuses to run in a folder the user has not trusted, before any hook or model request', async () => {
