@@ -174,6 +174,7 @@ const fixtureName = (input: Input): string => {
     input.tool_name ??
     input.source ??
     input.reason ??
+    input.notification_type ??
     ('stop_hook_active' in input ? `stop_hook_active-${input.stop_hook_active}` : null);
   return detail === null
     ? `${input.hook_event_name}.json`
@@ -187,6 +188,38 @@ const shape = (value: unknown): unknown => {
     return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, shape(inner)]));
   }
   return value === null ? 'null' : typeof value;
+};
+
+/** The first input of each fixture name, with the scene's temp paths and ids replaced. */
+const fixtureSamples = (scene: Scene, session: string, inputs: Input[]): Map<string, Input> => {
+  // The project's folder name also shows lower-cased (Gemini's temp dir) and in pulse's URL path.
+  const replacements: Array<[string, string]> = [
+    [scene.daemonUrl, 'http://127.0.0.1:PORT/p/PROJECT-SLUG/mcp'],
+    [scene.project, '/PROJECT'],
+    [scene.home.home, '/HOME'],
+    [scene.hooksDir, '/HOOKS'],
+    [session, 'SESSION'],
+    [basename(scene.project).toLowerCase(), 'PROJECT-NAME'],
+  ];
+  const samples = new Map<string, Input>();
+  for (const input of inputs) {
+    const name = fixtureName(input);
+    if (!samples.has(name)) samples.set(name, sanitize(input, replacements));
+  }
+  return samples;
+};
+
+/** Writes the samples as fixtures under PULSE_CAPTURE_FIXTURES=1; either way each must have its fixture's shape. */
+const keepFixtures = async (samples: Map<string, Input>) => {
+  if (CAPTURE) {
+    await mkdir(FIXTURES, { recursive: true });
+    for (const [name, sample] of samples)
+      await writeFile(join(FIXTURES, name), `${JSON.stringify(sample, null, 2)}\n`);
+  }
+  for (const [name, sample] of samples) {
+    const fixture = JSON.parse(await readFile(join(FIXTURES, name), 'utf8'));
+    expect(shape(sample), name).toEqual(shape(fixture));
+  }
 };
 
 describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as its MCP server', () => {
@@ -319,31 +352,12 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
       'Agent execution blocked: pulse: stop held twice.',
     ]);
 
-    // The project's folder name also shows lower-cased (Gemini's temp dir) and in pulse's URL path.
-    const folderName = basename(scene.project);
-    const replacements: Array<[string, string]> = [
-      [scene.daemonUrl, 'http://127.0.0.1:PORT/p/PROJECT-SLUG/mcp'],
-      [scene.project, '/PROJECT'],
-      [scene.home.home, '/HOME'],
-      [scene.hooksDir, '/HOOKS'],
-      [String(session), 'SESSION'],
-      [folderName.toLowerCase(), 'PROJECT-NAME'],
-    ];
-    const samples = new Map<string, Input>();
-    for (const input of all) {
-      const name = fixtureName(input);
-      if (!samples.has(name)) samples.set(name, sanitize(input, replacements));
-    }
-    if (CAPTURE) {
-      await mkdir(FIXTURES, { recursive: true });
-      for (const [name, sample] of samples)
-        await writeFile(join(FIXTURES, name), `${JSON.stringify(sample, null, 2)}\n`);
-    }
-    expect((await readdir(FIXTURES)).sort()).toEqual([...samples.keys()].sort());
-    for (const [name, sample] of samples) {
-      const fixture = JSON.parse(await readFile(join(FIXTURES, name), 'utf8'));
-      expect(shape(sample), name).toEqual(shape(fixture));
-    }
+    const samples = fixtureSamples(scene, String(session), all);
+    await keepFixtures(samples);
+    // The Notification sample comes from the "ask" test below.
+    expect((await readdir(FIXTURES)).sort()).toEqual(
+      [...samples.keys(), 'Notification-ToolPermission.json'].sort(),
+    );
   });
 
   it('blocks a tool call on decision deny, exit 2, any other non-zero exit with text, a missing hook; runs it otherwise', async () => {
@@ -550,6 +564,61 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
       { status: 'success', output: expect.stringContaining('"needs_replan":false') },
     ]);
     expect((await scene.inputs('SessionStart')).map((input) => input.source)).toEqual(['startup']);
+  });
+
+  it("keeps pulse's tools in plan mode (the model's enter_plan_mode) under tools.allowed, but not under trust", async () => {
+    const allowed = PULSE_TOOLS.map((tool) => `mcp_pulse_${tool}`);
+    const steps: Step[] = [
+      () => call('enter_plan_mode', { reason: 'Replan' }),
+      () => call('mcp_pulse_pulse_should_interrupt'),
+      () => call('write_file', { file_path: '.pulse/plan.md', content: '# Plan\n' }),
+      () => 'Planned.',
+    ];
+    const listed = await setUp({ mcp: {}, settings: { tools: { allowed } } });
+    const kept = await listed.run(steps, 'Plan.');
+    const trusted = await setUp({ mcp: { trust: true } });
+    const dropped = await trusted.run(steps, 'Plan.');
+    const planDenied = expect.stringMatching(/^Tool execution denied by policy\. You are in Plan Mode/);
+    expect(toolResults(kept.run)).toEqual([
+      { status: 'success', output: 'Switching to Plan mode: Replan' },
+      { status: 'success', output: expect.stringContaining('"needs_replan":false') },
+      // Plan mode writes only to Gemini's own plans folder, not .pulse/plan.md.
+      { status: 'error', output: planDenied },
+    ]);
+    expect(toolResults(dropped.run)).toEqual([
+      { status: 'success', output: 'Switching to Plan mode: Replan' },
+      {
+        status: 'error',
+        output: expect.stringMatching(/^Tool "mcp_pulse_pulse_should_interrupt" not found\./),
+      },
+      { status: 'error', output: planDenied },
+    ]);
+  });
+
+  it('waits forever for a confirmation nobody can give when a BeforeTool hook answers "ask" headless', async () => {
+    const scene = await setUp();
+    await scene.answer('BeforeTool', { stdout: { decision: 'ask', reason: 'Ask the user.' } });
+    const model = await startScriptedGemini([
+      () => call('run_shell_command', { command: 'touch asked' }),
+      () => 'Done.',
+    ]);
+    started.streams.push({ close: () => void model.close() });
+    const run = await runGemini({
+      cwd: scene.project,
+      home: scene.home,
+      baseUrl: model.baseUrl,
+      prompt: 'Touch asked.',
+      args: ['--approval-mode', 'yolo'],
+      timeoutMs: 15_000,
+    });
+    expect(run.timedOut).toBe(true);
+    expect(model.turns()).toHaveLength(1);
+    expect(toolResults(run)).toEqual([]);
+    expect(existsSync(join(scene.project, 'asked'))).toBe(false);
+    // The one trace: a Notification hook call about the tool permission.
+    const notices = await scene.inputs('Notification');
+    expect(notices).toMatchObject([{ notification_type: 'ToolPermission' }]);
+    await keepFixtures(fixtureSamples(scene, String(notices[0]!.session_id), notices));
   });
 
   it('refuses to run in a folder the user has not trusted, before any hook or model request', async () => {
