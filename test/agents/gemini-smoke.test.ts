@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/tool-rule.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
-import { startDaemon, tempProject } from '../helpers/daemon.js';
+import { type RunningDaemon, startDaemon, tempProject } from '../helpers/daemon.js';
 import { readJsonLines } from '../helpers/files.js';
 import { trackStarted } from '../helpers/started.js';
 import { type GeminiHome, type GeminiRun, makeGeminiHome, runGemini } from './gemini.js';
@@ -69,6 +69,7 @@ const recordingCommand = (dir: string, event: string) =>
 /** A project with pulse's daemon, the recording hook on every event, and the user's trust. */
 interface Scene {
   project: string;
+  daemon: RunningDaemon;
   daemonUrl: string;
   hooksDir: string;
   home: GeminiHome;
@@ -123,6 +124,7 @@ const setUp = async ({
   started.projects.push(home.home);
   return {
     project,
+    daemon,
     daemonUrl: daemon.url,
     hooksDir,
     home,
@@ -619,6 +621,26 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
     const notices = await scene.inputs('Notification');
     expect(notices).toMatchObject([{ notification_type: 'ToolPermission' }]);
     await keepFixtures(fixtureSamples(scene, String(notices[0]!.session_id), notices));
+  });
+
+  it('starts without pulse\'s tools or instructions when the daemon is down, saying only "MCP issues detected"', async () => {
+    const scene = await setUp();
+    await scene.daemon.stop();
+    const { run, model } = await scene.run(
+      [() => call('mcp_pulse_pulse_should_interrupt'), () => 'Done.'],
+      'Check in.',
+    );
+    expect(run.code, context(run, model)).toBe(0);
+    expect(run.stderr).toContain('MCP issues detected. Run /mcp list for status.');
+    expect(JSON.stringify(model.turns()[0])).not.toContain('mcp_pulse_');
+    expect(JSON.stringify(model.turns()[0])).not.toContain(AGENT_RULE);
+    expect(toolResults(run)).toEqual([
+      {
+        status: 'error',
+        output: expect.stringMatching(/^Tool "mcp_pulse_pulse_should_interrupt" not found\./),
+      },
+    ]);
+    expect(await scene.inputs('BeforeTool')).toEqual([]);
   });
 
   it('refuses to run in a folder the user has not trusted, before any hook or model request', async () => {
