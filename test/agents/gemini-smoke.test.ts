@@ -9,7 +9,7 @@ import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { type RunningDaemon, startDaemon, tempProject } from '../helpers/daemon.js';
 import { readJsonLines } from '../helpers/files.js';
 import { trackStarted } from '../helpers/started.js';
-import { type GeminiHome, type GeminiRun, makeGeminiHome, runGemini } from './gemini.js';
+import { type GeminiHome, type GeminiOptions, type GeminiRun, makeGeminiHome, runGemini } from './gemini.js';
 import { type FunctionCall, type ScriptedGemini, type Step, startScriptedGemini } from './gemini-model.js';
 
 /*
@@ -66,19 +66,25 @@ const recordingCommand = (dir: string, event: string) =>
     'cat "$a.out"; cat "$a.err" >&2; exit "$(cat "$a.code")"',
   ].join('; ');
 
+/** The flags, environment and time limit of one run. */
+type RunOptions = Pick<GeminiOptions, 'args' | 'env' | 'timeoutMs'>;
+
 /** A project with pulse's daemon, the recording hook on every event, and the user's trust. */
 interface Scene {
   project: string;
   daemon: RunningDaemon;
-  daemonUrl: string;
   hooksDir: string;
   home: GeminiHome;
   /** Leaves an answer for the `nth` call of `event` (1-based), or for every call. */
   answer(event: HookEvent, answer: Answer, nth?: number): Promise<void>;
   /** The inputs the recording hook got for one event, in order. */
   inputs(event: HookEvent): Promise<Input[]>;
-  /** Runs `gemini -p` on a script in the project. */
-  run(steps: Step[], prompt: string, args?: string[]): Promise<{ run: GeminiRun; model: ScriptedGemini }>;
+  /** Runs `gemini -p` on a script in the project, by default with `--approval-mode yolo`. */
+  run(
+    steps: Step[],
+    prompt: string,
+    options?: RunOptions,
+  ): Promise<{ run: GeminiRun; model: ScriptedGemini }>;
 }
 
 /** `.gemini/settings.json` of the project: the hooks, pulse's MCP server, and anything `extra` adds. */
@@ -125,7 +131,6 @@ const setUp = async ({
   return {
     project,
     daemon,
-    daemonUrl: daemon.url,
     hooksDir,
     home,
     async answer(event, { stdout, stderr = '', code = 0 }, nth) {
@@ -136,10 +141,11 @@ const setUp = async ({
       await writeFile(`${base}.code`, String(code));
     },
     inputs: (event) => readJsonLines<Input>(join(hooksDir, `${event}.jsonl`)),
-    async run(steps, prompt, args = ['--approval-mode', 'yolo']) {
+    async run(steps, prompt, { args = ['--approval-mode', 'yolo'], env, timeoutMs } = {}) {
       const model = await startScriptedGemini(steps);
       started.streams.push({ close: () => void model.close() });
-      const run = await runGemini({ cwd: project, home, baseUrl: model.baseUrl, prompt, args });
+      const options = { cwd: project, home, baseUrl: model.baseUrl, prompt, args, env, timeoutMs };
+      const run = await runGemini(options);
       return { run, model };
     },
   };
@@ -196,7 +202,7 @@ const shape = (value: unknown): unknown => {
 const fixtureSamples = (scene: Scene, session: string, inputs: Input[]): Map<string, Input> => {
   // The project's folder name also shows lower-cased (Gemini's temp dir) and in pulse's URL path.
   const replacements: Array<[string, string]> = [
-    [scene.daemonUrl, 'http://127.0.0.1:PORT/p/PROJECT-SLUG/mcp'],
+    [scene.daemon.url, 'http://127.0.0.1:PORT/p/PROJECT-SLUG/mcp'],
     [scene.project, '/PROJECT'],
     [scene.home.home, '/HOME'],
     [scene.hooksDir, '/HOOKS'],
@@ -319,7 +325,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
     expect(before[0]!.mcp_context).toEqual({
       server_name: 'pulse',
       tool_name: 'pulse_should_interrupt',
-      url: scene.daemonUrl,
+      url: scene.daemon.url,
     });
     const after = await scene.inputs('AfterTool');
     expect(after.map((input) => input.tool_name)).toEqual(before.map((input) => input.tool_name));
@@ -502,7 +508,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
       () => 'Done.',
     ];
     const withAllowed = await setUp({ mcp: {}, settings: { tools: { allowed } } });
-    const granted = await withAllowed.run(steps, 'Check in, then touch made.', []);
+    const granted = await withAllowed.run(steps, 'Check in, then touch made.', { args: [] });
     const names = (scene: { model: ScriptedGemini }) =>
       (scene.model.turns()[0]?.tools ?? [])
         .flatMap((tool) => tool.functionDeclarations ?? [])
@@ -524,11 +530,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
 
     // Without the grant (and without `trust`), headless leaves pulse's tools out altogether.
     const without = await setUp({ mcp: {} });
-    const refused = await without.run(
-      steps.slice(0, 1).concat(() => 'Done.'),
-      'Check in.',
-      [],
-    );
+    const refused = await without.run([steps[0]!, () => 'Done.'], 'Check in.', { args: [] });
     expect(names(refused)).not.toContain('mcp_pulse_pulse_should_interrupt');
     expect(toolResults(refused.run)).toEqual([
       {
@@ -541,7 +543,9 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
   it("runs an untrusted folder under --skip-trust without the project's hooks and MCP server, and with them under GEMINI_CLI_TRUST_WORKSPACE", async () => {
     const scene = await setUp({ trusted: false });
     const steps: Step[] = [() => call('mcp_pulse_pulse_should_interrupt'), () => 'Done.'];
-    const skipped = await scene.run(steps, 'Check in.', ['--approval-mode', 'yolo', '--skip-trust']);
+    const skipped = await scene.run(steps, 'Check in.', {
+      args: ['--approval-mode', 'yolo', '--skip-trust'],
+    });
     expect(skipped.run.code, context(skipped.run, skipped.model)).toBe(0);
     expect(toolResults(skipped.run)).toEqual([
       {
@@ -551,14 +555,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
     ]);
     expect(await scene.inputs('SessionStart')).toEqual([]);
 
-    const model = await startScriptedGemini(steps);
-    started.streams.push({ close: () => void model.close() });
-    const run = await runGemini({
-      cwd: scene.project,
-      home: scene.home,
-      baseUrl: model.baseUrl,
-      prompt: 'Check in.',
-      args: ['--approval-mode', 'yolo'],
+    const { run, model } = await scene.run(steps, 'Check in.', {
       env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
     });
     expect(run.code, context(run, model)).toBe(0);
@@ -600,19 +597,11 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
   it('waits forever for a confirmation nobody can give when a BeforeTool hook answers "ask" headless', async () => {
     const scene = await setUp();
     await scene.answer('BeforeTool', { stdout: { decision: 'ask', reason: 'Ask the user.' } });
-    const model = await startScriptedGemini([
-      () => call('run_shell_command', { command: 'touch asked' }),
-      () => 'Done.',
-    ]);
-    started.streams.push({ close: () => void model.close() });
-    const run = await runGemini({
-      cwd: scene.project,
-      home: scene.home,
-      baseUrl: model.baseUrl,
-      prompt: 'Touch asked.',
-      args: ['--approval-mode', 'yolo'],
-      timeoutMs: 15_000,
-    });
+    const { run, model } = await scene.run(
+      [() => call('run_shell_command', { command: 'touch asked' }), () => 'Done.'],
+      'Touch asked.',
+      { timeoutMs: 15_000 },
+    );
     expect(run.timedOut).toBe(true);
     expect(model.turns()).toHaveLength(1);
     expect(toolResults(run)).toEqual([]);
