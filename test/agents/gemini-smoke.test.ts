@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/tool-rule.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
-import { type RunningDaemon, startDaemon, tempProject } from '../helpers/daemon.js';
+import { type RunningDaemon, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { readJsonLines } from '../helpers/files.js';
 import { trackStarted } from '../helpers/started.js';
 import { type GeminiHome, type GeminiOptions, type GeminiRun, makeGeminiHome, runGemini } from './gemini.js';
@@ -66,8 +66,8 @@ const recordingCommand = (dir: string, event: string) =>
     'cat "$a.out"; cat "$a.err" >&2; exit "$(cat "$a.code")"',
   ].join('; ');
 
-/** The flags, environment and time limit of one run. */
-type RunOptions = Pick<GeminiOptions, 'args' | 'env' | 'timeoutMs'>;
+/** The flags, environment, time limit and abort signal of one run. */
+type RunOptions = Pick<GeminiOptions, 'args' | 'env' | 'timeoutMs' | 'signal'>;
 
 /** A project with pulse's daemon, the recording hook on every event, and the user's trust. */
 interface Scene {
@@ -141,11 +141,10 @@ const setUp = async ({
       await writeFile(`${base}.code`, String(code));
     },
     inputs: (event) => readJsonLines<Input>(join(hooksDir, `${event}.jsonl`)),
-    async run(steps, prompt, { args = ['--approval-mode', 'yolo'], env, timeoutMs } = {}) {
+    async run(steps, prompt, { args = ['--approval-mode', 'yolo'], ...rest } = {}) {
       const model = await startScriptedGemini(steps);
       started.streams.push({ close: () => void model.close() });
-      const options = { cwd: project, home, baseUrl: model.baseUrl, prompt, args, env, timeoutMs };
-      const run = await runGemini(options);
+      const run = await runGemini({ cwd: project, home, baseUrl: model.baseUrl, prompt, args, ...rest });
       return { run, model };
     },
   };
@@ -594,20 +593,29 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
     ]);
   });
 
-  it('waits forever for a confirmation nobody can give when a BeforeTool hook answers "ask" headless', async () => {
+  it('stops at a confirmation nobody can give when a BeforeTool hook answers "ask" headless', async () => {
     const scene = await setUp();
     await scene.answer('BeforeTool', { stdout: { decision: 'ask', reason: 'Ask the user.' } });
-    const { run, model } = await scene.run(
+    const stop = new AbortController();
+    const running = scene.run(
       [() => call('run_shell_command', { command: 'touch asked' }), () => 'Done.'],
       'Touch asked.',
-      { timeoutMs: 15_000 },
+      { signal: stop.signal },
     );
-    expect(run.timedOut).toBe(true);
+    // The one trace: a Notification hook call about the tool permission; then the CLI waits.
+    const notices = await waitUntil(
+      async () => {
+        const inputs = await scene.inputs('Notification');
+        return inputs.length > 0 && inputs;
+      },
+      { timeoutMs: 60_000, describe: () => 'the Notification hook' },
+    );
+    stop.abort();
+    const { run, model } = await running;
+    expect(run.signal, 'still waiting when the test killed it').toBe('SIGKILL');
     expect(model.turns()).toHaveLength(1);
     expect(toolResults(run)).toEqual([]);
     expect(existsSync(join(scene.project, 'asked'))).toBe(false);
-    // The one trace: a Notification hook call about the tool permission.
-    const notices = await scene.inputs('Notification');
     expect(notices).toMatchObject([{ notification_type: 'ToolPermission' }]);
     await keepFixtures(fixtureSamples(scene, String(notices[0]!.session_id), notices));
   });

@@ -82,6 +82,8 @@ export interface GeminiOptions {
   args?: string[];
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** Kills the run (its whole group) when aborted, for a run a test has seen enough of. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -99,6 +101,7 @@ export const runGemini = ({
   args = [],
   env = {},
   timeoutMs = 90_000,
+  signal,
 }: GeminiOptions): Promise<GeminiRun> => {
   if (!existsSync(GEMINI_BIN)) {
     throw new Error(`No Gemini CLI at ${GEMINI_BIN}: run bash scripts/install-agent-clis.sh`);
@@ -131,14 +134,17 @@ export const runGemini = ({
       timedOut = true;
       killGroup(child.pid);
     }, timeoutMs);
+    const abort = () => killGroup(child.pid);
+    signal?.addEventListener('abort', abort, { once: true });
     child.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
     });
-    child.on('close', (code, signal) => {
+    child.on('close', (code, exitSignal) => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
       killGroup(child.pid);
-      resolve({ code, signal, timedOut, stdout, stderr, events: jsonLines<GeminiEvent>(stdout) });
+      resolve({ code, signal: exitSignal, timedOut, stdout, stderr, events: jsonLines<GeminiEvent>(stdout) });
     });
   });
 };
