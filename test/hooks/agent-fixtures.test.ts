@@ -14,10 +14,14 @@ import { judgeTool } from '../../src/hooks/tool-rule.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/hooks/', import.meta.url));
 
-/** Each fixture folder, with the agent its name starts with. */
+/** Agents captured before pulse reads their hooks: issue 24's phase 2 gives each a dialect, then drops it here. */
+const AWAITING_DIALECT = new Set(['gemini']);
+
+/** Each fixture folder of an agent pulse reads, with the agent its name starts with. */
 const folders = readdirSync(FIXTURES, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
-  .map(({ name }) => ({ name, agent: name.slice(0, name.indexOf('-')) }));
+  .map(({ name }) => ({ name, agent: name.slice(0, name.indexOf('-')) }))
+  .filter(({ agent }) => !AWAITING_DIALECT.has(agent));
 
 type Input = Record<string, unknown> & { hook_event_name: string; tool_input?: Record<string, unknown> };
 
