@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real agent CLIs the agent suite drives (test/agents/cli: Claude Code, Codex) from
+# Installs the real agent CLIs the agent suite drives (test/agents/cli: Claude Code, Codex, Copilot CLI) from
 # their own lockfile, never as pulse's dependencies. Skips the install when the installed tree was
 # made from this very lockfile.
 set -euo pipefail
@@ -9,4 +9,4 @@ if [ -f "$stamp" ] && cmp -s package-lock.json "$stamp"; then exit 0; fi
 # The CLIs' engines fields ask for newer Node than ours; their native binaries do not care.
 npm ci --no-audit --no-fund --loglevel=error
 cp package-lock.json "$stamp"
-echo "install-agent-clis: $(node_modules/.bin/claude --version), $(node_modules/.bin/codex --version)"
+echo "install-agent-clis: $(node_modules/.bin/claude --version), $(node_modules/.bin/codex --version), $(HOME="$PWD/node_modules/.copilot-home" COPILOT_PKG_CACHE_HOME="${TMPDIR:-/tmp}/pulse-copilot-pkg-cache" node_modules/.bin/copilot --version | head -1)"
