@@ -1,19 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/tool-rule.js';
-import { startDaemon, tempProject } from '../helpers/daemon.js';
 import { trackStarted } from '../helpers/started.js';
-import {
-  type ChatBody,
-  contentText,
-  type Step,
-  startScriptedChatModel,
-  type ToolCall,
-} from './chat-model.js';
+import { type ChatBody, contentText, type Step, startScriptedChatModel } from './chat-model.js';
 import {
   ALLOW_PULSE_TOOLS,
   type CopilotRun,
@@ -22,6 +14,7 @@ import {
   runCopilot,
   writeMcpJson,
 } from './copilot.js';
+import { fixtureFile, gitProjectWithDaemon, toolCall } from './smoke-scene.js';
 
 /*
  * The real GitHub Copilot CLI (1.0.102, `copilot -p`) offline against a scripted Chat Completions
@@ -37,16 +30,11 @@ const started = trackStarted();
 
 afterEach(() => started.cleanUp());
 
-/** A git project (Copilot takes the git root as the repository) with a README, served by a real `pulse start`. */
+/** A git project served by a real `pulse start`, with pulse in its .mcp.json. */
 const pulseProject = async () => {
-  const project = await realpath(await tempProject('pulse-copilot-'));
-  started.projects.push(project);
-  execFileSync('git', ['init', '-q', project]);
-  await writeFile(join(project, 'README.md'), 'hello world\n');
-  const daemon = await startDaemon(project);
-  started.daemons.push(daemon);
-  await writeMcpJson(project, daemon.url);
-  return { project, daemon };
+  const scene = await gitProjectWithDaemon(started, 'pulse-copilot-');
+  await writeMcpJson(scene.project, scene.daemon.url);
+  return scene;
 };
 
 /** One `copilot -p` run on a script, and what the model was sent. */
@@ -73,11 +61,7 @@ const copilotScripted = async (
   return { run, turns: model.turns(), home: home.home, context };
 };
 
-const call = (name: string, args: Record<string, unknown>, id: string): ToolCall => ({
-  name,
-  arguments: args,
-  id,
-});
+const call = toolCall;
 
 /** The tool results and user texts of the last request, in order, as the model read them. */
 const conversation = (body: ChatBody) =>
@@ -101,7 +85,7 @@ const normalise = (input: Record<string, unknown>, project: string, home: string
   return JSON.parse(out);
 };
 
-/** Writes (PULSE_WRITE_FIXTURES=1) or checks one fixture against the capture. */
+/** Checks one capture against its fixture (PULSE_WRITE_FIXTURES=1 rewrites it). */
 const fixture = async (
   name: string,
   input: Record<string, unknown> | undefined,
@@ -110,13 +94,7 @@ const fixture = async (
 ) => {
   expect(input, name).toBeDefined();
   const value = normalise(input!, project, home);
-  const file = join(FIXTURES, `${name}.json`);
-  if (process.env.PULSE_WRITE_FIXTURES === '1') {
-    await mkdir(FIXTURES, { recursive: true });
-    await writeFile(file, `${JSON.stringify(value, null, 2)}\n`);
-    return;
-  }
-  expect(value, name).toEqual(JSON.parse(await readFile(file, 'utf8')));
+  expect(value, name).toEqual(await fixtureFile(FIXTURES, name, value));
 };
 
 describe.skipIf(!process.env.PULSE_AGENT_SUITE)('the real GitHub Copilot CLI (copilot -p), smoke', () => {
