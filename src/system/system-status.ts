@@ -297,7 +297,7 @@ const gateStatus = (
       maxAttempts: c?.maxAttempts ?? GATE_DEFAULTS.maxAttempts,
       reflectEveryMs: c?.reflectEveryMs ?? GATE_DEFAULTS.reflectEveryMs,
       thinkTimeoutMs: c?.thinkTimeoutMs ?? GATE_DEFAULTS.thinkTimeoutMs,
-      retryBackoffMs: c?.retryBackoffMs ?? GATE_DEFAULTS.retryBackoffMs,
+      retryCapMs: c?.retryCapMs ?? GATE_DEFAULTS.retryCapMs,
     },
     dead_letters: (inbox?.deadLetters ?? []).map(deadLetterStatus),
     dead_lettered: inbox?.deadLettered ?? 0,
