@@ -19,6 +19,20 @@ export interface ServerSummary {
   disabled: string | null;
 }
 
+/**
+ * Who judges external events: the rule thinker (per-source urgency and rules, against the
+ * threshold), the agent itself (it receives every event and says in its ack what it did), a
+ * model behind an OpenAI-compatible endpoint, or the connected agent's model through MCP sampling.
+ */
+export type ThinkerKind = 'rules' | 'agent' | 'model' | 'sampling';
+
+/** The thinker sources.json asks for, as status names it: never its endpoint or key. */
+export interface ThinkerSetting {
+  kind: ThinkerKind;
+  /** The model's name with `"thinker": "model"`, else null. */
+  model: string | null;
+}
+
 /** What the sources supervisor keeps of a loaded config: no server secrets, only what pollers need. */
 export interface LoadedSources {
   sources: PolledSource[];
@@ -28,6 +42,7 @@ export interface LoadedSources {
   warnings: string[];
   /** The reflection gate's settings from the same file (defaults where it says nothing). */
   gate: GateSettings;
+  thinker: ThinkerSetting;
 }
 
 /** An item as a source test shows it. */
@@ -89,6 +104,8 @@ export interface SourcesContext {
   servers: ServerSummary[];
   fingerprints: Record<string, string>;
   warnings: string[];
+  /** The thinker of the last good config (the rules before one is loaded). */
+  thinker: ThinkerSetting;
   /** The last config error; while it holds, the last good config keeps running, if there was one. */
   error: string | null;
   /** Whether a config was ever loaded: pollers then run for the last good one through a broken edit. */
@@ -216,6 +233,7 @@ export const sourcesMachine = setup({
     servers: [],
     fingerprints: {},
     warnings: [],
+    thinker: { kind: 'rules', model: null },
     error: null,
     goodConfigLoaded: false,
     loads: 0,
@@ -267,6 +285,7 @@ export const sourcesMachine = setup({
               servers: next.servers,
               fingerprints: next.fingerprints,
               warnings: next.warnings,
+              thinker: next.thinker,
               error: null,
               goodConfigLoaded: true,
               loads: context.loads + 1,

@@ -22,6 +22,7 @@ import {
   watchDownWarning,
 } from '../system/system-status.js';
 import { terminalText } from '../text/terminal-text.js';
+import { thinkerLine } from '../thinkers/thinker-in-force.js';
 
 /** What `pulse status` reports, from the running daemon or, when none runs, from the files. */
 export interface StatusReport {
@@ -256,6 +257,7 @@ export const formatGate = (gate: GateStatus): string[] => {
       ` (threshold ${s.threshold}, lease ${seconds(s.leaseMs)}, cooldown ${seconds(s.cooldownMs)}, max attempts ${s.maxAttempts})` +
       `${gate.last_error ? `; last error: ${gate.last_error}` : ''}`,
   ];
+  lines.push(`thinker:   ${thinkerLine(gate.thinker)}`);
   const t = gate.last_thought;
   if (t !== null) {
     const quiet = t.events.filter((e) => e.verdict === 'quiet').length;
@@ -264,11 +266,6 @@ export const formatGate = (gate: GateStatus): string[] => {
       ...t.events
         .filter((e) => e.why !== undefined)
         .map((e) => `           "${e.title}": ${e.urgency} (${e.why})`),
-    );
-  }
-  if (gate.failed_in_a_row > 0) {
-    lines.push(
-      `thinker:   ${gate.failed_in_a_row} failed thought${gate.failed_in_a_row === 1 ? '' : 's'} in a row; backing off before asking again`,
     );
   }
   const d = gate.delivery;

@@ -47,5 +47,9 @@ export const createSourcesLoader =
     }
     const gate = { ...GATE_DEFAULTS, ...config?.reflection.gate };
     const servers = config?.serverSummaries ?? [];
-    return { sources, servers, fingerprints, warnings: config?.warnings ?? [], gate };
+    const thinker = {
+      kind: config?.reflection.thinker ?? 'rules',
+      model: config?.reflection.model?.model ?? null,
+    };
+    return { sources, servers, fingerprints, warnings: config?.warnings ?? [], gate, thinker };
   };

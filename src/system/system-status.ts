@@ -14,6 +14,7 @@ import { pollerId, type ServerSummary, type SourcesContext, sourceBlocked } from
 import type { WatcherContext } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import type { SessionFacts } from '../http/session-table.js';
+import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
 import { logOf, replanOf } from './ask-actors.js';
 
 export interface PollerStatus {
@@ -195,6 +196,8 @@ export interface DeadLetterStatus extends EventSummary {
 /** The reflection gate: what is out, what held it, and where events went. */
 export interface GateStatus {
   state: string;
+  /** The configured thinker, who judges now, and why when that is not it. */
+  thinker: ThinkerStatus;
   /** The delivery set aside or out to an agent. */
   delivery: {
     delivery_id: string;
@@ -252,11 +255,13 @@ export const deadLetterStatus = (d: DeadLetter): DeadLetterStatus => ({
 const gateStatus = (
   gate: { value: unknown; context: GateContext } | undefined,
   inbox: InboxContext | undefined,
+  thinker: ThinkerStatus,
 ): GateStatus => {
   const c = gate?.context;
   const delivery = c?.delivery ?? null;
   return {
     state: gate ? stateName(gate.value) : 'stopped',
+    thinker,
     delivery:
       delivery === null
         ? null
@@ -364,8 +369,18 @@ const serverState = (server: ServerSummary, pollers: readonly PollerStatus[]) =>
     : { state: 'failing' as const, detail: last.last_error };
 };
 
-/** Reads the snapshots, and the open MCP `sessions` the HTTP layer holds; sends nothing. */
-export const systemStatus = (actor: PulseActor, sessions: readonly SessionFacts[] = []): SystemStatus => {
+/** What the HTTP layer knows beside the snapshots: its open MCP sessions, and the latest that can sample. */
+export interface HttpFacts {
+  sessions?: readonly SessionFacts[];
+  /** The client name of the session the sampling thinker would ask, or null when none can sample. */
+  sampler?: string | null;
+}
+
+/** Reads the snapshots, and what the HTTP layer knows (`HttpFacts`); sends nothing. */
+export const systemStatus = (
+  actor: PulseActor,
+  { sessions = [], sampler = null }: HttpFacts = {},
+): SystemStatus => {
   const log = logOf(actor).getSnapshot();
   const replan = replanOf(actor).getSnapshot();
   const inbox = (actor.system.get('inbox') as AnyActorRef | undefined)?.getSnapshot() as
@@ -433,7 +448,16 @@ export const systemStatus = (actor: PulseActor, sessions: readonly SessionFacts[
       dropped: inbox?.context.dropped ?? 0,
       last_error: inbox?.context.lastError ?? null,
     },
-    gate: gateStatus(gate, inbox?.context),
+    gate: gateStatus(
+      gate,
+      inbox?.context,
+      thinkerInForce(sources?.context.thinker ?? { kind: 'rules', model: null }, sampler, {
+        failedInARow: gate?.context.failedInARow ?? 0,
+        lastFailure: gate?.context.lastFailure ?? null,
+        maxAttempts: gate?.context.maxAttempts ?? GATE_DEFAULTS.maxAttempts,
+        asking: gate !== undefined && ['reflecting', 'thinking'].includes(stateName(gate.value)),
+      }),
+    ),
     sources: {
       error: sources?.context.error ?? null,
       keeps_last_good:

@@ -96,6 +96,7 @@ type Agent = Awaited<ReturnType<typeof agentOn>>;
 interface ThinkingStatus {
   gate: {
     state: string;
+    thinker: { configured: string; judging: string | null; reason: string | null; retry_at: string | null };
     consumed_silently: number;
     delivered: number;
     failed_in_a_row: number;
@@ -223,6 +224,19 @@ describe('a model that fails, then answers: urgent means now', () => {
     );
     const daemon = await start(project);
     const agent = await agentOn(daemon);
+
+    // While the model fails, status says nobody judges, why, and when the model is asked again.
+    const failing = await waitUntil(
+      async () => {
+        const { gate } = await status(daemon);
+        return gate.state === 'backingOff' && gate.thinker;
+      },
+      { timeoutMs: 20_000, intervalMs: 50, describe: () => 'the gate backing off' },
+    );
+    expect(failing).toMatchObject({ configured: 'model triage-model', judging: null });
+    expect(failing.reason).toMatch(
+      /^the model endpoint \(triage-model\) failed [12] times? in a row \((HTTP 500|an answer that is not JSON)\); it is asked again at \d\d:\d\d:\d\d UTC, or sooner when new events arrive\. Meanwhile nobody judges: the events wait in the inbox/,
+    );
 
     // The agent checks in until it is told; each answer is kept, in order.
     const told: Array<{ at: number; titles: string[] }> = [];
@@ -368,6 +382,20 @@ describe('"thinker": "sampling": the connected agent judges with its own model',
       note: 'no connected MCP client declared the sampling capability: the rule thinker judged instead',
     });
     expect(await pulseLog(project)).toContain('no connected MCP client declared the sampling capability');
+    // Status names the thinker asked for, the one judging now, and why; a client that can sample changes that.
+    expect(gate.thinker).toEqual({
+      configured: 'sampling',
+      judging: 'rules',
+      reason: 'no connected client offers sampling; the rules judge until one connects',
+      retry_at: null,
+    });
+    await samplingAgent(daemon);
+    expect((await status(daemon)).gate.thinker).toEqual({
+      configured: 'sampling',
+      judging: 'sampling (sampling-agent)',
+      reason: null,
+      retry_at: null,
+    });
   });
 });
 

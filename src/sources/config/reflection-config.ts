@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type GateInput, RETRY_CAP_MAX_MS } from '../../../machines/gate-settings.js';
+import type { ThinkerKind } from '../../../machines/sources.js';
 import { ConfigError } from './config-error.js';
 import {
   type Fixes,
@@ -12,13 +13,6 @@ import {
   warnUnknownKeys,
 } from './config-parsing.js';
 import { type ModelConfig, modelOf } from './model-config.js';
-
-/**
- * Who judges external events: the rule thinker (per-source urgency and rules, against the
- * threshold), the agent itself (it receives every event and says in its ack what it did), a
- * model behind an OpenAI-compatible endpoint, or the connected agent's model through MCP sampling.
- */
-export type ThinkerKind = 'rules' | 'agent' | 'model' | 'sampling';
 
 /** The `reflection` block of sources.json, in the gate's units. */
 export interface ReflectionConfig {
