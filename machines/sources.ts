@@ -1,6 +1,6 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
-import type { PolledSource } from './external.js';
+import type { PolledSource, ToolSafety } from './external.js';
 import type { GateSettings } from './gate-settings.js';
 import { pollerMachine } from './poller.js';
 
@@ -78,10 +78,17 @@ export interface SourceTestResult {
   item_count: number;
   /** With `raw`: what the tool answered, when it answered. */
   raw: RawAnswer | null;
+  /** What the tool says of its side effects in `tools/list`; null when that could not be read. */
+  tool: ToolSafety | null;
 }
 
 /** A test that read nothing, and why. */
-export const failedTest = (source: string, server: string, error: string): SourceTestResult => ({
+export const failedTest = (
+  source: string,
+  server: string,
+  error: string,
+  tool: ToolSafety | null = null,
+): SourceTestResult => ({
   source,
   server,
   ok: false,
@@ -89,6 +96,7 @@ export const failedTest = (source: string, server: string, error: string): Sourc
   items: [],
   item_count: 0,
   raw: null,
+  tool,
 });
 
 /** The most items a test result lists, so that a huge answer stays a readable one. */

@@ -211,7 +211,10 @@ export const formatStatus = (report: StatusReport, now = Date.now()): string => 
   lines.push(...formatDeadLetters(report.dead_letters));
   if (report.sources) {
     lines.push(sourcesLine(report.sources));
-    for (const poller of report.sources.pollers) lines.push(`source:    ${formatPoller(poller)}`);
+    for (const poller of report.sources.pollers) {
+      lines.push(`source:    ${formatPoller(poller)}`);
+      if (poller.tool_check?.verdict === 'undeclared') lines.push(`warning:   ${poller.tool_check.message}`);
+    }
     for (const warning of report.sources.warnings) lines.push(`warning:   ${warning}`);
   }
   for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
@@ -295,7 +298,9 @@ export const formatDeadLetters = (dead: readonly DeadLetterStatus[]): string[] =
           ),
       ];
 
-/** One poller on one line. */
+/** One poller on one line; one whose tool was refused says why and how to fix it. */
 export const formatPoller = (p: PollerStatus): string =>
-  `${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): ${p.state}, ${p.items_seen} items, ` +
-  `last poll ${p.last_poll_at ?? 'never'}, next ${p.next_poll_at ?? '-'}${p.last_error ? `, last error: ${p.last_error}` : ''}`;
+  p.tool_check?.verdict === 'refused'
+    ? `${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): REFUSED: ${p.tool_check.message}`
+    : `${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): ${p.state}, ${p.items_seen} items, ` +
+      `last poll ${p.last_poll_at ?? 'never'}, next ${p.next_poll_at ?? '-'}${p.last_error ? `, last error: ${p.last_error}` : ''}`;

@@ -39,6 +39,7 @@ export const createSourcesLoader =
       args: s.args,
       intervalMs: s.intervalMs,
       enabled: s.enabled,
+      allowSideEffects: s.allowSideEffects ?? false,
     }));
     const fingerprints: Record<string, string> = {};
     for (const source of config?.sources ?? []) {

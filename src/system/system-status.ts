@@ -1,5 +1,5 @@
 import type { AnyActorRef, StateValue } from 'xstate';
-import type { InboxEvent } from '../../machines/external.js';
+import type { InboxEvent, ToolSafety } from '../../machines/external.js';
 import type { FocusContext } from '../../machines/focus.js';
 import type { Gate, GateContext } from '../../machines/gate-context.js';
 import { GATE_DEFAULTS, type GateSettings } from '../../machines/gate-settings.js';
@@ -34,6 +34,8 @@ export interface PollerStatus {
   failures: number;
   items_seen: number;
   catch_ups: number;
+  /** What its tool says of its side effects in `tools/list`, and what pulse does about it; null before a poll has read it. */
+  tool_check: ToolSafety | null;
 }
 
 /** A configured server as `/status` and `pulse sources list` show it: never a secret. */
@@ -421,6 +423,7 @@ export const systemStatus = (
       failures: c?.failures ?? 0,
       items_seen: c?.itemsInserted ?? 0,
       catch_ups: c?.catchUps ?? 0,
+      tool_check: c?.tool ?? null,
     };
   });
   return {

@@ -52,6 +52,7 @@ const passed = (name: string): SourceTestResult => ({
   items: [],
   item_count: 0,
   raw: null,
+  tool: null,
 });
 
 /**

@@ -1,3 +1,4 @@
+import { toolSummary } from '../../sources/client/tool-safety.js';
 import type { SystemStatus } from '../../system/system-status.js';
 import type { ThinkerStatus } from '../../thinkers/thinker-in-force.js';
 import { actorOf, stateLine } from './states.js';
@@ -226,6 +227,12 @@ const pollers = ({ sources: src }: SystemStatus): Child => [
       [
         h('span', { class: 'mono' }, p.source),
         h('div', { class: 'muted mono' }, `${p.server}.${p.tool}, every ${p.interval_sec} s`),
+        p.tool_check !== null &&
+          h(
+            'div',
+            { class: p.tool_check.verdict === 'undeclared' ? 'error tool' : 'muted tool' },
+            p.tool_check.verdict === 'undeclared' ? p.tool_check.message : toolSummary(p.tool_check),
+          ),
       ],
       chip(p.state),
       time(p.last_poll_at, 'never'),
