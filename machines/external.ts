@@ -18,6 +18,8 @@ export interface InboxEvent {
   /** Stable across restarts: derived from the source name and the source's item id. */
   id: string;
   source: string;
+  /** The server its source polls (absent in events written before pulse recorded it). */
+  server?: string;
   item_id: string;
   title: string;
   starts_at: string | null;
@@ -66,4 +68,18 @@ export interface ToolSafety {
   verdict: 'read_only' | 'undeclared' | 'allowed' | 'refused';
   /** The warning, the refusal with its fix, or why side effects are polled; null for a read-only tool. */
   message: string | null;
+}
+
+/**
+ * An item a source listed that another source of the same server had listed first (the same
+ * id, or the same link and title): not a second event, but said in the context.
+ */
+export interface AlsoListed {
+  at: string;
+  /** The source that listed it again. */
+  source: string;
+  /** The source whose event it is. */
+  first: string;
+  item_id: string;
+  title: string;
 }

@@ -82,6 +82,7 @@ export const pollerMachine = setup({
         type: 'inbox.offer' as const,
         pollId: context.polls,
         source: context.source.name,
+        server: context.source.server,
         items: context.pending,
         replyTo: self,
       }),

@@ -187,6 +187,7 @@ const start = async (
       type: 'inbox.offer',
       pollId: ++requestId,
       source: 'cal',
+      server: 'cal-server',
       items: events.map((e) => ({ itemId: e.id, title: e.title, startsAt: null, detail: '' })),
       replyTo,
     });

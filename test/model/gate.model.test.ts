@@ -751,6 +751,7 @@ class GateRun {
           type: 'inbox.offer',
           pollId: this.listed,
           source: 'cal',
+          server: 'cal-server',
           items: [
             { itemId: `item-${this.listed}`, title: `Item ${this.listed}`, startsAt: null, detail: '' },
           ],
