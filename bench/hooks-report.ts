@@ -6,7 +6,7 @@ import { HOOK_ROWS } from './hooks.js';
 export const TARGETS = { ratioToNode: 0.25 };
 
 /** The rows judged against the target: the hooks `pulse setup` writes by default. */
-const JUDGED: readonly HookRow[] = ['claude-http', 'codex-curl', 'cursor-curl'];
+const JUDGED: readonly HookRow[] = ['claude-http', 'codex-curl', 'cursor-curl', 'copilot-curl'];
 
 export interface HooksReport extends RunInfo {
   plan: HooksPlan;
@@ -22,6 +22,7 @@ const label = (row: HookRow, { programs }: HooksResult): string =>
     'claude-http': 'Claude Code, http: one POST to the daemon, no process',
     'codex-curl': 'Codex, curl: `bash -c` the PreToolUse line',
     'cursor-curl': 'Cursor, curl: `sh -c` the beforeShellExecution line',
+    'copilot-curl': 'Copilot CLI, curl: `bash -c` the preToolUse line',
     'codex-node': 'node fallback: `bash -c` `node bin.cjs hook codex --event PreToolUse`',
   })[row];
 

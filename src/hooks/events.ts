@@ -1,6 +1,7 @@
 import type { HookDialect, HookPhase } from './dialect.js';
 import { claudeDialect } from './dialects/claude.js';
 import { codexDialect } from './dialects/codex.js';
+import { copilotDialect } from './dialects/copilot.js';
 import { cursorDialect } from './dialects/cursor.js';
 
 /**
@@ -11,6 +12,7 @@ const DIALECTS = {
   claude: claudeDialect,
   codex: codexDialect,
   cursor: cursorDialect,
+  copilot: copilotDialect,
 } as const satisfies Record<string, HookDialect>;
 
 export type HookAgent = keyof typeof DIALECTS;
