@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HookAgent } from '../../src/hooks/events.js';
+import { HOOK_AGENTS, type HookAgent } from '../../src/hooks/events.js';
 import {
   BIN,
   CLI,
@@ -146,6 +146,26 @@ const cursorShell = (project: string, command: string): Hook => ({
   input: { ...cursorBase(project, 'beforeShellExecution'), command, cwd: project },
 });
 
+const geminiBase = (project: string, event: string, session = SESSION): Input => ({
+  session_id: session,
+  transcript_path: join(project, '.gemini-chat.jsonl'),
+  cwd: project,
+  hook_event_name: event,
+  timestamp: '2026-12-01T10:00:00.000Z',
+});
+
+const geminiTool = (project: string, tool_name: string, tool_input: Input): Hook => ({
+  event: 'BeforeTool',
+  input: { ...geminiBase(project, 'BeforeTool'), tool_name, tool_input },
+});
+
+/** Gemini's deny, for a tool call and a stop alike: `{"decision":"deny","reason":R}`. */
+const geminiHeld = (output: Output) => {
+  if (output.decision === undefined) return null;
+  expect(output.decision).toBe('deny');
+  return output.reason as string;
+};
+
 const CASES: AgentCase[] = [
   {
     agent: 'claude',
@@ -199,6 +219,44 @@ const CASES: AgentCase[] = [
     }),
     held: claudeHeld,
     stopHeld: claudeStopHeld,
+    news$: additionalContext,
+    letBe: {},
+  },
+  {
+    agent: 'gemini',
+    write: (project) =>
+      geminiTool(project, 'write_file', { file_path: 'src/index.ts', content: 'export {};\n' }),
+    read: (project) => geminiTool(project, 'run_shell_command', { command: 'cat .pulse/guidance.md' }),
+    planEdits: (project) => [
+      geminiTool(project, 'write_file', { file_path: '.pulse/plan.md', content: '# Plan\n' }),
+      geminiTool(project, 'replace', {
+        file_path: join(project, '.pulse', 'plan.md'),
+        instruction: 'Follow the guidance',
+        old_string: '# Plan',
+        new_string: '# Plan\n\nUse the new API.',
+      }),
+    ],
+    ack: (project, eventId) => geminiTool(project, 'mcp_pulse_pulse_ack_replan', { event_id: eventId }),
+    stop: (project, again) => ({
+      event: 'AfterAgent',
+      input: {
+        ...geminiBase(project, 'AfterAgent'),
+        prompt: 'Carry on.',
+        prompt_response: 'Done.',
+        stop_hook_active: again,
+      },
+    }),
+    news: (project, session) => ({
+      event: 'AfterTool',
+      input: {
+        ...geminiBase(project, 'AfterTool', session),
+        tool_name: 'read_file',
+        tool_input: { file_path: 'README.md' },
+        tool_response: { llmContent: '# A project\n', returnDisplay: '' },
+      },
+    }),
+    held: geminiHeld,
+    stopHeld: geminiHeld,
     news$: additionalContext,
     letBe: {},
   },
@@ -556,9 +614,9 @@ describe('pulse hook, finding and asking the daemon', () => {
     expect(held.status).toBe(200);
     expect(claudeHeld((await held.json()) as Output)).toContain(eventId);
 
-    const unknownAgent = await post('/hook/copilot/PreToolUse', input);
+    const unknownAgent = await post('/hook/aider/PreToolUse', input);
     expect(unknownAgent.status).toBe(404);
-    expect(await unknownAgent.text()).toBe('No hooks for "copilot": pulse answers claude, codex, cursor.');
+    expect(await unknownAgent.text()).toBe(`No hooks for "aider": pulse answers ${HOOK_AGENTS.join(', ')}.`);
     const wrongEvent = await post('/hook/cursor/PreToolUse', input);
     expect(wrongEvent.status).toBe(404);
     expect(await wrongEvent.text()).toContain(

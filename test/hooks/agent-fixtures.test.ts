@@ -15,7 +15,7 @@ import { judgeTool } from '../../src/hooks/tool-rule.js';
 const FIXTURES = fileURLToPath(new URL('../fixtures/hooks/', import.meta.url));
 
 /** Agents captured before pulse reads their hooks: issue 24's phase 2 gives each a dialect, then drops it here. */
-const AWAITING_DIALECT = new Set(['gemini']);
+const AWAITING_DIALECT = new Set<string>([]);
 
 /** Each fixture folder of an agent pulse reads, with the agent its name starts with. */
 const folders = readdirSync(FIXTURES, { withFileTypes: true })
@@ -52,6 +52,13 @@ const PHASES: Record<HookAgent, Record<string, HookCall['phase']>> = {
     beforeMCPExecution: 'pre-tool',
     stop: 'stop',
   },
+  gemini: {
+    SessionStart: 'session-start',
+    BeforeAgent: 'prompt',
+    BeforeTool: 'pre-tool',
+    AfterTool: 'post-tool',
+    AfterAgent: 'stop',
+  },
 };
 
 /** The files an `apply_patch` envelope names in its headers. */
@@ -69,8 +76,9 @@ const expectedTool = (agent: string, input: Input) => {
   }
   const name = input.tool_name as string;
   const args = input.tool_input ?? {};
-  if (name === 'Bash') return { name, command: args.command };
-  if (['Write', 'Edit', 'MultiEdit'].includes(name)) return { name, paths: [args.file_path] };
+  if (name === 'Bash' || name === 'run_shell_command') return { name, command: args.command };
+  if (['Write', 'Edit', 'MultiEdit', 'write_file', 'replace'].includes(name))
+    return { name, paths: [args.file_path] };
   if (name === 'apply_patch') return { name, paths: patchedFiles(args.command as string) };
   return { name };
 };
@@ -84,9 +92,9 @@ const callOf = (agent: HookAgent, text: string): HookCall => {
 };
 
 describe('hook inputs captured from the real agents', () => {
-  it('has folders of captures for Claude Code 2.1.332 and Codex 0.171.0, each named for an agent pulse knows', () => {
+  it('has folders of captures for Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0, each named for an agent pulse knows', () => {
     expect(folders.map((folder) => folder.name)).toEqual(
-      expect.arrayContaining(['claude-2.1.332', 'codex-0.171.0']),
+      expect.arrayContaining(['claude-2.1.332', 'codex-0.171.0', 'gemini-0.61.0']),
     );
     for (const { name, agent } of folders) expect(isHookAgent(agent), name).toBe(true);
   });
@@ -107,8 +115,11 @@ describe('hook inputs captured from the real agents', () => {
           session: input.session_id ?? input.conversation_id,
           cwd: '/PROJECT',
           tool,
-          // These captures predate agent_id in pulse's answers.
-          answeredAgentId: null,
+          // Gemini's captures of pulse's own tools have pulse's answer, agent_id and all; the others predate it.
+          answeredAgentId:
+            phase === 'post-tool' && String(input.tool_name).startsWith('mcp_pulse_')
+              ? 'session:MCP_SESSION'
+              : null,
         });
       },
     );
@@ -210,5 +221,57 @@ describe("Claude Code 2.1.332's tool calls, judged while a replan is pending", (
       pulseTool: true,
       allowed: true,
     });
+  });
+});
+
+describe("Gemini CLI 0.61.0's tool calls, judged while a replan is pending", () => {
+  const judge = async (file: string) => {
+    const text = readFileSync(join(FIXTURES, 'gemini-0.61.0', file), 'utf8');
+    const call = callOf('gemini', text);
+    return judgeTool('gemini', call.tool!, { projectRoot: '/PROJECT', cwd: call.cwd, server: 'pulse' });
+  };
+
+  it('holds its shell command `touch made`, saying what in it is more than reading', async () => {
+    expect(await judge('BeforeTool-run_shell_command.json')).toEqual({
+      pulseTool: false,
+      allowed: false,
+      why: expect.any(String),
+    });
+  });
+
+  it('runs what the replan needs: reading, searching, listing, its todos, MCP resources, the plan edit, pulse itself', async () => {
+    for (const file of [
+      'BeforeTool-read_file.json',
+      'BeforeTool-glob.json',
+      'BeforeTool-grep_search.json',
+      'BeforeTool-list_directory.json',
+      'BeforeTool-write_todos.json',
+      'BeforeTool-read_mcp_resource.json',
+      'BeforeTool-write_file.json',
+      'BeforeTool-replace.json',
+    ]) {
+      expect(await judge(file), file).toEqual({ pulseTool: false, allowed: true });
+    }
+    for (const file of [
+      'BeforeTool-mcp_pulse_pulse_should_interrupt.json',
+      'BeforeTool-mcp_pulse_pulse_ack_replan.json',
+    ]) {
+      expect(await judge(file), file).toEqual({ pulseTool: true, allowed: true });
+    }
+  });
+
+  it('holds a write_file of any file but .pulse/plan.md, relative or absolute', async () => {
+    const text = readFileSync(join(FIXTURES, 'gemini-0.61.0', 'BeforeTool-write_file.json'), 'utf8');
+    for (const file_path of ['notes.txt', '/PROJECT/.pulse/guidance.md', '../.pulse/plan.md']) {
+      const input = JSON.parse(text);
+      input.tool_input.file_path = file_path;
+      const call = callOf('gemini', JSON.stringify(input));
+      const judged = await judgeTool('gemini', call.tool!, {
+        projectRoot: '/PROJECT',
+        cwd: call.cwd,
+        server: 'pulse',
+      });
+      expect(judged.allowed, file_path).toBe(false);
+    }
   });
 });
