@@ -8,8 +8,9 @@ import { agentSetup, setupDialectOf } from '../setup/agents.js';
 import { writePlanned } from '../setup/apply.js';
 import { type GateVerdict, gateVerdicts, readCodexGates } from '../setup/codex-gates.js';
 import { findProgram } from '../setup/find-program.js';
+import { geminiGateVerdicts, readGeminiGates } from '../setup/gemini-gates.js';
 import { currentRuntime, type HookRuntime, type HookTransport } from '../setup/hook-handlers.js';
-import { type PlannedFile, planSetup } from '../setup/plan.js';
+import { type PlannedFile, planSetup, writtenLater } from '../setup/plan.js';
 import { projectId } from '../store/project-id.js';
 import { ProjectFolderError } from '../store/pulse-folder.js';
 
@@ -26,7 +27,7 @@ export interface SetupOptions {
   /** The agent's session-start hook starts the daemon when none answers. */
   autostart?: boolean;
   runtime?: HookRuntime;
-  /** Where Codex's user config is found (`CODEX_HOME`). */
+  /** Where Codex's and Gemini's user files are found (`CODEX_HOME`, `GEMINI_CLI_HOME`). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -55,7 +56,7 @@ export interface SetupResult {
   parts: Array<{ part: PartName; file: string; why?: string; snippet: string }>;
   files: SetupFileReport[];
   notes: string[];
-  /** What the agent itself still holds back (Codex: trust, hook review), with the user's step for each. */
+  /** What the agent itself still holds back (Codex: trust, hook review; Gemini: folder trust), with the user's step for each. */
   gates: GateVerdict[];
   /** `write` with --write, else `preview`: nothing is written. */
   mode: 'preview' | 'write';
@@ -172,7 +173,7 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   if (written) {
     const done: string[] = [];
     for (const [index, planned] of plan.entries()) {
-      if (planned.outcome.kind !== 'write') continue;
+      if (planned.outcome.kind !== 'write' || writtenLater(plan, index)) continue;
       try {
         const backup = await writePlanned(project, { ...planned, outcome: planned.outcome });
         if (backup) files[index]!.backup = backup;
@@ -184,10 +185,14 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
       done.push(planned.file);
     }
   }
-  const gates =
+  const env = options.env ?? process.env;
+  const verdicts =
     options.agent === 'codex'
-      ? gateVerdicts(await readCodexGates(project, options.env ?? process.env)).filter((gate) => !gate.ok)
-      : [];
+      ? gateVerdicts(await readCodexGates(project, env))
+      : options.agent === 'gemini'
+        ? geminiGateVerdicts(await readGeminiGates(project, env))
+        : [];
+  const gates = verdicts.filter((gate) => !gate.ok);
   return {
     agent: setup.agent,
     title: setup.title,

@@ -1,0 +1,319 @@
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
+import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
+import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
+import { oneShot, runCli, setupWithAutostart, waitForDelivery } from '../helpers/daemon.js';
+import { calendarSource } from '../helpers/source-fixture.js';
+import { trackStarted } from '../helpers/started.js';
+import { inAgentSuite } from './claude.js';
+import { userEdits } from './cli-process.js';
+import type { GeminiRun } from './gemini.js';
+import type { FunctionCall, GeminiBody, ModelRequest, Step } from './gemini-model.js';
+import { geminiScripted, pulseProjectForGemini, recordHookInputs, trustingHome } from './gemini-project.js';
+import { freePort, tempGitProject } from './pulse-project.js';
+
+/*
+ * The real Gemini CLI (0.61.0, `gemini -p … -o stream-json`) in a project set up by `pulse setup
+ * gemini --write`, beside a real `pulse start`; only the model is scripted, in the Gemini API. The
+ * user's one step, trusting the folder, is done as Gemini's "Trust folder" dialog does it. Each test
+ * reads, request by request, what Gemini sent the model back.
+ */
+
+const started = trackStarted();
+afterEach(() => started.cleanUp());
+
+const call = (name: string, args: Record<string, unknown> = {}): FunctionCall[] => [{ name, args }];
+
+const PULSE_NAMES = PULSE_TOOLS.map((tool) => `mcp_pulse_${tool}`);
+
+/** The JSON pulse answered with, from the text Gemini hands the model (`<untrusted_context>` around it). */
+const pulseAnswer = (response: Record<string, unknown> | undefined) =>
+  JSON.parse(/\{[\s\S]*\}/.exec(String(response?.output))?.[0] ?? 'null');
+
+/** The event id in one of pulse's hold or stop reasons ("… (event evt_…; the user changed …"). */
+const eventIn = (reason: unknown) => /event (evt_\S+?)[;)]/.exec(String(reason ?? ''))?.[1];
+
+/** How many times `needle` occurs in the text. */
+const occurrences = (text: string, needle: string) => text.split(needle).length - 1;
+
+/** Everything the model was told in a request: every text part and every tool result, as text. */
+const told = (body: GeminiBody) =>
+  body.contents
+    .flatMap((content) => content.parts)
+    .map((part) =>
+      part.functionResponse === undefined
+        ? (part.text ?? '')
+        : Object.values(part.functionResponse.response).map(String).join('\n'),
+    )
+    .join('\n');
+
+/** The lines Gemini printed for a hook's `systemMessage` (stderr only: stream-json has none). */
+const hookMessages = (run: GeminiRun) =>
+  run.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('Hook system message: '))
+    .map((line) => line.slice('Hook system message: '.length));
+
+/** The user edits the guidance, and pulse logs it: the id of the replan that is now pending. */
+const editGuidance = (project: string) =>
+  userEdits(project, 'guidance.md', '# Guidance\n\nUse the new API everywhere.\n');
+
+describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini --write`', () => {
+  it("offers exactly pulse's three tools with its instructions, and runs the check-in unasked with no approval", async () => {
+    const scene = await pulseProjectForGemini(started);
+    let checkIn: Record<string, unknown> | undefined;
+    const steps: Step[] = [
+      () => call('mcp_pulse_pulse_should_interrupt'),
+      (request) => {
+        checkIn = request.responseTo('mcp_pulse_pulse_should_interrupt');
+        return 'The README is tidy.';
+      },
+    ];
+    // The default approval mode: the prompt names no tool; the instructions name pulse's.
+    const { run, model, context } = await geminiScripted(started, scene, steps, 'Tidy up the README.', {
+      args: [],
+    });
+    expect(run.code, context).toBe(0);
+    expect([model.errors, model.overruns], context).toEqual([[], 0]);
+
+    const first = model.turns()[0]!;
+    const offered = (first.tools ?? [])
+      .flatMap((tool) => tool.functionDeclarations ?? [])
+      .map((fn) => fn.name);
+    expect(offered).toEqual(expect.arrayContaining(PULSE_NAMES));
+    // pulse's setup grants nothing else: headless Gemini still offers no shell and no write.
+    expect(offered).not.toContain('run_shell_command');
+    expect(offered).not.toContain('write_file');
+    const opening = first.contents[0]!.parts.map((part) => part.text ?? '').join('\n');
+    expect(opening).toContain(`---[start of server instructions]---\n${AGENT_RULE}\n`);
+    expect(opening).toContain(`--- Context from: GEMINI.md ---`);
+    expect(opening).toContain(AGENT_RULE_LINES[0]);
+    expect(pulseAnswer(checkIn)).toMatchObject({ needs_replan: false, needs_attention: false });
+    // Project hooks need no review: the first run names them in a warning, and runs them.
+    expect(run.stderr).toContain('WARNING: The following project-level hooks have been detected');
+    expect(run.stderr).toContain('  - pulse\n');
+    expect(hookMessages(run)).toEqual([]);
+  });
+
+  it('holds a shell command while a replan is pending, runs reads, the plan edit and the ack, then the command', async () => {
+    const scene = await pulseProjectForGemini(started);
+    const { project } = scene;
+    const saw: Record<string, Record<string, unknown> | undefined> = {};
+    let pending = '';
+    const touch = call('run_shell_command', { command: 'touch src-file', description: 'Create src-file' });
+    const steps: Step[] = [
+      () => call('mcp_pulse_pulse_should_interrupt'),
+      async (request) => {
+        saw.checkIn = request.responseTo('mcp_pulse_pulse_should_interrupt');
+        pending = await editGuidance(project);
+        return touch;
+      },
+      (request) => {
+        saw.held = request.responseTo('run_shell_command');
+        return call('read_file', { file_path: '.pulse/guidance.md' });
+      },
+      (request) => {
+        saw.read = request.responseTo('read_file');
+        return call('run_shell_command', { command: 'grep -n API .pulse/guidance.md' });
+      },
+      (request) => {
+        saw.grep = request.responseTo('run_shell_command');
+        return call('write_file', { file_path: '.pulse/plan.md', content: '# Plan\n\nUse the new API.\n' });
+      },
+      (request) => {
+        saw.plan = request.responseTo('write_file');
+        return call('mcp_pulse_pulse_ack_replan', { event_id: eventIn(saw.held?.error) });
+      },
+      (request) => {
+        saw.ack = request.responseTo('mcp_pulse_pulse_ack_replan');
+        return touch;
+      },
+      (request) => {
+        saw.work = request.responseTo('run_shell_command');
+        return 'Done: the plan follows the new guidance.';
+      },
+    ];
+    const { run, model, context } = await geminiScripted(
+      started,
+      scene,
+      steps,
+      'Add src-file to the project.',
+    );
+    const details = `${context}\n${JSON.stringify(saw, null, 2)}`;
+    expect(run.code, details).toBe(0);
+    expect([model.errors, model.overruns], details).toEqual([[], 0]);
+
+    expect(pulseAnswer(saw.checkIn)).toMatchObject({ needs_replan: false });
+    // What the model reads for a held call: Gemini's "Tool execution blocked: " and pulse's reason.
+    expect(saw.held?.error).toMatch(
+      new RegExp(
+        `^Tool execution blocked: pulse: a replan is pending \\(event ${pending}; the user changed \\.pulse/guidance\\.md\\)`,
+      ),
+    );
+    expect(saw.held?.error).toContain(`call pulse_ack_replan with event_id "${pending}"`);
+    expect(String(saw.read?.output)).toContain('Use the new API everywhere.');
+    expect(String(saw.grep?.output)).toContain('3:Use the new API everywhere.');
+    expect(saw.plan?.error).toBeUndefined();
+    expect(await readFile(join(project, '.pulse', 'plan.md'), 'utf8')).toBe('# Plan\n\nUse the new API.\n');
+    expect(pulseAnswer(saw.ack)).toMatchObject({ accepted: true, acknowledged_event_id: pending });
+    expect(saw.work?.error).toBeUndefined();
+    expect(existsSync(join(project, 'src-file'))).toBe(true);
+  });
+
+  it('holds a stop once per pending event, takes the reason it sends back as no new prompt, and lets the third stop go', async () => {
+    const scene = await pulseProjectForGemini(started);
+    const { project, daemon } = scene;
+    const stops = await recordHookInputs(project, 'AfterAgent');
+    const prompts = await recordHookInputs(project, 'BeforeAgent');
+    const logged: string[] = [];
+    let afterFirstStop: GeminiBody | undefined;
+    let ack: Record<string, unknown> | undefined;
+    const steps: Step[] = [
+      () => call('mcp_pulse_pulse_should_interrupt'),
+      async () => {
+        logged.push(await editGuidance(project));
+        return 'Done.';
+      },
+      // Held: the model acknowledges the event the stop's reason named.
+      (request) => {
+        afterFirstStop = request.body;
+        return call('mcp_pulse_pulse_ack_replan', { event_id: eventIn(request.texts('user').at(-1)) });
+      },
+      async (request) => {
+        ack = request.responseTo('mcp_pulse_pulse_ack_replan');
+        logged.push(await userEdits(project, 'constraints.md', '# Constraints\n\nNo network calls.\n'));
+        return 'Done again.';
+      },
+      // Held again, for the new event: this time the model stops without acknowledging it.
+      () => 'Stopping here; the constraints can wait.',
+    ];
+    const { run, model, context } = await geminiScripted(started, scene, steps, 'Tidy the project.', {
+      args: [],
+    });
+    expect(run.code, context).toBe(0);
+    expect([model.errors, model.overruns], context).toEqual([[], 0]);
+
+    // The reason comes back as the whole next user message: BeforeAgent, which fires again with it
+    // as its prompt, added nothing (the session was told by the stop).
+    const reasons = (await prompts()).map((input) => input.prompt);
+    expect(reasons[0]).toBe('Tidy the project.');
+    expect(reasons.slice(1).map(eventIn)).toEqual(logged);
+    expect(afterFirstStop?.contents.at(-1)).toEqual({ role: 'user', parts: [{ text: reasons[1] }] });
+    expect(reasons[1]).toContain('the user changed .pulse/guidance.md');
+    expect(reasons[2]).toContain(`call pulse_ack_replan with event_id "${logged[1]}"`);
+    const conversation = told(model.turns().at(-1)!);
+    for (const event of logged)
+      expect(occurrences(conversation, `a replan is pending (event ${event}`)).toBe(1);
+    expect(pulseAnswer(ack)).toMatchObject({ accepted: true, acknowledged_event_id: logged[0] });
+    expect(run.events.filter((event) => event.type === 'error').map((event) => event.message)).toEqual(
+      reasons.slice(1).map((reason) => `Agent execution blocked: ${reason}`),
+    );
+    // Gemini's stop_hook_active falls back to false after a tool call: pulse goes by the event.
+    expect((await stops()).map((input) => input.stop_hook_active)).toEqual([false, false, true]);
+    expect(hookMessages(run)).toEqual([
+      `pulse: replan ${logged[1]} is still pending: the agent stopped without acknowledging it.`,
+    ]);
+    const check = await oneShot(daemon.url, 'tools/call', { name: 'pulse_should_interrupt', arguments: {} });
+    expect(check.body.result?.structuredContent?.pending_replan_event_id, 'still pending').toBe(logged[1]);
+  });
+
+  it('lets every call and the stop through when the daemon is down, and says why on stderr', async () => {
+    const scene = await pulseProjectForGemini(started);
+    const { project, port } = scene;
+    await scene.daemon.stop();
+    let touched: Record<string, unknown> | undefined;
+    const steps: Step[] = [
+      () => call('run_shell_command', { command: 'touch made-while-down' }),
+      (request: ModelRequest) => {
+        touched = request.responseTo('run_shell_command');
+        return 'Done.';
+      },
+    ];
+    const { run, model, context } = await geminiScripted(started, scene, steps, 'Add made-while-down.');
+    expect(run.code, context).toBe(0);
+    expect([model.errors, model.overruns], context).toEqual([[], 0]);
+    expect(touched?.error, context).toBeUndefined();
+    expect(existsSync(join(project, 'made-while-down'))).toBe(true);
+    // Without the daemon Gemini drops pulse's server ("MCP issues detected"), and each hook says why.
+    expect(run.stderr).toContain('MCP issues detected.');
+    const line = `pulse: the daemon is not running at 127.0.0.1:${port} for ${project}; not enforcing replans. Start it with: pulse start -p ${project} --port ${port}`;
+    const messages = hookMessages(run);
+    expect(messages.length, context).toBeGreaterThan(0);
+    expect(new Set(messages)).toEqual(new Set([line]));
+  });
+
+  it('tells the model the titles of external events once, as facts, and takes its check-in and ack', async () => {
+    const titles = ['Standup moved to 10:30', 'Deploy freeze from 16:00'];
+    const scene = await pulseProjectForGemini(started, async (dir) => {
+      await calendarSource(dir, titles);
+      await writeFile(join(dir, 'README.md'), '# A project\n');
+    });
+    await waitForDelivery(scene.daemon);
+    const saw: Record<string, Record<string, unknown> | undefined> = {};
+    const readme = () => call('read_file', { file_path: 'README.md' });
+    const steps: Step[] = [
+      readme,
+      readme,
+      () => call('mcp_pulse_pulse_should_interrupt'),
+      (request) => {
+        saw.checkIn = request.responseTo('mcp_pulse_pulse_should_interrupt');
+        return call('mcp_pulse_pulse_ack_events', { delivery_id: pulseAnswer(saw.checkIn).delivery_id });
+      },
+      (request) => {
+        saw.ack = request.responseTo('mcp_pulse_pulse_ack_events');
+        return 'Told the user: the standup moved to 10:30, and a deploy freeze starts at 16:00.';
+      },
+    ];
+    const { run, model, context } = await geminiScripted(started, scene, steps, 'Look around the project.', {
+      args: [],
+    });
+    expect(run.code, context).toBe(0);
+    expect([model.errors, model.overruns], context).toEqual([[], 0]);
+
+    // The whole conversation is in the last request: the titles were told once, at the session's
+    // start, framed as facts, though the prompt and two reads could have told them too.
+    const conversation = told(model.turns().at(-1)!);
+    for (const title of titles) expect(occurrences(conversation, `[cal] "${title}"`), title).toBe(1);
+    expect(model.turns()[0]!.contents[0]!.parts[1]!.text).toMatch(
+      new RegExp(
+        `^<hook_context>pulse: external events need attention\\. ${EXTERNAL_FRAMING.replace(/[.()]/g, '\\$&')}`,
+      ),
+    );
+    expect(pulseAnswer(saw.checkIn)).toMatchObject({ needs_attention: true });
+    expect(pulseAnswer(saw.ack)).toMatchObject({ accepted: true });
+  });
+
+  it('with --autostart, a session start with no daemon starts it, and the first tool call is held while a replan is pending', async () => {
+    const project = await tempGitProject(started);
+    const port = await freePort();
+    await setupWithAutostart('gemini', project, port);
+    // The user changed the guidance while no daemon ran: pulse logs it when it starts.
+    expect((await runCli(['init', '-p', project])).code).toBe(0);
+    await writeFile(join(project, '.pulse', 'guidance.md'), '# Guidance\n\nUse the new API.\n');
+    const home = await trustingHome(started, project);
+    let held: Record<string, unknown> | undefined;
+    const steps: Step[] = [
+      () => call('run_shell_command', { command: 'touch src-file' }),
+      (request) => {
+        held = request.responseTo('run_shell_command');
+        return 'Held; I will replan.';
+      },
+      () => 'Noted.',
+    ];
+    try {
+      const { run, model, context } = await geminiScripted(started, { project, home }, steps, 'Carry on.');
+      expect(run.code, context).toBe(0);
+      const running = JSON.parse(await readFile(join(project, '.pulse', 'daemon.json'), 'utf8'));
+      expect(running.port).toBe(port);
+      expect(held?.error, context).toMatch(/^Tool execution blocked: pulse: a replan is pending \(event /);
+      expect(existsSync(join(project, 'src-file'))).toBe(false);
+      // The session start told the model too, before its first turn.
+      expect(told(model.turns()[0]!)).toContain('a replan is pending');
+    } finally {
+      await runCli(['stop', '-p', project]);
+    }
+  });
+});
