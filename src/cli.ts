@@ -201,7 +201,7 @@ program
   )
   .option(
     '--autostart',
-    "the agent's session-start hook starts the daemon (pulse start --detach) when none answers; claude, codex and gemini",
+    "the agent's session-start hook starts the daemon (pulse start --detach) when none answers; claude and codex",
   )
   .option('--json', 'print JSON')
   .action(

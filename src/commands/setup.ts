@@ -148,7 +148,7 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   const autostart = options.autostart === true;
   if (autostart && dialect.hooks?.autostartEvent === undefined) {
     throw new SetupUsageError(
-      `${dialect.hooks === undefined ? `${dialect.title} gets no hooks` : `${dialect.title} runs no hook when a session starts`}, so nothing can start pulse with it: start the daemon yourself with \`${pulse(`start --detach -p ${shellWord(project)}${port === DEFAULT_PORT ? '' : ` --port ${port}`}`)}\` (it returns once it serves).`,
+      `${dialect.hooks === undefined ? `${dialect.title} gets no hooks, so nothing can start pulse with it` : (dialect.hooks.noAutostart ?? `${dialect.title} runs no hook when a session starts, so nothing can start pulse with it`)}: start the daemon yourself with \`${pulse(`start --detach -p ${shellWord(project)}${port === DEFAULT_PORT ? '' : ` --port ${port}`}`)}\` (it returns once it serves).`,
     );
   }
   const runtime = options.runtime ?? currentRuntime();

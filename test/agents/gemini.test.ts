@@ -5,15 +5,22 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { oneShot, runCli, setupWithAutostart, waitForDelivery } from '../helpers/daemon.js';
+import { BIN, oneShot, runCli, waitForDelivery } from '../helpers/daemon.js';
 import { calendarSource } from '../helpers/source-fixture.js';
 import { trackStarted } from '../helpers/started.js';
 import { inAgentSuite } from './claude.js';
 import { userEdits } from './cli-process.js';
 import type { GeminiRun } from './gemini.js';
 import type { FunctionCall, GeminiBody, ModelRequest, Step } from './gemini-model.js';
-import { geminiScripted, pulseProjectForGemini, recordHookInputs, trustingHome } from './gemini-project.js';
-import { freePort, tempGitProject } from './pulse-project.js';
+import {
+  geminiScripted,
+  pulseProjectForGemini,
+  recordHookInputs,
+  SETTINGS,
+  setUpGemini,
+  trustingHome,
+} from './gemini-project.js';
+import { freePort, readJson, tempGitProject, writeJson } from './pulse-project.js';
 
 /*
  * The real Gemini CLI (0.61.0, `gemini -p … -o stream-json`) in a project set up by `pulse setup
@@ -89,8 +96,9 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
     expect(offered).not.toContain('write_file');
     const opening = first.contents[0]!.parts.map((part) => part.text ?? '').join('\n');
     expect(opening).toContain(`---[start of server instructions]---\n${AGENT_RULE}\n`);
-    expect(opening).toContain(`--- Context from: GEMINI.md ---`);
-    expect(opening).toContain(AGENT_RULE_LINES[0]);
+    expect(opening).toContain(
+      `--- Context from: ${scene.project}/GEMINI.md ---\n<!-- pulse:begin -->\n## pulse\n\n${AGENT_RULE_LINES.join('\n')}\n`,
+    );
     expect(pulseAnswer(checkIn)).toMatchObject({ needs_replan: false, needs_attention: false });
     // Project hooks need no review: the first run names them in a warning, and runs them.
     expect(run.stderr).toContain('WARNING: The following project-level hooks have been detected');
@@ -241,7 +249,8 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
     expect(run.stderr).toContain('MCP issues detected.');
     const line = `pulse: the daemon is not running at 127.0.0.1:${port} for ${project}; not enforcing replans. Start it with: pulse start -p ${project} --port ${port}`;
     const messages = hookMessages(run);
-    expect(messages.length, context).toBeGreaterThan(0);
+    // One line per hook call (start, prompt, before and after the command, stop): Gemini keeps none back.
+    expect(messages.length, context).toBe(5);
     expect(new Set(messages)).toEqual(new Set([line]));
   });
 
@@ -286,32 +295,46 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
     expect(pulseAnswer(saw.ack)).toMatchObject({ accepted: true });
   });
 
-  it('with --autostart, a session start with no daemon starts it, and the first tool call is held while a replan is pending', async () => {
+  it("refuses --autostart: Gemini connects to pulse's server before a SessionStart hook could start the daemon", async () => {
     const project = await tempGitProject(started);
     const port = await freePort();
-    await setupWithAutostart('gemini', project, port);
-    // The user changed the guidance while no daemon ran: pulse logs it when it starts.
-    expect((await runCli(['init', '-p', project])).code).toBe(0);
-    await writeFile(join(project, '.pulse', 'guidance.md'), '# Guidance\n\nUse the new API.\n');
+    const refused = await runCli([
+      'setup',
+      'gemini',
+      '--autostart',
+      '--write',
+      '-p',
+      project,
+      '--port',
+      String(port),
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'Gemini CLI connects to its MCP servers before its SessionStart hook runs',
+    );
+    expect(refused.stderr).toContain(`pulse start --detach -p ${project} --port ${port}`);
+
+    // What --autostart would do, as a hook of the user's own: the daemon starts, after Gemini gave up on it.
+    await setUpGemini(project, port);
+    const settings = (await readJson(project, SETTINGS)) as { hooks: Record<string, unknown[]> };
+    const start = `"${process.execPath}" "${BIN}" start --detach -p '${project}' --port ${port} >/dev/null`;
+    settings.hooks.SessionStart!.unshift({
+      hooks: [{ type: 'command', name: 'start-pulse', command: start, timeout: 30_000 }],
+    });
+    await writeJson(project, SETTINGS, settings);
     const home = await trustingHome(started, project);
-    let held: Record<string, unknown> | undefined;
-    const steps: Step[] = [
-      () => call('run_shell_command', { command: 'touch src-file' }),
-      (request) => {
-        held = request.responseTo('run_shell_command');
-        return 'Held; I will replan.';
-      },
-      () => 'Noted.',
-    ];
     try {
-      const { run, model, context } = await geminiScripted(started, { project, home }, steps, 'Carry on.');
+      const { run, model, context } = await geminiScripted(
+        started,
+        { project, home },
+        [() => 'Hello.'],
+        'Hi.',
+      );
       expect(run.code, context).toBe(0);
-      const running = JSON.parse(await readFile(join(project, '.pulse', 'daemon.json'), 'utf8'));
-      expect(running.port).toBe(port);
-      expect(held?.error, context).toMatch(/^Tool execution blocked: pulse: a replan is pending \(event /);
-      expect(existsSync(join(project, 'src-file'))).toBe(false);
-      // The session start told the model too, before its first turn.
-      expect(told(model.turns()[0]!)).toContain('a replan is pending');
+      expect(JSON.parse(await readFile(join(project, '.pulse', 'daemon.json'), 'utf8')).port).toBe(port);
+      expect(run.stderr).toContain('MCP issues detected.');
+      const offered = (model.turns()[0]!.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []);
+      expect(offered.map((fn) => fn.name)).not.toContain('mcp_pulse_pulse_ack_replan');
     } finally {
       await runCli(['stop', '-p', project]);
     }

@@ -22,8 +22,8 @@ const HOOKS = {
   file: SETTINGS,
   layout: geminiLayout,
   transports: ['curl', 'node'],
-  // Gemini awaits SessionStart before the first model request (its context lands in that request).
-  autostartEvent: 'SessionStart',
+  noAutostart:
+    "Gemini CLI connects to its MCP servers before its SessionStart hook runs, so a daemon that hook started would come too late: the session would run without pulse's tools, held by its hooks with no way to acknowledge",
   unstartable:
     "a hook Gemini cannot start blocks: it would hold every tool call and every stop with bash's complaint as the reason (run from another node, or pulse moved)",
 } as const satisfies SetupDialect['hooks'];
