@@ -1,16 +1,17 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { DoctorReport } from '../../src/commands/doctor.js';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { BIN, oneShot, runCli, waitForDelivery } from '../helpers/daemon.js';
+import { BIN, oneShot, runCli, startDaemon, waitForDelivery } from '../helpers/daemon.js';
 import { calendarSource } from '../helpers/source-fixture.js';
 import { trackStarted } from '../helpers/started.js';
 import { inAgentSuite } from './claude.js';
 import { userEdits } from './cli-process.js';
-import type { GeminiRun } from './gemini.js';
+import { type GeminiRun, makeGeminiHome } from './gemini.js';
 import type { FunctionCall, GeminiBody, ModelRequest, Step } from './gemini-model.js';
 import {
   geminiScripted,
@@ -338,5 +339,106 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
     } finally {
       await runCli(['stop', '-p', project]);
     }
+  });
+
+  it("says where Gemini's folder trust stands, in pulse setup and pulse doctor, as gemini itself finds it", async () => {
+    const project = await realpath(await tempGitProject(started));
+    const port = await freePort();
+    started.daemons.push(await startDaemon(project, { args: ['--port', String(port)] }));
+    const home = await makeGeminiHome();
+    started.projects.push(home.home);
+    const env = { GEMINI_CLI_HOME: home.home };
+    const trust = (rules: Record<string, string>) =>
+      writeFile(join(home.geminiDir, 'trustedFolders.json'), JSON.stringify(rules, null, 2));
+    /** What pulse doctor says of Gemini's trust, and how a headless gemini run there ends. */
+    const both = async () => {
+      const { stdout } = await runCli(['doctor', '-p', project, '--json'], { env });
+      const findings = (JSON.parse(stdout) as DoctorReport).findings.filter(
+        (f) => f.subject === 'gemini' && !f.message.startsWith('set up for port'),
+      );
+      const steps: Step[] = [() => call('mcp_pulse_pulse_should_interrupt'), () => 'Done.'];
+      const { run, context } = await geminiScripted(started, { project, home }, steps, 'Hi.', { args: [] });
+      return {
+        findings,
+        code: run.code,
+        checkedIn: run.events.some((e) => e.type === 'tool_result' && e.status === 'success'),
+        context,
+      };
+    };
+
+    const setup = await runCli(['setup', 'gemini', '--write', '-p', project, '--port', String(port)], {
+      env,
+    });
+    expect(setup.code, setup.stdout).toBe(0);
+    expect(setup.stdout).toContain(
+      `Gemini CLI will not use all of this yet:\n- Gemini does not trust ${project} yet`,
+    );
+    let now = await both();
+    expect(now.code, now.context).toBe(55);
+    expect(now.findings).toEqual([
+      expect.objectContaining({
+        ok: false,
+        fix: expect.stringContaining(`Run gemini in ${project} once and choose "Trust folder"`),
+      }),
+    ]);
+
+    // "Trust parent folder" in Gemini's dialog: a TRUST_PARENT rule on the project itself.
+    await trust({ [project]: 'TRUST_PARENT' });
+    now = await both();
+    expect([now.code, now.checkedIn], now.context).toEqual([0, true]);
+    expect(now.findings).toEqual([
+      {
+        subject: 'gemini',
+        ok: true,
+        message: `Gemini trusts ${project} ("${project}": TRUST_PARENT in ${join(home.geminiDir, 'trustedFolders.json')})`,
+      },
+    ]);
+
+    // The longest rule wins: the parent trusted, the project itself not.
+    await trust({ [dirname(project)]: 'TRUST_FOLDER', [project]: 'DO_NOT_TRUST' });
+    now = await both();
+    expect(now.code, now.context).toBe(55);
+    expect(now.findings).toEqual([
+      expect.objectContaining({
+        ok: false,
+        message: expect.stringContaining(`marks ${project} untrusted ("${project}": DO_NOT_TRUST)`),
+      }),
+    ]);
+  });
+
+  it('has doctor say that a hook Gemini cannot start would stop the agent, as the real CLI then does', async () => {
+    const scene = await pulseProjectForGemini(started);
+    const { project, port } = scene;
+    await setUpGemini(project, port, '--hooks', 'node');
+    // The node the hooks were set up with is gone (another version installed, say).
+    const file = join(project, SETTINGS);
+    await writeFile(file, (await readFile(file, 'utf8')).replaceAll(process.execPath, '/opt/gone/node'));
+    const env = { GEMINI_CLI_HOME: scene.home.home };
+    const doctor = await runCli(['doctor', '-p', project], { env });
+    expect(doctor.stdout).toContain(
+      'which does not exist: Gemini blocks on a hook it cannot start, so it would refuse every prompt',
+    );
+    expect(doctor.stdout).toContain(`fix: pulse setup gemini --write --force -p ${project}`);
+
+    const steps: Step[] = [() => call('run_shell_command', { command: 'touch made' }), () => 'Done.'];
+    const { run, model, context } = await geminiScripted(started, scene, steps, 'Add made.');
+    expect(model.turns(), context).toEqual([]);
+    expect(run.events.filter((event) => event.type === 'error').map((event) => event.message)).toEqual([
+      'Agent execution blocked: bash: line 1: /opt/gone/node: No such file or directory',
+    ]);
+    expect(existsSync(join(project, 'made'))).toBe(false);
+
+    // The fix doctor names brings the hooks back to this node.
+    expect(
+      (
+        await runCli(
+          ['setup', 'gemini', '--write', '--force', '-p', project, '--port', String(port), '--hooks', 'node'],
+          { env },
+        )
+      ).code,
+    ).toBe(0);
+    const again = await runCli(['doctor', '-p', project], { env });
+    expect(again.stdout).not.toContain('/opt/gone/node');
+    expect(again.stdout).toContain('ok  gemini: set up for port');
   });
 });

@@ -25,7 +25,7 @@ const HOOKS = {
   noAutostart:
     "Gemini CLI connects to its MCP servers before its SessionStart hook runs, so a daemon that hook started would come too late: the session would run without pulse's tools, held by its hooks with no way to acknowledge",
   unstartable:
-    "a hook Gemini cannot start blocks: it would hold every tool call and every stop with bash's complaint as the reason (run from another node, or pulse moved)",
+    'Gemini blocks on a hook it cannot start, so it would refuse every prompt ("Agent execution blocked: bash: … No such file or directory") and hold every tool call: the agent can do nothing',
 } as const satisfies SetupDialect['hooks'];
 
 /**
