@@ -105,7 +105,7 @@ describe('pulse doctor', () => {
     expect(agents).toHaveLength(4);
     expect(agents.find((m) => m.includes('claude:solo'))).toMatch(/tied by elimination/);
     expect(agents.find((m) => m.includes('hook session claude:a '))).toMatch(
-      /tied by pulse's answer seen in its hook's PostToolUse input/,
+      /tied by pulse's answer seen in its after-tool hook's input \(PostToolUse, AfterTool\)/,
     );
     expect(agents.find((m) => m.includes('claude:b'))).toMatch(/acknowledge with agent "claude:b"/);
     expect(agents.filter((m) => /with no hook session/.test(m))).toHaveLength(1);
