@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type RunningDaemon, runCli, startDaemon } from '../helpers/daemon.js';
@@ -109,10 +108,4 @@ export const recordHookInputs = async (
 export const pulseHookCommand = async (project: string, event: string): Promise<string> => {
   const settings = (await readJson(project, SETTINGS)) as Settings;
   return String(settings.hooks[event]![0]!.hooks[0]!.command);
-};
-
-/** What a hook command printed when run as Gemini runs it: `bash -c`, the input on stdin. */
-export const runHookCommand = (command: string, input: string) => {
-  const { status, stdout, stderr } = spawnSync('bash', ['-c', command], { input, encoding: 'utf8' });
-  return { code: status, stdout, stderr };
 };

@@ -15,6 +15,7 @@ import { type GeminiRun, makeGeminiHome } from './gemini.js';
 import type { FunctionCall, GeminiBody, ModelRequest, Step } from './gemini-model.js';
 import {
   geminiScripted,
+  pulseHookCommand,
   pulseProjectForGemini,
   recordHookInputs,
   SETTINGS,
@@ -105,6 +106,11 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
     expect(run.stderr).toContain('WARNING: The following project-level hooks have been detected');
     expect(run.stderr).toContain('  - pulse\n');
     expect(hookMessages(run)).toEqual([]);
+    // Gemini remembers them by `<name>:<command>`, to warn again only when one changes.
+    const remembered = JSON.parse(await readFile(join(scene.home.geminiDir, 'trusted_hooks.json'), 'utf8'));
+    expect(remembered[scene.project]).toContain(
+      `pulse:${await pulseHookCommand(scene.project, 'BeforeTool')}`,
+    );
   });
 
   it('holds a shell command while a replan is pending, runs reads, the plan edit and the ack, then the command', async () => {
@@ -229,6 +235,39 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
     expect(check.body.result?.structuredContent?.pending_replan_event_id, 'still pending').toBe(logged[1]);
   });
 
+  it('sends $PULSE_TOKEN to a daemon that requires one, from its MCP entry and its hooks alike', async () => {
+    const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
+    const project = await realpath(await tempGitProject(started));
+    const port = await freePort();
+    started.daemons.push(
+      await startDaemon(project, { args: ['--port', String(port)], env: { PULSE_TOKEN: token } }),
+    );
+    await setUpGemini(project, port);
+    const home = await trustingHome(started, project);
+    const saw: Record<string, Record<string, unknown> | undefined> = {};
+    const steps: Step[] = [
+      () => call('mcp_pulse_pulse_should_interrupt'),
+      async (request) => {
+        saw.checkIn = request.responseTo('mcp_pulse_pulse_should_interrupt');
+        await editGuidance(project);
+        return call('run_shell_command', { command: 'touch src-file' });
+      },
+      (request) => {
+        saw.held = request.responseTo('run_shell_command');
+        return 'Held.';
+      },
+      () => 'Noted.',
+    ];
+    const { run, model, context } = await geminiScripted(started, { project, home }, steps, 'Carry on.', {
+      env: { PULSE_TOKEN: token },
+    });
+    expect(run.code, context).toBe(0);
+    expect([model.errors, model.overruns], context).toEqual([[], 0]);
+    expect(pulseAnswer(saw.checkIn)).toMatchObject({ needs_replan: false });
+    expect(saw.held?.error).toMatch(/^Tool execution blocked: pulse: a replan is pending/);
+    expect(hookMessages(run).filter((line) => line.includes('refused'))).toEqual([]);
+  });
+
   it('lets every call and the stop through when the daemon is down, and says why on stderr', async () => {
     const scene = await pulseProjectForGemini(started);
     const { project, port } = scene;
@@ -246,8 +285,10 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
     expect([model.errors, model.overruns], context).toEqual([[], 0]);
     expect(touched?.error, context).toBeUndefined();
     expect(existsSync(join(project, 'made-while-down'))).toBe(true);
-    // Without the daemon Gemini drops pulse's server ("MCP issues detected"), and each hook says why.
-    expect(run.stderr).toContain('MCP issues detected.');
+    // Without the daemon Gemini drops pulse's server, tools and instructions with one line, and each hook says why.
+    expect(run.stderr).toContain('MCP issues detected. Run /mcp list for status.');
+    expect(JSON.stringify(model.turns()[0])).not.toContain('mcp_pulse_');
+    expect(JSON.stringify(model.turns()[0])).not.toContain(AGENT_RULE);
     const line = `pulse: the daemon is not running at 127.0.0.1:${port} for ${project}; not enforcing replans. Start it with: pulse start -p ${project} --port ${port}`;
     const messages = hookMessages(run);
     // One line per hook call (start, prompt, before and after the command, stop): Gemini keeps none back.
