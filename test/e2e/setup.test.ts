@@ -483,6 +483,11 @@ describe('pulse setup gemini --write', () => {
     const text = await read(dir, '.gemini/settings.json');
     expect(text.startsWith('{\n  // my model\n  "model": {"name": "gemini-2.5-pro"},\n')).toBe(true);
     expect(await read(dir, '.pulse/backups/.gemini/settings.json.pulse-backup')).toBe(mine);
+    // Its server and its hooks share the file: one line for it, one backup, one write.
+    expect(stdout.split('\n').filter((line) => line.includes('   .gemini/settings.json'))).toEqual([
+      `  changed   .gemini/settings.json (backup: ${join(dir, '.pulse', 'backups', '.gemini', 'settings.json')}.pulse-backup)`,
+    ]);
+    expect(await readdir(join(dir, '.pulse', 'backups', '.gemini'))).toEqual(['settings.json.pulse-backup']);
     const settings = JSON.parse(text.replace('  // my model\n', ''));
     expect(settings.mcpServers).toEqual({
       pulse: { httpUrl: URL_8765(dir), headers: { Authorization: 'Bearer $PULSE_TOKEN' } },
