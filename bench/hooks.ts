@@ -1,9 +1,10 @@
 import { mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { shellWord } from '../src/package/pulse-command.js';
 import { findPulseHook } from '../src/setup/hook-handlers.js';
 import type { JsonObject } from '../src/setup/json-edit.js';
 import { type ProfileSummary, summarizeProfile } from './cpu-profile-summary.js';
-import { startDaemon } from './daemon.js';
+import { CLI, startDaemon } from './daemon.js';
 import { expectHeld, hookInputs } from './hook-answers.js';
 import { postHook, setUpHook } from './hook-setup.js';
 import { connectSession, shouldInterrupt } from './session.js';
@@ -171,7 +172,9 @@ export const measureHooks = async (
       .replaceAll(encoded, encodeURIComponent('/home/me/app'))
       .replaceAll(project, '/home/me/app')
       .replaceAll(`127.0.0.1:${port}`, '127.0.0.1:8765')
-      .replaceAll(`--port ${port}`, '--port 8765');
+      .replaceAll(`--port ${port}`, '--port 8765')
+      // Setup names pulse as this bench's built bundle; a user's installed pulse is `pulse`.
+      .replaceAll(`node ${shellWord(CLI)} `, 'pulse ');
     return {
       times: Object.fromEntries(HOOK_ROWS.map((row) => [row, summarize(samples[row])])) as Record<
         HookRow,
