@@ -11,15 +11,24 @@ const CODEX_FIXTURE = new URL(
   import.meta.url,
 );
 
+/** Gemini CLI 0.61's own BeforeTool input for a shell call, captured from the real CLI (its command made the same). */
+const GEMINI_FIXTURE = new URL(
+  '../../test/fixtures/hooks/gemini-0.61.0/BeforeTool-run_shell_command.json',
+  import.meta.url,
+);
+
 /**
  * Each agent's hook input for one shell call in `project`, as the agent writes it: Claude Code's
- * PreToolUse, Codex's captured one with its `/PROJECT` replaced, Cursor's beforeShellExecution,
- * Copilot's preToolUse, VS Code's documented PreToolUse. All ask for the same command, so the daemon does the same work for each.
+ * PreToolUse, Codex's and Gemini's captured ones with their `/PROJECT` replaced, Cursor's
+ * beforeShellExecution, Copilot's preToolUse, VS Code's documented PreToolUse. All ask for the same
+ * command, so the daemon does the same work for each.
  */
 export const hookInputs = async (project: string): Promise<Record<HookAgent, string>> => {
   const codex = (await readFile(CODEX_FIXTURE, 'utf8')).replaceAll('/PROJECT', project);
   if (!codex.includes(`"command": "${COMMAND}"`))
     throw new Error(`The Codex fixture no longer runs "${COMMAND}": ${codex}`);
+  const gemini = JSON.parse((await readFile(GEMINI_FIXTURE, 'utf8')).replaceAll('/PROJECT', project));
+  gemini.tool_input.command = COMMAND;
   return {
     claude: JSON.stringify({
       session_id: 'bench-session',
@@ -42,6 +51,7 @@ export const hookInputs = async (project: string): Promise<Record<HookAgent, str
       command: COMMAND,
       cwd: project,
     }),
+    gemini: JSON.stringify(gemini),
     copilot: JSON.stringify({
       sessionId: 'bench-session',
       timestamp: 0,
@@ -73,14 +83,15 @@ const parse = (text: string): Record<string, unknown> | null => {
 
 /**
  * Whether an answer, in `agent`'s format, holds the call and names the pending event `eventId`:
- * Claude Code and Codex `permissionDecision: "deny"` in `hookSpecificOutput`, Copilot at the top,
- * Cursor `permission: "deny"`. A fail-open
+ * Claude Code, Codex and VS Code `permissionDecision: "deny"` in `hookSpecificOutput`, Copilot at the
+ * top, Cursor `permission: "deny"`, Gemini CLI `decision: "deny"`. A fail-open
  * "change nothing" (the daemon not reached, another project's daemon) does not.
  */
 export const holdsCall = (agent: HookAgent, answer: string, eventId: string): boolean => {
   const json = parse(answer);
   if (json === null) return false;
   if (agent === 'cursor') return json.permission === 'deny' && String(json.agent_message).includes(eventId);
+  if (agent === 'gemini') return json.decision === 'deny' && String(json.reason).includes(eventId);
   const specific = (agent === 'copilot' ? json : json.hookSpecificOutput) as
     | Record<string, unknown>
     | undefined;

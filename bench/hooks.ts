@@ -1,9 +1,10 @@
 import { mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { shellWord } from '../src/package/pulse-command.js';
 import { findPulseHook } from '../src/setup/hook-handlers.js';
 import type { JsonObject } from '../src/setup/json-edit.js';
 import { type ProfileSummary, summarizeProfile } from './cpu-profile-summary.js';
-import { startDaemon } from './daemon.js';
+import { CLI, startDaemon } from './daemon.js';
 import { expectHeld, hookInputs } from './hook-answers.js';
 import { postHook, setUpHook } from './hook-setup.js';
 import { connectSession, shouldInterrupt } from './session.js';
@@ -27,12 +28,13 @@ export const HOOK_ROWS = [
   'claude-http',
   'codex-curl',
   'cursor-curl',
+  'gemini-curl',
   'copilot-curl',
   'codex-node',
 ] as const;
 export type HookRow = (typeof HOOK_ROWS)[number];
 
-/** Codex and Copilot run a command hook as `bash -c '<command>'`; Cursor through a shell, taken to be `sh -c`. */
+/** Codex, Gemini CLI and Copilot run a command hook as `bash -c '<command>'`; Cursor through a shell, taken to be `sh -c`. */
 const BASH = '/bin/bash';
 const SH = '/bin/sh';
 
@@ -90,7 +92,7 @@ const profileNodeHook = async (node: JsonObject, input: string, project: string,
 /**
  * Times each agent's PreToolUse-style hook against one running daemon with a replan pending, so
  * every answer must hold the call: Claude Code's HTTP hook as one POST from this process, the
- * Codex, Cursor and Copilot curl commands and the node fallback through the shell each agent uses, read
+ * Codex, Cursor, Gemini CLI and Copilot curl commands and the node fallback through the shell each agent uses, read
  * back from the files the built `pulse setup --write` wrote; beside `node -e 0`, `bash -c true`
  * and `sh -c true`, one of each per round, the order rotating. Then profiles one node-fallback run.
  */
@@ -110,6 +112,7 @@ export const measureHooks = async (
     const claude = await setUpHook('claude', 'PreToolUse', 'http', at);
     const codex = await setUpHook('codex', 'PreToolUse', 'curl', at);
     const cursor = await setUpHook('cursor', 'beforeShellExecution', 'curl', at);
+    const gemini = await setUpHook('gemini', 'BeforeTool', 'curl', at);
     const copilot = await setUpHook('copilot', 'preToolUse', 'curl', at);
     // Set up elsewhere, so it does not replace the curl hooks; it finds the daemon from the input's cwd.
     const node = await setUpHook('codex', 'PreToolUse', 'node', {
@@ -122,7 +125,7 @@ export const measureHooks = async (
 
     const floor = (file: string, args: string[]) => async () => (await timeCommandOk(file, args)).ms;
     const shellHook =
-      (name: string, shell: string, handler: JsonObject, agent: 'codex' | 'cursor' | 'copilot') =>
+      (name: string, shell: string, handler: JsonObject, agent: 'codex' | 'cursor' | 'gemini' | 'copilot') =>
       async () => {
         const run = await timeCommandOk(shell, ['-c', (handler.command ?? handler.bash) as string], {
           input: inputs[agent],
@@ -143,6 +146,7 @@ export const measureHooks = async (
       },
       'codex-curl': shellHook("Codex's curl hook", BASH, codex, 'codex'),
       'cursor-curl': shellHook("Cursor's curl hook", SH, cursor, 'cursor'),
+      'gemini-curl': shellHook("Gemini CLI's curl hook", BASH, gemini, 'gemini'),
       'copilot-curl': shellHook("Copilot's curl hook", BASH, copilot, 'copilot'),
       'codex-node': shellHook('The node-fallback hook', BASH, node, 'codex'),
     };
@@ -171,7 +175,9 @@ export const measureHooks = async (
       .replaceAll(encoded, encodeURIComponent('/home/me/app'))
       .replaceAll(project, '/home/me/app')
       .replaceAll(`127.0.0.1:${port}`, '127.0.0.1:8765')
-      .replaceAll(`--port ${port}`, '--port 8765');
+      .replaceAll(`--port ${port}`, '--port 8765')
+      // Setup names pulse as this bench's built bundle; a user's installed pulse is `pulse`.
+      .replaceAll(`node ${shellWord(CLI)} `, 'pulse ');
     return {
       times: Object.fromEntries(HOOK_ROWS.map((row) => [row, summarize(samples[row])])) as Record<
         HookRow,

@@ -5,6 +5,7 @@ import { checkCodexHome } from '../doctor/codex-checks.js';
 import { checkCopilotHome } from '../doctor/copilot-checks.js';
 import { checkDaemon } from '../doctor/daemon-checks.js';
 import { type Finding, problem } from '../doctor/finding.js';
+import { checkGeminiTrust } from '../doctor/gemini-checks.js';
 import { checkGitIgnore } from '../doctor/git-checks.js';
 import { HOOK_AGENTS } from '../hooks/events.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
@@ -44,7 +45,7 @@ const setUpPort = async (project: string): Promise<number | undefined> => {
 /**
  * The one command to run when something seems off: is the daemon up for this project and on the
  * port the agents were pointed at, are each agent's entries, hooks and permissions in place and
- * runnable, will Codex run the hooks, and does git keep pulse's runtime files out. Every problem
+ * runnable, will Codex run the hooks, does Gemini trust the folder, and does git keep pulse's runtime files out. Every problem
  * comes with its exact fix.
  */
 export const runDoctor = async ({
@@ -78,6 +79,7 @@ export const runDoctor = async ({
     anySetUp ||= checked.setUp;
     findings.push(...checked.findings);
     if (agent === 'codex' && checked.setUp) findings.push(...(await checkCodexHome(root, env)));
+    if (agent === 'gemini' && checked.setUp) findings.push(...(await checkGeminiTrust(root, env)));
     if (agent === 'copilot' && checked.setUp) findings.push(...(await checkCopilotHome(root, env)));
   }
   if (!anySetUp) {

@@ -9,8 +9,9 @@ import { writePlanned } from '../setup/apply.js';
 import { type GateVerdict, gateVerdicts, readCodexGates } from '../setup/codex-gates.js';
 import { copilotGateVerdicts, readCopilotGates } from '../setup/copilot-gates.js';
 import { findProgram } from '../setup/find-program.js';
+import { geminiGateVerdicts, readGeminiGates } from '../setup/gemini-gates.js';
 import { currentRuntime, type HookRuntime, type HookTransport } from '../setup/hook-handlers.js';
-import { type PlannedFile, planSetup } from '../setup/plan.js';
+import { type PlannedFile, planSetup, writtenLater } from '../setup/plan.js';
 import { projectId } from '../store/project-id.js';
 import { ProjectFolderError } from '../store/pulse-folder.js';
 
@@ -27,7 +28,7 @@ export interface SetupOptions {
   /** The agent's session-start hook starts the daemon when none answers. */
   autostart?: boolean;
   runtime?: HookRuntime;
-  /** Where Codex's and Copilot's user configs are found (`CODEX_HOME`, `COPILOT_HOME`). */
+  /** Where Codex's, Gemini's and Copilot's user files are found (`CODEX_HOME`, `GEMINI_CLI_HOME`, `COPILOT_HOME`). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -56,7 +57,7 @@ export interface SetupResult {
   parts: Array<{ part: PartName; file: string; why?: string; snippet: string }>;
   files: SetupFileReport[];
   notes: string[];
-  /** What the agent itself still holds back (Codex: trust, hook review; Copilot: folder trust), with the user's step for each. */
+  /** What the agent itself still holds back (Codex: trust, hook review; Gemini and Copilot: folder trust), with the user's step for each. */
   gates: GateVerdict[];
   /** `write` with --write, else `preview`: nothing is written. */
   mode: 'preview' | 'write';
@@ -117,6 +118,7 @@ const gatesOf = async (
   env: NodeJS.ProcessEnv,
 ): Promise<GateVerdict[]> => {
   if (agent === 'codex') return gateVerdicts(await readCodexGates(project, env));
+  if (agent === 'gemini') return geminiGateVerdicts(await readGeminiGates(project, env));
   if (agent === 'copilot') return copilotGateVerdicts(await readCopilotGates(project, env));
   return [];
 };
@@ -159,7 +161,7 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   const autostart = options.autostart === true;
   if (autostart && dialect.hooks?.autostartEvent === undefined) {
     throw new SetupUsageError(
-      `${dialect.hooks === undefined ? `${dialect.title} gets no hooks` : `${dialect.title} runs no hook when a session starts`}, so nothing can start pulse with it: start the daemon yourself with \`${pulse(`start --detach -p ${shellWord(project)}${port === DEFAULT_PORT ? '' : ` --port ${port}`}`)}\` (it returns once it serves).`,
+      `${dialect.hooks === undefined ? `${dialect.title} gets no hooks, so nothing can start pulse with it` : (dialect.hooks.noAutostart ?? `${dialect.title} runs no hook when a session starts, so nothing can start pulse with it`)}: start the daemon yourself with \`${pulse(`start --detach -p ${shellWord(project)}${port === DEFAULT_PORT ? '' : ` --port ${port}`}`)}\` (it returns once it serves).`,
     );
   }
   const runtime = options.runtime ?? currentRuntime();
@@ -184,7 +186,7 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   if (written) {
     const done: string[] = [];
     for (const [index, planned] of plan.entries()) {
-      if (planned.outcome.kind !== 'write') continue;
+      if (planned.outcome.kind !== 'write' || writtenLater(plan, index)) continue;
       try {
         const backup = await writePlanned(project, { ...planned, outcome: planned.outcome });
         if (backup) files[index]!.backup = backup;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { runSetup, type SetupFileReport } from '../commands/setup.js';
 import { inPackageCache } from '../package/pulse-command.js';
 import { SETUP_AGENTS, type SetupAgent } from '../setup/agent-names.js';
-import { agentSetup } from '../setup/agents.js';
+import { agentSetup, setupDialectOf } from '../setup/agents.js';
 import { findProgram } from '../setup/find-program.js';
 import type { HookTransport } from '../setup/hook-handlers.js';
 import { type InstalledHook, installedHooks } from '../setup/installed-hooks.js';
@@ -67,10 +67,11 @@ const hookTargetFindings = (
     const { nodePath, cliPath } = hook.runtime;
     const missing = [nodePath, cliPath].find((path) => !existsSync(path));
     if (missing !== undefined) {
+      const unstartable = missing === nodePath ? setupDialectOf(agent).hooks?.unstartable : undefined;
       findings.push(
         problem(
           agent,
-          `its ${hook.event} hook runs ${missing}, which does not exist: it fails open, nothing is enforced`,
+          `its ${hook.event} hook runs ${missing}, which does not exist: ${unstartable ?? 'it fails open, nothing is enforced'}`,
           context.command(`setup ${agent} --write --force -p ${context.project}`),
         ),
       );

@@ -3,7 +3,7 @@ import { ask, type ServingDaemon } from './daemon-checks.js';
 import { type Finding, holds } from './finding.js';
 
 const WAYS: Record<NonNullable<ReplanAgentStatus['tied_by']>, string> = {
-  'tool-output': "pulse's answer seen in its hook's PostToolUse input",
+  'tool-output': "pulse's answer seen in its after-tool hook's input (PostToolUse, AfterTool)",
   'agent-argument': 'the hook session it named in a tool call',
   'only-pair': 'elimination: the only hook session and the only MCP client when one arrived',
 };

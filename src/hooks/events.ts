@@ -3,6 +3,7 @@ import { claudeDialect } from './dialects/claude.js';
 import { codexDialect } from './dialects/codex.js';
 import { copilotDialect } from './dialects/copilot.js';
 import { cursorDialect } from './dialects/cursor.js';
+import { geminiDialect } from './dialects/gemini.js';
 import { vscodeDialect } from './dialects/vscode.js';
 
 /**
@@ -13,6 +14,7 @@ const DIALECTS = {
   claude: claudeDialect,
   codex: codexDialect,
   cursor: cursorDialect,
+  gemini: geminiDialect,
   copilot: copilotDialect,
   vscode: vscodeDialect,
 } as const satisfies Record<string, HookDialect>;

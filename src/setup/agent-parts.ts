@@ -52,6 +52,10 @@ export interface HooksPlace {
   transports: readonly HookTransport[];
   /** The session-start event where `--autostart` can start the daemon, if the agent has one. */
   autostartEvent?: string;
+  /** Why `--autostart` cannot work for this agent, when it has hooks but no such event. */
+  noAutostart?: string;
+  /** What the agent does when a hook's program is missing (the shell exits 127), if not let the call go on. */
+  unstartable?: string;
   /** The events registered for a transport, when not all of the agent's (Claude Code's HTTP hooks skip SessionStart). */
   registered?(transport: HookTransport): readonly string[];
 }

@@ -4,12 +4,14 @@ import { claudeSetup } from './agents/claude.js';
 import { codexSetup } from './agents/codex.js';
 import { copilotSetup } from './agents/copilot.js';
 import { cursorSetup } from './agents/cursor.js';
+import { geminiSetup } from './agents/gemini.js';
 import { vscodeSetup } from './agents/vscode.js';
 
 const SETUPS: Record<SetupAgent, SetupDialect> = {
   claude: claudeSetup,
   codex: codexSetup,
   cursor: cursorSetup,
+  gemini: geminiSetup,
   vscode: vscodeSetup,
   copilot: copilotSetup,
 };

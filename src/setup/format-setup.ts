@@ -1,4 +1,4 @@
-import type { FileStatus, SetupResult } from '../commands/setup.js';
+import type { FileStatus, SetupFileReport, SetupResult } from '../commands/setup.js';
 import { pulse } from '../package/pulse-command.js';
 
 const PART_TITLES = { mcp: 'MCP server', hooks: 'Hooks', instructions: 'Instructions' } as const;
@@ -18,8 +18,26 @@ const PREVIEW_VERBS: Record<FileStatus, string> = {
   invalid: 'cannot edit ',
 };
 
+/** The most telling status first: a file two parts share (Gemini's settings) shows as one line. */
+const RANK: readonly FileStatus[] = ['invalid', 'conflict', 'created', 'changed', 'unchanged'];
+
+const byFile = (files: SetupFileReport[]): SetupFileReport[] => {
+  const merged = new Map<string, SetupFileReport>();
+  for (const file of files) {
+    const seen = merged.get(file.file);
+    const [first, other] =
+      seen === undefined || RANK.indexOf(file.status) < RANK.indexOf(seen.status)
+        ? [file, seen]
+        : [seen, file];
+    const replaced = [other?.replaced, first.replaced].filter(Boolean).join('; ');
+    const backup = other?.backup ?? first.backup;
+    merged.set(file.file, { ...first, ...(backup ? { backup } : {}), ...(replaced ? { replaced } : {}) });
+  }
+  return [...merged.values()];
+};
+
 const fileLines = (result: SetupResult): string[] =>
-  result.files.map((file) => {
+  byFile(result.files).map((file) => {
     const verb = result.written ? file.status.padEnd(9) : PREVIEW_VERBS[file.status];
     const details = [
       file.backup ? `backup: ${file.backup}` : '',

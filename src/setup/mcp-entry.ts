@@ -38,10 +38,11 @@ export const existingEntry = (
 
 /**
  * Adds `pulse` to the servers object under `serversKey` (`mcpServers`, or VS Code's `servers`),
- * keeping every other server; an entry with the same url is left as it is.
+ * keeping every other server; an entry with the same url (under `urlKey`: Gemini's is `httpUrl`)
+ * is left as it is.
  */
 export const mcpServerChange =
-  (serversKey: string, entry: JsonObject & { url: string }): JsonChange =>
+  (serversKey: string, entry: JsonObject, urlKey = 'url'): JsonChange =>
   (doc, options) => {
     const servers = doc[serversKey] ?? {};
     if (!isJsonObject(servers)) {
@@ -57,8 +58,9 @@ export const mcpServerChange =
       servers.pulse = entry;
       return { kind: 'changed' };
     }
-    const existingUrl = isJsonObject(existing) && typeof existing.url === 'string' ? existing.url : undefined;
-    return existingEntry(existingUrl, entry.url, options, () => {
+    const existingUrl =
+      isJsonObject(existing) && typeof existing[urlKey] === 'string' ? existing[urlKey] : undefined;
+    return existingEntry(existingUrl, String(entry[urlKey]), options, () => {
       servers.pulse = entry;
     });
   };

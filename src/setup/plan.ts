@@ -64,17 +64,30 @@ const readTarget = async (
   }
 };
 
-/** Reads every target and computes its edit, writing nothing, so all can be checked before any is written. */
-export const planSetup = (
+/**
+ * Reads every target and computes its edit, writing nothing, so all can be checked before any is
+ * written. Parts that share a file (Gemini keeps its server and its hooks in one) edit it in turn,
+ * each on the text the part before it made.
+ */
+export const planSetup = async (
   projectRoot: string,
   parts: SetupPart[],
   options: EditOptions,
-): Promise<PlannedFile[]> =>
-  Promise.all(
-    parts.map(async ({ edit, ...part }) => {
-      const path = join(projectRoot, part.file);
-      const target = await readTarget(projectRoot, path);
-      if ('outcome' in target) return { ...part, path, existed: true, outcome: target.outcome };
-      return { ...part, path, existed: target.text !== null, outcome: edit(target.text, options) };
-    }),
-  );
+): Promise<PlannedFile[]> => {
+  const files = [...new Set(parts.map((part) => part.file))];
+  const read = await Promise.all(files.map((file) => readTarget(projectRoot, join(projectRoot, file))));
+  const targets = new Map(files.map((file, index) => [file, read[index]!]));
+  const edited = new Map<string, string>();
+  return parts.map(({ edit, ...part }) => {
+    const path = join(projectRoot, part.file);
+    const target = targets.get(part.file)!;
+    if ('outcome' in target) return { ...part, path, existed: true, outcome: target.outcome };
+    const outcome = edit(edited.get(part.file) ?? target.text, options);
+    if (outcome.kind === 'write') edited.set(part.file, outcome.text);
+    return { ...part, path, existed: target.text !== null, outcome };
+  });
+};
+
+/** Whether a later part writes the same file: its text has this part's edit in it, so only that one is written. */
+export const writtenLater = (plan: PlannedFile[], index: number): boolean =>
+  plan.some((later, at) => at > index && later.path === plan[index]!.path && later.outcome.kind === 'write');

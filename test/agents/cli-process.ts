@@ -37,12 +37,18 @@ export interface ProcessRun {
 
 /**
  * Runs `bin argv` in `cwd` with exactly `env`, stdin closed, in a process group of its own that is
- * killed on timeout and again after exit, so no shell, hook or MCP child outlives the CLI.
+ * killed on timeout, on `signal`'s abort and again after exit, so no shell, hook or MCP child
+ * outlives the CLI.
  */
 export const runInGroup = (
   bin: string,
   argv: string[],
-  { cwd, env, timeoutMs }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+  {
+    cwd,
+    env,
+    timeoutMs,
+    signal,
+  }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; signal?: AbortSignal | undefined },
 ): Promise<ProcessRun> =>
   new Promise((resolve, reject) => {
     const child = spawn(bin, argv, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -59,14 +65,17 @@ export const runInGroup = (
       timedOut = true;
       killGroup(child.pid);
     }, timeoutMs);
+    const abort = () => killGroup(child.pid);
+    signal?.addEventListener('abort', abort, { once: true });
     child.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
     });
-    child.on('close', (code, signal) => {
+    child.on('close', (code, exitSignal) => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
       killGroup(child.pid);
-      resolve({ code, signal, timedOut, stdout, stderr });
+      resolve({ code, signal: exitSignal, timedOut, stdout, stderr });
     });
   });
 

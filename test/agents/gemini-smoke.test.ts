@@ -5,7 +5,6 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
-import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { type RunningDaemon, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
 import { readJsonLines } from '../helpers/files.js';
 import { trackStarted } from '../helpers/started.js';
@@ -230,47 +229,6 @@ const keepFixtures = async (samples: Map<string, Input>) => {
 };
 
 describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as its MCP server', () => {
-  it("offers pulse's three tools as mcp_pulse_<tool>, its instructions in the first user message, and runs a check-in", async () => {
-    const scene = await setUp();
-    const { run, model } = await scene.run(
-      [() => call('mcp_pulse_pulse_should_interrupt'), () => 'Nothing to do.'],
-      'Check in with pulse.',
-    );
-    expect(run.code, context(run, model)).toBe(0);
-    const [first, second] = model.turns();
-    const offered = (first?.tools ?? [])
-      .flatMap((tool) => tool.functionDeclarations ?? [])
-      .map((fn) => fn.name);
-    expect(offered).toEqual(expect.arrayContaining(PULSE_TOOLS.map((tool) => `mcp_pulse_${tool}`)));
-    // The server's instructions, whole, in the session context of the first user message.
-    const opening = first?.contents[0]?.parts[0]?.text ?? '';
-    expect(opening).toContain(
-      `The following are instructions provided by the tool server 'pulse':\n---[start of server instructions]---\n${AGENT_RULE}\n---[end of server instructions]---`,
-    );
-    // The tool's answer comes back as a functionResponse, wrapped as untrusted data.
-    const answer = second?.contents.at(-1)?.parts[0]?.functionResponse;
-    expect(answer?.name).toBe('mcp_pulse_pulse_should_interrupt');
-    expect(String(answer?.response.output)).toMatch(/^<untrusted_context>\n\{"needs_replan":false,/);
-    // Only main-loop requests: a fixed model skips the router's classifier.
-    expect(model.requests.map((request) => `${request.kind} ${request.model}`)).toEqual([
-      'turn gemini-2.5-pro',
-      'turn gemini-2.5-pro',
-    ]);
-    // Project hooks are not reviewed: the first run names them in a warning, runs them, and
-    // remembers them by `name:command` in ~/.gemini/trusted_hooks.json.
-    expect(run.stderr).toContain(
-      'WARNING: The following project-level hooks have been detected in this workspace:',
-    );
-    expect(run.stderr).toContain('  - record-BeforeTool\n');
-    const remembered = JSON.parse(await readFile(join(scene.home.geminiDir, 'trusted_hooks.json'), 'utf8'));
-    expect(remembered[scene.project]).toContain(
-      `record-BeforeTool:${recordingCommand(scene.hooksDir, 'BeforeTool')}`,
-    );
-    expect((await scene.inputs('BeforeTool')).map((input) => input.tool_name)).toEqual([
-      'mcp_pulse_pulse_should_interrupt',
-    ]);
-  });
-
   it('gives every hook event its input, the MCP answer to AfterTool, and sends a held stop back as a user message', async () => {
     const scene = await setUp();
     await writeFile(join(scene.project, 'notes.txt'), 'notes\n');
@@ -618,34 +576,5 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('Gemini CLI 0.61.0 with pulse as
     expect(existsSync(join(scene.project, 'asked'))).toBe(false);
     expect(notices).toMatchObject([{ notification_type: 'ToolPermission' }]);
     await keepFixtures(fixtureSamples(scene, String(notices[0]!.session_id), notices));
-  });
-
-  it('starts without pulse\'s tools or instructions when the daemon is down, saying only "MCP issues detected"', async () => {
-    const scene = await setUp();
-    await scene.daemon.stop();
-    const { run, model } = await scene.run(
-      [() => call('mcp_pulse_pulse_should_interrupt'), () => 'Done.'],
-      'Check in.',
-    );
-    expect(run.code, context(run, model)).toBe(0);
-    expect(run.stderr).toContain('MCP issues detected. Run /mcp list for status.');
-    expect(JSON.stringify(model.turns()[0])).not.toContain('mcp_pulse_');
-    expect(JSON.stringify(model.turns()[0])).not.toContain(AGENT_RULE);
-    expect(toolResults(run)).toEqual([
-      {
-        status: 'error',
-        output: expect.stringMatching(/^Tool "mcp_pulse_pulse_should_interrupt" not found\./),
-      },
-    ]);
-    expect(await scene.inputs('BeforeTool')).toEqual([]);
-  });
-
-  it('refuses to run in a folder the user has not trusted, before any hook or model request', async () => {
-    const scene = await setUp({ trusted: false });
-    const { run, model } = await scene.run([() => 'Hello.'], 'Hi.');
-    expect(run.code).toBe(55);
-    expect(run.stderr).toContain('Gemini CLI is not running in a trusted directory.');
-    expect(model.requests).toEqual([]);
-    expect(await scene.inputs('SessionStart')).toEqual([]);
   });
 });

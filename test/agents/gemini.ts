@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { jsonLines, killGroup } from './cli-process.js';
+import { jsonLines, type ProcessRun, runInGroup } from './cli-process.js';
 
 /** The real Gemini CLI the agent suite pins (`test/agents/cli/package.json`). */
 export const GEMINI_BIN = fileURLToPath(new URL('./cli/node_modules/.bin/gemini', import.meta.url));
@@ -61,12 +60,7 @@ export interface GeminiEvent {
 }
 
 /** How one `gemini -p` run ended, and what it printed. */
-export interface GeminiRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  stdout: string;
-  stderr: string;
+export interface GeminiRun extends ProcessRun {
   /** The JSON lines of stdout, parsed; lines that are not JSON are left out. */
   events: GeminiEvent[];
 }
@@ -89,11 +83,12 @@ export interface GeminiOptions {
 /**
  * Runs `gemini -p <prompt> -o stream-json -m gemini-2.5-pro` in `cwd` as an unattended user would,
  * with only a minimal environment (PATH, the temp HOME, a dummy key, the scripted base URL), stdin
- * closed. The CLI (and the copy of itself it relaunches) runs in a process group of its own, killed on
- * timeout and again after exit, so no hook or MCP child outlives it. Shell commands the model runs lead
- * process groups of their own (the CLI says so in the tool's description), so a test's commands must end.
+ * closed. The CLI (and the copy of itself it relaunches) runs in a process group of its own, killed
+ * on timeout, on `signal` and again after exit, so no hook or MCP child outlives it. Shell commands
+ * the model runs lead process groups of their own (the CLI says so in the tool's description), so a
+ * test's commands must end.
  */
-export const runGemini = ({
+export const runGemini = async ({
   cwd,
   home,
   baseUrl,
@@ -106,45 +101,19 @@ export const runGemini = ({
   if (!existsSync(GEMINI_BIN)) {
     throw new Error(`No Gemini CLI at ${GEMINI_BIN}: run bash scripts/install-agent-clis.sh`);
   }
-  return new Promise((resolve, reject) => {
-    const child = spawn(GEMINI_BIN, ['-p', prompt, '-o', 'stream-json', '-m', GEMINI_MODEL, ...args], {
-      cwd,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: home.home,
-        TMPDIR: tmpdir(),
-        LANG: 'C.UTF-8',
-        GEMINI_API_KEY: 'scripted',
-        GOOGLE_GEMINI_BASE_URL: baseUrl,
-        ...env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (data) => {
-      stdout += data;
-    });
-    child.stderr.on('data', (data) => {
-      stderr += data;
-    });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child.pid);
-    }, timeoutMs);
-    const abort = () => killGroup(child.pid);
-    signal?.addEventListener('abort', abort, { once: true });
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, exitSignal) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', abort);
-      killGroup(child.pid);
-      resolve({ code, signal: exitSignal, timedOut, stdout, stderr, events: jsonLines<GeminiEvent>(stdout) });
-    });
+  const run = await runInGroup(GEMINI_BIN, ['-p', prompt, '-o', 'stream-json', '-m', GEMINI_MODEL, ...args], {
+    cwd,
+    timeoutMs,
+    signal,
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home.home,
+      TMPDIR: tmpdir(),
+      LANG: 'C.UTF-8',
+      GEMINI_API_KEY: 'scripted',
+      GOOGLE_GEMINI_BASE_URL: baseUrl,
+      ...env,
+    },
   });
+  return { ...run, events: jsonLines<GeminiEvent>(run.stdout) };
 };

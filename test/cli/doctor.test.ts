@@ -3,6 +3,7 @@ import { copyFile, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promi
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/commands/doctor.js';
+import { SETUP_AGENTS } from '../../src/setup/agent-names.js';
 import { projectId } from '../../src/store/project-id.js';
 import {
   BIN,
@@ -104,7 +105,7 @@ describe('pulse doctor', () => {
     expect(agents).toHaveLength(4);
     expect(agents.find((m) => m.includes('claude:solo'))).toMatch(/tied by elimination/);
     expect(agents.find((m) => m.includes('hook session claude:a '))).toMatch(
-      /tied by pulse's answer seen in its hook's PostToolUse input/,
+      /tied by pulse's answer seen in its after-tool hook's input \(PostToolUse, AfterTool\)/,
     );
     expect(agents.find((m) => m.includes('claude:b'))).toMatch(/acknowledge with agent "claude:b"/);
     expect(agents.filter((m) => /with no hook session/.test(m))).toHaveLength(1);
@@ -332,8 +333,68 @@ describe('pulse doctor', () => {
     expect(problems(report)).toEqual([
       expect.objectContaining({
         subject: 'agents',
-        fix: `pulse setup <claude|codex|cursor|vscode|copilot> --write -p ${dir}`,
+        fix: `pulse setup <${SETUP_AGENTS.join('|')}> --write -p ${dir}`,
       }),
+    ]);
+  });
+});
+
+describe("pulse doctor and Gemini CLI's folder trust, read from the user's files and never written", () => {
+  /** A project set up for Gemini beside a daemon, and doctor's findings on Gemini's trust under `env`. */
+  const geminiProject = async () => {
+    const dir = await project();
+    const daemon = await daemonOn(dir);
+    await runCli(['setup', 'gemini', '--write', '-p', dir, '--port', String(daemon.port)]);
+    const home = await project();
+    await mkdir(join(home, '.gemini'));
+    const trust = async (env: Record<string, string>) => {
+      const { stdout } = await runCli(['doctor', '-p', dir, '--json'], {
+        env: { GEMINI_CLI_HOME: home, ...env },
+      });
+      return (JSON.parse(stdout) as DoctorReport).findings.filter(
+        (f) => f.subject === 'gemini' && !f.message.startsWith('set up for port'),
+      );
+    };
+    return { dir, home, trust };
+  };
+
+  it('takes the longest rule, on real paths, from GEMINI_CLI_TRUSTED_FOLDERS_PATH when set', async () => {
+    const { dir, home, trust } = await geminiProject();
+    const rules = join(home, 'elsewhere.json');
+    const link = join(home, 'link');
+    await symlink(dir, link);
+    // Through a link to the project, and a shorter rule that says otherwise.
+    await writeFile(rules, JSON.stringify({ '/': 'DO_NOT_TRUST', [link]: 'TRUST_FOLDER' }));
+    expect(await trust({ GEMINI_CLI_TRUSTED_FOLDERS_PATH: rules })).toEqual([
+      { subject: 'gemini', ok: true, message: `Gemini trusts ${dir} ("${link}": TRUST_FOLDER in ${rules})` },
+    ]);
+    // The default file is not read then; without the variable it is, and it has no rule yet.
+    await writeFile(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [dir]: 'DO_NOT_TRUST' }));
+    expect(await trust({ GEMINI_CLI_TRUSTED_FOLDERS_PATH: rules })).toMatchObject([{ ok: true }]);
+    expect(await trust({})).toMatchObject([{ ok: false, message: expect.stringContaining('untrusted') }]);
+  });
+
+  it('says trust is off when the user switched it off, and names a file Gemini cannot read', async () => {
+    const { dir, home, trust } = await geminiProject();
+    const settings = join(home, '.gemini', 'settings.json');
+    await writeFile(settings, '{\n  // mine\n  "security": {"folderTrust": {"enabled": false}}\n}\n');
+    expect(await trust({})).toEqual([
+      {
+        subject: 'gemini',
+        ok: true,
+        message: `folder trust is off in ${settings}: Gemini loads .gemini/settings.json in every folder`,
+      },
+    ]);
+    await writeFile(settings, '{}');
+    await writeFile(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [dir]: 'TRUST_ME' }));
+    expect(await trust({})).toEqual([
+      expect.objectContaining({
+        ok: false,
+        message: expect.stringContaining('the trust level "TRUST_ME", which Gemini does not know'),
+      }),
+    ]);
+    expect(await trust({ GEMINI_CLI_TRUST_WORKSPACE: 'true' })).toMatchObject([
+      { ok: true, message: expect.stringContaining('GEMINI_CLI_TRUST_WORKSPACE=true') },
     ]);
   });
 });

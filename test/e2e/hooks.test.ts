@@ -152,6 +152,26 @@ const cursorShell = (project: string, command: string): Hook => ({
   input: { ...cursorBase(project, 'beforeShellExecution'), command, cwd: project },
 });
 
+const geminiBase = (project: string, event: string, session = SESSION): Input => ({
+  session_id: session,
+  transcript_path: join(project, '.gemini-chat.jsonl'),
+  cwd: project,
+  hook_event_name: event,
+  timestamp: '2026-12-01T10:00:00.000Z',
+});
+
+const geminiTool = (project: string, tool_name: string, tool_input: Input): Hook => ({
+  event: 'BeforeTool',
+  input: { ...geminiBase(project, 'BeforeTool'), tool_name, tool_input },
+});
+
+/** Gemini's deny, for a tool call and a stop alike: `{"decision":"deny","reason":R}`. */
+const geminiHeld = (output: Output) => {
+  if (output.decision === undefined) return null;
+  expect(output.decision).toBe('deny');
+  return output.reason as string;
+};
+
 const vscodeBase = (project: string, event: string, session = SESSION): Input => ({
   timestamp: '2026-12-02T00:00:00.000Z',
   cwd: project,
@@ -233,6 +253,45 @@ const CASES: AgentCase[] = [
     news$: additionalContext,
     letBe: {},
     notice: systemMessage,
+  },
+  {
+    agent: 'gemini',
+    write: (project) =>
+      geminiTool(project, 'write_file', { file_path: 'src/index.ts', content: 'export {};\n' }),
+    read: (project) => geminiTool(project, 'run_shell_command', { command: 'cat .pulse/guidance.md' }),
+    planEdits: (project) => [
+      geminiTool(project, 'write_file', { file_path: '.pulse/plan.md', content: '# Plan\n' }),
+      geminiTool(project, 'replace', {
+        file_path: join(project, '.pulse', 'plan.md'),
+        instruction: 'Follow the guidance',
+        old_string: '# Plan',
+        new_string: '# Plan\n\nUse the new API.',
+      }),
+    ],
+    ack: (project, eventId) => geminiTool(project, 'mcp_pulse_pulse_ack_replan', { event_id: eventId }),
+    stop: (project, again) => ({
+      event: 'AfterAgent',
+      input: {
+        ...geminiBase(project, 'AfterAgent'),
+        prompt: 'Carry on.',
+        prompt_response: 'Done.',
+        stop_hook_active: again,
+      },
+    }),
+    news: (project, session) => ({
+      event: 'AfterTool',
+      input: {
+        ...geminiBase(project, 'AfterTool', session),
+        tool_name: 'read_file',
+        tool_input: { file_path: 'README.md' },
+        tool_response: { llmContent: '# A project\n', returnDisplay: '' },
+      },
+    }),
+    held: geminiHeld,
+    stopHeld: geminiHeld,
+    news$: additionalContext,
+    notice: systemMessage,
+    letBe: {},
   },
   {
     agent: 'cursor',

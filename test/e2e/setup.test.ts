@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { access, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SetupResult } from '../../src/commands/setup.js';
 import { type HookAgent, hookEvents } from '../../src/hooks/events.js';
 import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
+import { SETUP_AGENTS } from '../../src/setup/agent-names.js';
 import { projectId } from '../../src/store/project-id.js';
 import {
   BIN,
@@ -23,12 +24,14 @@ import {
 const URL_8765 = (dir: string) => `http://127.0.0.1:8765/p/${projectId(dir)}/mcp`;
 const URL_9000 = 'http://127.0.0.1:9000/mcp';
 
-type Agent = 'claude' | 'codex' | 'cursor' | 'vscode' | 'copilot';
+type Agent = 'claude' | 'codex' | 'gemini' | 'copilot' | 'cursor' | 'vscode';
 
 /** The files each agent reads, as its documentation names them. */
 const FILES: Record<Agent, { mcp: string; hooks: string | null; instructions: string }> = {
   claude: { mcp: '.mcp.json', hooks: '.claude/settings.local.json', instructions: 'CLAUDE.md' },
   codex: { mcp: '.codex/config.toml', hooks: '.codex/hooks.json', instructions: 'AGENTS.md' },
+  // Gemini CLI keeps its servers and hooks in one file.
+  gemini: { mcp: '.gemini/settings.json', hooks: '.gemini/settings.json', instructions: 'GEMINI.md' },
   cursor: { mcp: '.cursor/mcp.json', hooks: '.cursor/hooks.json', instructions: '.cursor/rules/pulse.mdc' },
   vscode: { mcp: '.vscode/mcp.json', hooks: null, instructions: '.github/copilot-instructions.md' },
   copilot: {
@@ -84,6 +87,7 @@ const pulseUrl = async (agent: Agent, dir: string): Promise<string | undefined> 
   const text = await read(dir, FILES[agent].mcp);
   if (agent === 'codex') return /\[mcp_servers\.pulse\]\nurl = "([^"]*)"/.exec(text)?.[1];
   const json = JSON.parse(text);
+  if (agent === 'gemini') return json.mcpServers.pulse?.httpUrl;
   return (agent === 'vscode' ? json.servers : json.mcpServers).pulse?.url;
 };
 
@@ -164,6 +168,14 @@ const USER_FILES: Record<Agent, Record<string, string>> = {
     }),
     'AGENTS.md': '# Agents\n\nRun npm test before committing.',
   },
+  gemini: {
+    '.gemini/settings.json': JSON.stringify({
+      mcpServers: { other: { command: 'other-server' } },
+      tools: { allowed: ['run_shell_command(git status)'] },
+      hooks: { BeforeTool: [{ matcher: 'write_file', hooks: [{ type: 'command', command: 'echo mine' }] }] },
+    }),
+    'GEMINI.md': '# My project\n\nUse tabs.\n',
+  },
   cursor: {
     '.cursor/mcp.json': JSON.stringify({ mcpServers: { other: { url: 'http://127.0.0.1:7000/mcp' } } }),
     '.cursor/hooks.json': JSON.stringify({
@@ -197,6 +209,7 @@ const USER_FILES: Record<Agent, Record<string, string>> = {
 const CONFLICTING_MCP: Record<Agent, string> = {
   claude: JSON.stringify({ mcpServers: { pulse: { type: 'http', url: URL_9000 }, other: { command: 'x' } } }),
   codex: `[mcp_servers.pulse]\nurl = "${URL_9000}"\nstartup_timeout_sec = 5\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
+  gemini: JSON.stringify({ mcpServers: { pulse: { httpUrl: URL_9000 }, other: { command: 'x' } } }),
   cursor: JSON.stringify({ mcpServers: { pulse: { url: URL_9000 }, other: { command: 'x' } } }),
   vscode: JSON.stringify({ servers: { pulse: { type: 'http', url: URL_9000 }, other: { command: 'x' } } }),
   copilot: JSON.stringify({
@@ -360,6 +373,16 @@ const WRITE_CALL: Record<HookAgent, { event: string; input: (dir: string) => Rec
       tool_input: { command: 'rm -rf src' },
     }),
   },
+  gemini: {
+    event: 'BeforeTool',
+    input: (dir) => ({
+      session_id: 's',
+      cwd: dir,
+      hook_event_name: 'BeforeTool',
+      tool_name: 'run_shell_command',
+      tool_input: { command: 'rm -rf src' },
+    }),
+  },
   cursor: {
     event: 'beforeShellExecution',
     input: (dir) => ({
@@ -384,6 +407,7 @@ const WRITE_CALL: Record<HookAgent, { event: string; input: (dir: string) => Rec
 
 /** Whether an agent's answer holds the call, naming `eventId`. */
 const holds = (agent: HookAgent, answer: Record<string, unknown>, eventId: string) => {
+  if (agent === 'gemini') return answer.decision === 'deny' && String(answer.reason).includes(eventId);
   if (agent === 'copilot')
     return answer.permissionDecision === 'deny' && String(answer.permissionDecisionReason).includes(eventId);
   return JSON.stringify(agent === 'cursor' ? answer.agent_message : answer.hookSpecificOutput).includes(
@@ -397,6 +421,8 @@ const TRANSPORTS: Array<[HookAgent, 'http' | 'curl' | 'node']> = [
   ['claude', 'node'],
   ['codex', 'curl'],
   ['codex', 'node'],
+  ['gemini', 'curl'],
+  ['gemini', 'node'],
   ['cursor', 'curl'],
   ['cursor', 'node'],
   ['copilot', 'curl'],
@@ -509,6 +535,49 @@ describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (ag
       expect(version.stdout).toMatch(/^pulse-agent \d+\.\d+\.\d+/);
     },
   );
+});
+
+describe('pulse setup gemini --write', () => {
+  it("writes pulse's server with $PULSE_TOKEN, allows exactly its three tools, and names each hook in milliseconds, in place in a commented file", async () => {
+    const dir = await project();
+    const mine =
+      '{\n  // my model\n  "model": {"name": "gemini-2.5-pro"},\n  "tools": {\n    "allowed": ["run_shell_command(git status)"]\n  }\n}\n';
+    await put(dir, '.gemini/settings.json', mine);
+    // Gemini's own home, empty: no folder trusted yet.
+    const home = await project();
+    const { code, stdout } = await runCli(['setup', 'gemini', '-p', dir, '--write'], {
+      env: { GEMINI_CLI_HOME: home },
+    });
+    expect(code, stdout).toBe(0);
+    const text = await read(dir, '.gemini/settings.json');
+    expect(text.startsWith('{\n  // my model\n  "model": {"name": "gemini-2.5-pro"},\n')).toBe(true);
+    expect(await read(dir, '.pulse/backups/.gemini/settings.json.pulse-backup')).toBe(mine);
+    // Its server and its hooks share the file: one line for it, one backup, one write.
+    expect(stdout.split('\n').filter((line) => line.includes('   .gemini/settings.json'))).toEqual([
+      `  changed   .gemini/settings.json (backup: ${join(dir, '.pulse', 'backups', '.gemini', 'settings.json')}.pulse-backup)`,
+    ]);
+    expect(await readdir(join(dir, '.pulse', 'backups', '.gemini'))).toEqual(['settings.json.pulse-backup']);
+    const settings = JSON.parse(text.replace('  // my model\n', ''));
+    expect(settings.mcpServers).toEqual({
+      pulse: { httpUrl: URL_8765(dir), headers: { Authorization: 'Bearer $PULSE_TOKEN' } },
+    });
+    expect(settings.tools.allowed).toEqual([
+      'run_shell_command(git status)',
+      'mcp_pulse_pulse_should_interrupt',
+      'mcp_pulse_pulse_ack_replan',
+      'mcp_pulse_pulse_ack_events',
+    ]);
+    expect(settings.hooks.BeforeTool).toEqual([
+      {
+        hooks: [
+          { type: 'command', name: 'pulse', command: expect.stringMatching(/^o=\$\(curl /), timeout: 10_000 },
+        ],
+      },
+    ]);
+    // Trust is the user's step: setup says where it stands and how, and writes nothing outside the project.
+    expect(stdout).toContain(`Gemini does not trust ${await realpath(dir)} yet`);
+    expect(stdout).toContain('choose "Trust folder"');
+  });
 });
 
 describe('pulse setup claude --write', () => {
@@ -673,11 +742,11 @@ describe('pulse setup', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
-  it('names the four agents when given another, and refuses --port 0', async () => {
+  it('names the agents it knows when given another, and refuses --port 0', async () => {
     const dir = await project();
     const unknown = await setup('windsurf', dir);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('Allowed choices are claude, codex, cursor, vscode');
+    expect(unknown.stderr).toContain(`Allowed choices are ${SETUP_AGENTS.join(', ')}`);
     const zero = await setup('claude', dir, '--port', '0');
     expect(zero.code).toBe(1);
     expect(zero.stderr).toContain('--port 0 picks a free port');

@@ -76,6 +76,18 @@ describe('decide, while pulse cannot see the guidance', () => {
     });
   });
 
+  it('tells nothing more at the prompt that follows a held stop (Gemini sends the reason back as one)', () => {
+    const pending = { event_id: 'evt_1', files: ['.pulse/guidance.md'] };
+    const stop = decide(call('stop'), facts({ pending, blind: [] }));
+    expect(stop.verdict.hold).toContain('Do not stop yet');
+    const prompt = decide(
+      call('prompt'),
+      facts({ pending, blind: [], memory: { ...FORGOTTEN_SESSION, ...stop.remember } }),
+    );
+    expect(prompt.verdict).toEqual({ context: undefined });
+    expect(decide(call('prompt'), facts({ pending, blind: [] })).verdict.context).toContain('evt_1');
+  });
+
   it('holds nothing once it sees again, with nothing pending', () => {
     expect(
       decide(call('pre-tool', { name: 'Bash', command: 'rm -rf src' }), facts({ blind: [] })).verdict,

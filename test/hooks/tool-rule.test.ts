@@ -55,6 +55,12 @@ describe('which tool calls run while a replan is pending', () => {
       ['codex', 'mcp__pulse__pulse_ack_events', true],
       ['cursor', 'pulse_ack_replan', true],
       ['cursor', 'MCP:pulse:pulse_ack_events', true],
+      ['gemini', 'mcp_pulse_pulse_ack_replan', true],
+      ['gemini', 'mcp_pulse_pulse_should_interrupt', true],
+      ['gemini', 'mcp_evil_pulse_ack_replan', false],
+      ['gemini', 'mcp_pulse_evil_pulse_ack_replan', false],
+      ['gemini', 'mcp__pulse__pulse_ack_replan', false],
+      ['gemini', 'pulse_ack_replan', false],
       ['claude', 'mcp__my-pulse__pulse_should_interrupt', false],
       ['claude', 'mcp__evil__pulse_ack_replan', false],
       ['claude', 'mcp__evil_pulse_ack_replan', false],
@@ -77,6 +83,22 @@ describe('which tool calls run while a replan is pending', () => {
     );
     expect(await allowedWhilePending({ name: 'Bash', command: 'npm publish' }, ROOT, ROOT)).toBe(false);
     expect(await allowedWhilePending({ name: 'Bash' }, ROOT, ROOT)).toBe(false);
+  });
+
+  it("runs Gemini CLI's reading and planning tools, and holds what acts: its subagents, skills, web search aside", async () => {
+    for (const name of [
+      'read_file',
+      'glob',
+      'grep_search',
+      'write_todos',
+      'enter_plan_mode',
+      'google_web_search',
+    ]) {
+      expect(await allowedWhilePending({ name }, ROOT, ROOT, 'gemini'), name).toBe(true);
+    }
+    for (const name of ['invoke_agent', 'activate_skill', 'mcp_github_create_issue', 'Read']) {
+      expect(await allowedWhilePending({ name }, ROOT, ROOT, 'gemini'), name).toBe(false);
+    }
   });
 
   describe('through a symlinked folder', () => {
