@@ -11,6 +11,7 @@ import type { pollerMachine } from '../../machines/poller.js';
 import type { replanMachine } from '../../machines/replan.js';
 import { sourceBlocked, type sourcesMachine } from '../../machines/sources.js';
 import type { watcherMachine } from '../../machines/watcher.js';
+import { agentLabel } from '../system/agent-label.js';
 import { configErrorEffect } from '../system/system-status.js';
 
 // What the activity log says about each actor: a function of the snapshot before and after one
@@ -36,8 +37,21 @@ export const replanRule: Rule<SnapshotFrom<typeof replanMachine>> = (previous, n
       `replan pending: the agent must re-read ${now.pendingFiles.join(', ') || 'the guidance'} and acknowledge`,
     );
   }
-  if (!restored && now.lastAck !== null && now.lastAck.eventId !== was.lastAck?.eventId) {
-    log.info({ event_id: now.lastAck.eventId, plan_sha256: now.lastAck.planSha256 }, 'replan acknowledged');
+  if (restored || now.acks === was.acks) return;
+  // Each accepted ack once, with what became of the plan (one agent's ack is news even when another acknowledged the same event).
+  const seen = new Set(was.acks);
+  for (const ack of now.acks) {
+    if (seen.has(ack)) continue;
+    log.info(
+      {
+        event_id: ack.event_id,
+        agent: agentLabel(ack.parties),
+        plan_sha256: ack.plan_after_sha256,
+        plan_changed: ack.plan_changed,
+        ...(ack.plan_changed ? { added: ack.added, removed: ack.removed } : {}),
+      },
+      ack.plan_changed ? `replan acknowledged: ${ack.summary}` : `replan ${ack.summary}`,
+    );
   }
 };
 

@@ -5,6 +5,7 @@ import type { gateMachine } from '../../machines/gate.js';
 import type { GateAckReply } from '../../machines/gate-context.js';
 import type { hookSessionsMachine } from '../../machines/hook-sessions.js';
 import type { inboxMachine } from '../../machines/inbox.js';
+import { planSnapshot } from '../../machines/plan-diff.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { type AckReply, ONE_SHOT, type replanMachine } from '../../machines/replan.js';
 import { needsHearing, type PartyKey, type TieWay } from '../../machines/replan-agents.js';
@@ -151,6 +152,7 @@ export const ackReplan = async (
     eventId,
     target: target ? { id: target.id, path: target.path } : null,
     planSha256: files['plan.md'].sha256,
+    plan: planSnapshot(files['plan.md']),
     at: formatMicros(systemMicroClock()).iso,
     agent,
   });

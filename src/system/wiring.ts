@@ -132,7 +132,7 @@ export const createPulseSystem = async (
         actors: {
           loadJournal: fromPromise(createJournalLoader({ paths, stamper, state })),
           reconcileFiles: fromPromise(({ input }) => reconcile(input)),
-          saveReplan: fromPromise(({ input }) => stateFile.setReplan(input.ack, input.agents)),
+          saveReplan: fromPromise(({ input }) => stateFile.setReplan(input.ack, input.agents, input.acks)),
         },
         guards: { filesUnchanged: ({ context }) => filesUnchanged(paths, context.files) },
       }),

@@ -64,16 +64,10 @@ const replan = (s: SystemStatus): Child => {
 const owingAgents = (agents: SystemStatus['replan']['agents']): Child => {
   const owing = agents.filter((agent) => agent.owes !== null);
   if (owing.length === 0) return null;
-  const who = (agent: (typeof owing)[number]) =>
-    [
-      ...agent.hook_sessions.map((hook) => `hook session ${hook}`),
-      ...agent.mcp_sessions.map((session) => `MCP session ${shortSession(session)}`),
-      ...agent.names.map((name) => `agent ${name}`),
-    ].join(' + ');
   return h(
     'ul',
     { id: 'replan-owing' },
-    owing.map((agent) => h('li', {}, [who(agent), ' owes ', h('code', {}, agent.owes)])),
+    owing.map((agent) => h('li', {}, [agent.label, ' owes ', h('code', {}, agent.owes)])),
   );
 };
 
