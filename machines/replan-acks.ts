@@ -32,7 +32,11 @@ export interface ReplanAck {
 /** Acks kept, in memory and in state.json; the oldest go first. */
 export const ACK_HISTORY = 20;
 
-/** The ack of one agent, with what became of its plan from `before` to `after`. */
+/**
+ * The ack of one agent, with what became of its plan from `before` to `after`. plan.md is one
+ * file for every agent: when another agent's ack of the same change left it as it is now, the
+ * summary says so, so an ack that only took another's replan reads as such.
+ */
 export const replanAck = ({
   agent,
   parties,
@@ -42,6 +46,7 @@ export const replanAck = ({
   owingSince,
   before,
   after,
+  history,
 }: {
   agent: string;
   parties: PartyKey[];
@@ -51,8 +56,12 @@ export const replanAck = ({
   owingSince: number | null;
   before: PlanSnapshot;
   after: PlanSnapshot;
+  /** The acks so far, to find another's ack of the same change. */
+  history: readonly ReplanAck[];
 }): ReplanAck => {
   const change = planChange(before, after);
+  const previous = history.findLast((ack) => ack.event_id === eventId);
+  const taken = change.changed && after.sha256 !== null && previous?.plan_after_sha256 === after.sha256;
   return {
     agent,
     parties,
@@ -65,7 +74,7 @@ export const replanAck = ({
     plan_changed: change.changed,
     added: change.added,
     removed: change.removed,
-    summary: change.summary,
+    summary: taken ? `${change.summary}; no edit since the previous ack of this change` : change.summary,
     diff: change.diff,
   };
 };

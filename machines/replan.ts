@@ -309,6 +309,7 @@ export const replanMachine = setup({
         owingSince: agent?.owingSince ?? null,
         before: agent?.planBase ?? context.unclaimedBase ?? context.plan,
         after: plan,
+        history: context.acks,
       });
       return {
         ...withPending({ unclaimed: NOTHING_PENDING, agents: settle(context.agents, party, event.at) }),

@@ -14,6 +14,7 @@ import { pollerMachine } from '../machines/poller.js';
 import { pulseMachine } from '../machines/pulse.js';
 import { replanMachine } from '../machines/replan.js';
 import { sourcesMachine } from '../machines/sources.js';
+import { steerMachine } from '../machines/steer.js';
 import { watcherMachine } from '../machines/watcher.js';
 import { escapeHtml } from '../src/http/status-page/html.js';
 
@@ -34,6 +35,7 @@ export const DRAWN_MACHINES: ReadonlyArray<{ actor: string; machine: AnyStateMac
   { actor: 'sources', machine: sourcesMachine },
   { actor: 'poller', machine: pollerMachine },
   { actor: 'hooks', machine: hookSessionsMachine },
+  { actor: 'steer', machine: steerMachine },
 ];
 
 export interface Diagram {

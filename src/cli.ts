@@ -151,6 +151,42 @@ program
     console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
   });
 
+/** `pulse guide` and `pulse constrain`: the same command for guidance.md and constraints.md. */
+const steerCommand = (name: 'guide' | 'constrain', file: 'guidance' | 'constraints', what: string) =>
+  program
+    .command(name)
+    .description(
+      `write .pulse/${file}.md (${what}) through the running daemon, and say which agents must now replan; --wait follows each agent's ack and plan diff`,
+    )
+    .argument('[text]', `the new ${file}; - reads it from stdin`)
+    .option('-p, --project <dir>', 'project folder (default: .)')
+    .option('--append', `add the text as a paragraph instead of replacing ${file}.md`)
+    .option(
+      '--edit',
+      `write it in $EDITOR (then $VISUAL, then vi), on a copy of ${file}.md; saved only if changed`,
+    )
+    .option(
+      '--wait',
+      'wait until every agent has acknowledged, printing each ack with its plan diff (exit 3 on timeout)',
+    )
+    .option('--timeout <duration>', 'with --wait, how long to wait (default 10m)', parseDurationFlag)
+    .option('--all', 'every project the running daemon serves')
+    .option(
+      '--port <port>',
+      "with --all, the daemon's port (default: the daemon near this folder, else 8765)",
+      parsePort,
+    )
+    .option('--json', 'print JSON')
+    .action(async (text: string | undefined, options: import('./commands/steer.js').SteerOptions) => {
+      const { runSteer } = await import('./commands/steer.js');
+      process.exitCode = await runSteer(file, text, options, {
+        paths: pulsePaths(options.project ?? '.'),
+      }).catch(fail);
+    });
+
+steerCommand('guide', 'guidance', 'may change the task’s direction');
+steerCommand('constrain', 'constraints', 'may restrict, never widen, what agents may do');
+
 program
   .command('focus')
   .description('hold external events until a time (45m, 1h30m, …); `off` ends it; no argument shows it')

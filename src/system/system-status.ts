@@ -129,6 +129,8 @@ export interface ReplanAgentStatus {
   id: string;
   /** Who it is, in words: its hook sessions, MCP sessions and names. */
   label: string;
+  /** Its parties as keys: `session:<id>`, `hook:<host>:<id>`, `agent:<name>`, `one-shot`. */
+  parties: string[];
   mcp_sessions: string[];
   /** Hook sessions as `<host>:<session id>`. */
   hook_sessions: string[];
@@ -152,6 +154,7 @@ const replanAgentsStatus = (book: AgentBook): ReplanAgentStatus[] =>
     return {
       id,
       label: agentLabel(keys),
+      parties: keys,
       mcp_sessions: after('session:'),
       hook_sessions: after('hook:'),
       names: [...after('agent:'), ...keys.filter((k) => k === 'one-shot')],
@@ -194,7 +197,17 @@ const CHANGES_LOOK_BACK = 5000;
 const brief = ({ id, path, kind, timestamp }: PulseEvent) => ({ id, path, kind, timestamp });
 
 /** The actors the root starts, in the order a reader follows a change through them. */
-const CORE_ACTORS = ['log', 'replan', 'watcher', 'inbox', 'gate', 'focus', 'sources', 'hooks'] as const;
+const CORE_ACTORS = [
+  'log',
+  'replan',
+  'watcher',
+  'inbox',
+  'gate',
+  'focus',
+  'sources',
+  'hooks',
+  'steer',
+] as const;
 
 /** One event as status shows it: the title, never the detail. */
 export interface EventSummary {

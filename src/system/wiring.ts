@@ -11,6 +11,7 @@ import { type PulseActor, pulseMachine } from '../../machines/pulse.js';
 import { replanMachine } from '../../machines/replan.js';
 import { HEARD_REFRESH_MS } from '../../machines/replan-agents.js';
 import { sourcesMachine } from '../../machines/sources.js';
+import { steerMachine } from '../../machines/steer.js';
 import { watcherMachine } from '../../machines/watcher.js';
 import { createItemAcceptor } from '../effects/accept-items.js';
 import { drainFromInbox } from '../effects/drain-inbox.js';
@@ -33,6 +34,7 @@ import { InboxFile } from '../store/inbox-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { SeenStore } from '../store/seen-store.js';
 import { StateFile } from '../store/state-file.js';
+import { writeSteerFile } from '../store/steer-file.js';
 import { chooseThinker } from '../thinkers/choose-thinker.js';
 import { withTimeout } from '../thinkers/thinker.js';
 
@@ -180,6 +182,9 @@ export const createPulseSystem = async (
         actors: {
           loadFocus: fromPromise(async () => ({ ...(await readFocus(paths.dir)), now: Date.now() })),
         },
+      }),
+      steer: steerMachine.provide({
+        actors: { writeSteer: fromPromise(({ input }) => writeSteerFile(paths.dir, input)) },
       }),
       sources: sourcesMachine.provide({
         actors: {

@@ -474,7 +474,11 @@ describe('replanMachine: each ack carries its replan', () => {
     // The other agent acknowledges with the plan as the first one left it: for it the plan did change too.
     const second = ackBy(first, 'session:b', g1.id, g1, AFTER);
     expect(second.context.acks).toHaveLength(2);
-    expect(second.context.acks[1]).toMatchObject({ agent: 'session:b', plan_changed: true });
+    expect(second.context.acks[1]).toMatchObject({
+      agent: 'session:b',
+      plan_changed: true,
+      summary: 'the plan changed: 2 lines added, 1 removed; no edit since the previous ack of this change',
+    });
     expect(second.value).toBe('acknowledged');
   });
 

@@ -1,3 +1,5 @@
+import type { ReplanAck } from '../../../machines/replan-acks.js';
+import { agentLabel } from '../../system/agent-label.js';
 import type { SystemStatus } from '../../system/system-status.js';
 import { actorOf, stateLine } from './states.js';
 import { type Child, chip, error, h, none, rows, table, time } from './view.js';
@@ -68,6 +70,100 @@ const owingAgents = (agents: SystemStatus['replan']['agents']): Child => {
     'ul',
     { id: 'replan-owing' },
     owing.map((agent) => h('li', {}, [agent.label, ' owes ', h('code', {}, agent.owes)])),
+  );
+};
+
+const fileName = (path: string) => path.split('/').at(-1) ?? path;
+
+/** A unified diff as lines, each marked as added, removed or a hunk's header: text only. */
+const diffView = (diff: string): Child =>
+  h(
+    'pre',
+    { class: 'diff' },
+    diff.split('\n').map((line) =>
+      h(
+        'span',
+        {
+          class: line.startsWith('@@')
+            ? 'hunk'
+            : line.startsWith('+') && !line.startsWith('+++')
+              ? 'add'
+              : line.startsWith('-') && !line.startsWith('---')
+                ? 'del'
+                : null,
+        },
+        `${line}\n`,
+      ),
+    ),
+  );
+
+/** One ack under its change: who, when, and what became of the plan (the diff folded away). */
+const ackLine = (ack: ReplanAck): Child =>
+  h(
+    'li',
+    { class: ack.plan_changed ? 'ack' : 'ack unchanged' },
+    agentLabel(ack.parties),
+    ' acknowledged ',
+    time(ack.at),
+    ': ',
+    ack.plan_changed ? ack.summary : h('span', { class: 'chip warn' }, ack.summary),
+    ack.diff && h('details', {}, h('summary', {}, 'the plan’s diff'), diffView(ack.diff)),
+  );
+
+/**
+ * The latest guidance and constraints changes, newest first, each with who acknowledged it when
+ * (and what became of the plan) and who still owes it.
+ */
+const history = (s: SystemStatus): Child => {
+  const r = s.replan;
+  if (r.changes.length === 0)
+    return h('p', { class: 'muted' }, 'No guidance or constraints change logged yet.');
+  return h(
+    'ol',
+    { class: 'history', id: 'history-list' },
+    r.changes.map((change, index) => {
+      const acks = r.acks.filter((ack) => ack.event_id === change.id).reverse();
+      const owing = r.agents.filter((agent) => agent.owes === change.id);
+      const later = index > 0;
+      return h(
+        'li',
+        { 'data-event': change.id },
+        h(
+          'div',
+          {},
+          h('code', {}, fileName(change.path)),
+          ` ${change.kind} `,
+          time(change.timestamp),
+          ' ',
+          h('code', { class: 'muted' }, change.id),
+        ),
+        h(
+          'ul',
+          {},
+          acks.map(ackLine),
+          owing.map((agent) =>
+            h(
+              'li',
+              { class: 'owing' },
+              agent.label,
+              ' still owes it',
+              agent.owing_since && [' (held since ', time(agent.owing_since), ')'],
+            ),
+          ),
+          acks.length === 0 &&
+            owing.length === 0 &&
+            h(
+              'li',
+              { class: 'muted' },
+              r.pending_replan_event_id === change.id
+                ? 'No agent is working: the next one to come owes it.'
+                : later
+                  ? 'No ack of its own: the agents acknowledged a later change.'
+                  : 'No agent acknowledged it, and none owes it now: those working then have left.',
+            ),
+        ),
+      );
+    }),
   );
 };
 
@@ -255,6 +351,7 @@ export const CARDS: readonly Card[] = [
     render: replan,
     alert: (s) => s.replan.pending_replan_event_id !== null,
   },
+  { id: 'history', title: 'Changes and acknowledgements', wide: true, render: history },
   { id: 'delivery', title: 'Delivery to the agent', wide: false, render: delivery },
   { id: 'inbox', title: 'Inbox', wide: false, render: inbox },
   { id: 'actors', title: 'Actors', wide: true, render: actors },
