@@ -1,12 +1,11 @@
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, needBrowser, shotsDir, text, watchedPage as watched } from '../helpers/browser.js';
 import {
   callTool,
   connectClient,
@@ -27,13 +26,6 @@ import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js
  * downloaded browser) shows the page changing as the user and the agent act.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-/** Where the screenshots go: PULSE_SHOTS_DIR when set (to look at them), else a temp dir. */
-const shotsDir = async () => {
-  const dir = process.env.PULSE_SHOTS_DIR ?? (await mkdtemp(join(tmpdir(), 'pulse-shots-')));
-  await mkdir(dir, { recursive: true });
-  return dir;
-};
 const PLANTED = 'PLANTED-GUIDANCE-never-on-the-page';
 const HOSTILE_TITLE = '<img src=x onerror="document.title=\'pwned\'">Budget review';
 
@@ -251,15 +243,6 @@ describe('the status page over plain HTTP', () => {
   });
 });
 
-/** Why the browser test cannot run here, or null when Debian's Chromium is installed. */
-const NO_BROWSER = existsSync(CHROMIUM)
-  ? null
-  : `no Chromium at ${CHROMIUM}: scripts/install-browser.sh installs Debian's chromium (as root or with sudo)`;
-
-/** Debian's Chromium under playwright-core. */
-const launchChromium = (): Promise<Browser> =>
-  chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox'] });
-
 describe('the status page in Chromium', () => {
   let browser: Browser | undefined;
   let shots: string;
@@ -273,29 +256,9 @@ describe('the status page in Chromium', () => {
     await cleanUp();
   });
 
-  const text = (page: Page, selector: string) => page.locator(selector).first().textContent();
-
-  const needBrowser = (context: { skip: (note: string) => void }) => {
-    if (NO_BROWSER === null) return;
-    // CI installs the browser first (.ci/run) and never lets this test skip.
-    if (process.env.PULSE_REQUIRE_BROWSER === '1') throw new Error(NO_BROWSER);
-    console.warn(`skipped the status page in Chromium: ${NO_BROWSER}`);
-    context.skip(NO_BROWSER);
-  };
-
-  /** A page that records CSP violations, script errors and every request it makes. */
   const watchedPage = async (options: { javaScriptEnabled?: boolean } = {}) => {
     browser ??= await launchChromium();
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, ...options });
-    const problems: string[] = [];
-    const requests: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' || /Content Security Policy|Refused to/.test(message.text()))
-        problems.push(message.text());
-    });
-    page.on('request', (request) => requests.push(new URL(request.url()).pathname));
-    return { page, problems, requests };
+    return watched(browser, options);
   };
 
   /** The text of the cards and diagrams, every relative time masked (they tick between two loads). */

@@ -103,10 +103,9 @@ const ackLine = (ack: ReplanAck): Child =>
     'li',
     { class: ack.plan_changed ? 'ack' : 'ack unchanged' },
     agentLabel(ack.parties),
-    ' acknowledged ',
-    time(ack.at),
-    ': ',
-    ack.plan_changed ? ack.summary : h('span', { class: 'chip warn' }, ack.summary),
+    ack.plan_changed
+      ? [' acknowledged ', time(ack.at), ': ', ack.summary]
+      : [' ', h('span', { class: 'chip warn' }, ack.summary), ' ', time(ack.at)],
     ack.diff && h('details', {}, h('summary', {}, 'the plan’s diff'), diffView(ack.diff)),
   );
 
@@ -351,9 +350,9 @@ export const CARDS: readonly Card[] = [
     render: replan,
     alert: (s) => s.replan.pending_replan_event_id !== null,
   },
-  { id: 'history', title: 'Changes and acknowledgements', wide: true, render: history },
   { id: 'delivery', title: 'Delivery to the agent', wide: false, render: delivery },
   { id: 'inbox', title: 'Inbox', wide: false, render: inbox },
+  { id: 'history', title: 'Changes and acknowledgements', wide: true, render: history },
   { id: 'actors', title: 'Actors', wide: true, render: actors },
   { id: 'log', title: 'Event log', wide: false, render: log },
   { id: 'focus', title: 'Focus', wide: false, render: focus },
