@@ -10,6 +10,7 @@ import { focusMachine } from '../machines/focus.js';
 import { gateMachine } from '../machines/gate.js';
 import { hookSessionsMachine } from '../machines/hook-sessions.js';
 import { inboxMachine } from '../machines/inbox.js';
+import { notifierMachine } from '../machines/notifier.js';
 import { pollerMachine } from '../machines/poller.js';
 import { pulseMachine } from '../machines/pulse.js';
 import { replanMachine } from '../machines/replan.js';
@@ -36,6 +37,7 @@ export const DRAWN_MACHINES: ReadonlyArray<{ actor: string; machine: AnyStateMac
   { actor: 'poller', machine: pollerMachine },
   { actor: 'hooks', machine: hookSessionsMachine },
   { actor: 'steer', machine: steerMachine },
+  { actor: 'notify', machine: notifierMachine },
 ];
 
 export interface Diagram {

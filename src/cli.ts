@@ -106,7 +106,17 @@ program
     'close an MCP session after this long without a request or an open stream (default 30m)',
     parseDurationFlag,
   )
+  .option(
+    '--notify',
+    'desktop notifications (notify-send or osascript): every agent has replanned, an agent held too long, external events that need you',
+  )
+  .option(
+    '--notify-held-after <duration>',
+    'with --notify, how long an agent may owe an ack before it is news (default 5m); implies --notify',
+    parseDurationFlag,
+  )
   .action(async (options: StartOptions) => {
+    if (options.notifyHeldAfter !== undefined) options.notify = true;
     const { runDaemonUntilSignal, startInBackground } = await import('./commands/start.js');
     if (options.detach) console.log(await startInBackground(options, process.argv.slice(3)).catch(fail));
     else await runDaemonUntilSignal(options).catch(fail);

@@ -207,6 +207,7 @@ const CORE_ACTORS = [
   'sources',
   'hooks',
   'steer',
+  'notify',
 ] as const;
 
 /** One event as status shows it: the title, never the detail. */

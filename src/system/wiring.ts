@@ -6,6 +6,7 @@ import { focusMachine } from '../../machines/focus.js';
 import { gateMachine } from '../../machines/gate.js';
 import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
 import { type InboxEventMessage, inboxMachine } from '../../machines/inbox.js';
+import { notifierMachine } from '../../machines/notifier.js';
 import { pollerMachine } from '../../machines/poller.js';
 import { type PulseActor, pulseMachine } from '../../machines/pulse.js';
 import { replanMachine } from '../../machines/replan.js';
@@ -25,6 +26,7 @@ import { createSourceTester } from '../effects/test-source.js';
 import { createFolderWatcher } from '../effects/watch-folder.js';
 import { redactSecrets } from '../log/redact-secrets.js';
 import type { SamplingClients } from '../mcp/sampling-clients.js';
+import { createDesktopNotifier } from '../notify/desktop-notifier.js';
 import { ClientPool } from '../sources/client/client-pool.js';
 import { createStderrBudget } from '../sources/client/stderr-budget.js';
 import { readingOf } from '../sources/items/reading.js';
@@ -70,6 +72,8 @@ export interface SystemOptions {
   samplers?: SamplingClients;
   /** An agent's hook session or name unheard for this long is no longer waited for (the MCP session idle limit). */
   agentIdleMs?: number;
+  /** Desktop notifications on (`pulse start --notify`). */
+  notify?: boolean;
 }
 
 /** The replan's clock: every minute, agents unheard for `idleMs` leave. */
@@ -95,6 +99,7 @@ export const createPulseSystem = async (
     env = process.env,
     samplers,
     agentIdleMs = 30 * 60_000,
+    notify = false,
   }: SystemOptions = {},
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
@@ -182,6 +187,10 @@ export const createPulseSystem = async (
         actors: {
           loadFocus: fromPromise(async () => ({ ...(await readFocus(paths.dir)), now: Date.now() })),
         },
+      }),
+      notifier: notifierMachine.provide({
+        actors: { notifyDesktop: fromPromise(({ input }) => createDesktopNotifier({ env })(input)) },
+        guards: { enabled: () => notify },
       }),
       steer: steerMachine.provide({
         actors: { writeSteer: fromPromise(({ input }) => writeSteerFile(paths.dir, input)) },
