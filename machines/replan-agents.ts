@@ -43,7 +43,8 @@ export interface Agent {
 /** What an agent that begins to owe a change is held against: the plan then, and the time. */
 export interface OwingStart {
   plan: PlanSnapshot;
-  at: number;
+  /** When (ms since the epoch); null when the change's time does not read as one. */
+  at: number | null;
 }
 
 /** The agents by id (the key of the party pulse heard first); oldest first. */
@@ -250,7 +251,7 @@ export const savedAgents = (book: AgentBook): SavedAgent[] =>
  */
 export const restoredAgents = (
   saved: readonly SavedAgent[],
-  start: OwingStart,
+  start: OwingStart & { at: number },
   /** The changes logged after the last ack of any agent: every agent owes them, whatever state.json says. */
   unacknowledged: PendingReplan,
 ): AgentBook => {

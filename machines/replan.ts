@@ -255,7 +255,8 @@ export const replanMachine = setup({
       const changed = withInvalidating(NOTHING_PENDING, event.events);
       const plan = event.plan ?? context.plan;
       const first = event.events.find((e) => isInvalidating(e))!;
-      const start = { plan, at: Date.parse(first.timestamp) };
+      const changedAt = Date.parse(first.timestamp);
+      const start = { plan, at: Number.isNaN(changedAt) ? null : changedAt };
       const agents = owe(context.agents, changed.pendingEventId!, changed.pendingFiles, start);
       return {
         ...withPending({ unclaimed, agents }),
