@@ -375,6 +375,72 @@ describe('pulse guide and pulse constrain: the write', () => {
   });
 });
 
+describe('what is kept', () => {
+  it('keeps each ack with its plan diff across a restart: in state.json, pulse status without a daemon, and /status after', async () => {
+    const { project, daemon } = await served();
+    const a = await agent(daemon);
+    const event = /logged as (evt_\S+)\./.exec(
+      (await runCli(['guide', 'Smaller.', '-p', project])).stdout,
+    )![1]!;
+    await writeFile(plan(project), '# Plan\n\n1. Smaller\n');
+    await callTool(a, 'pulse_ack_replan', { event_id: event });
+    expect(await daemon.stop()).toBe(0);
+
+    const state = JSON.parse(await readFile(join(project, '.pulse', 'state.json'), 'utf8'));
+    expect(state).toMatchObject({ schema_version: 2, last_acknowledged_event_id: event });
+    expect(state.acks).toEqual([
+      expect.objectContaining({
+        event_id: event,
+        plan_changed: true,
+        diff: expect.stringContaining('+1. Smaller'),
+      }),
+    ]);
+    const offline = await runCli(['status', '-p', project]);
+    expect(offline.stdout).toMatch(
+      new RegExp(
+        `acked: +MCP session [0-9a-f]{8} acknowledged ${event} .*: the plan changed: 1 line added, 1 removed`,
+      ),
+    );
+
+    const again = await startDaemon(project);
+    daemons.push(again);
+    const status = (await (await fetch(new URL('status', again.url))).json()) as {
+      replan: { acks: unknown[] };
+    };
+    expect(status.replan.acks).toEqual([expect.objectContaining({ event_id: event, plan_changed: true })]);
+  });
+});
+
+describe('a daemon with a token', () => {
+  it('takes pulse guide with PULSE_TOKEN, refuses it without, and takes the page’s cookie only beside its steer token', async () => {
+    const project = await newProject();
+    const token = 'a'.repeat(32);
+    const daemon = await startDaemon(project, { args: ['--token', token] });
+    daemons.push(daemon);
+    const refused = await runCli(['guide', 'Hi.', '-p', project], { env: { PULSE_TOKEN: '' } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/requires a token: set PULSE_TOKEN/);
+    expect((await runCli(['guide', 'Hi.', '-p', project], { env: { PULSE_TOKEN: token } })).code).toBe(0);
+
+    // The page: opened once with ?token=, it holds the cookie; its token sits in the page.
+    const origin = new URL(daemon.url).origin;
+    const login = await fetch(`${origin}/?token=${token}`, { redirect: 'manual' });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const page = await (await fetch(`${origin}/`, { headers: { cookie } })).text();
+    const steerToken = /<meta name="pulse-steer-token" content="([^"]+)">/.exec(page)![1]!;
+    const post = (headers: Record<string, string>) =>
+      fetch(`${origin}/steer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin, ...headers },
+        body: JSON.stringify({ file: 'guidance', text: 'From the page.' }),
+      });
+    // Neither the page's steer token nor the cookie alone is the daemon's token.
+    expect((await post({ 'x-pulse-steer-token': steerToken })).status).toBe(401);
+    expect((await post({ cookie })).status).toBe(401);
+    expect((await post({ cookie, 'x-pulse-steer-token': steerToken })).status).toBe(200);
+  });
+});
+
 describe('the steer route: only the CLI and pulse’s own page may write', () => {
   it('refuses a page of another origin (another localhost port) and a request without the page’s token, with 403', async () => {
     const { project, daemon } = await served();
