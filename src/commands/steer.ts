@@ -285,11 +285,16 @@ export const runSteer = async (
     return 2;
   }
   if (outcomes.some((o) => o.by === 'daemon' && o.answer.changed && o.answer.event_id === null)) return 1;
-  if (live.length === 0) return 0;
+  const owed = live.filter((o) => o.answer.owing.length > 0);
+  if (owed.length === 0) {
+    if (live.length > 0)
+      print('Nothing to wait for: no agent is working now (the next one to come must replan first).');
+    return 0;
+  }
   const { waitForAcks } = await import('./steer-wait.js');
   const timeoutMs = options.timeout ?? DEFAULT_WAIT_MS;
   print(
     `Waiting up to ${formatDuration(timeoutMs)} for every agent to acknowledge (Ctrl-C stops waiting; the change stands)…`,
   );
-  return waitForAcks(live, { timeoutMs, print });
+  return waitForAcks(owed, { timeoutMs, print });
 };

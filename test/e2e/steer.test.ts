@@ -273,6 +273,17 @@ describe('pulse guide --wait with two agents', () => {
 });
 
 describe('pulse guide and pulse constrain: the write', () => {
+  it('has nothing to wait for when no agent is working, and says so rather than that all acknowledged', async () => {
+    const { project } = await served();
+    const alone = await runCli(['guide', 'Nobody is here.', '-p', project, '--wait']);
+    expect(alone.code).toBe(0);
+    expect(alone.stdout).toContain('No agent is working in the project now: the next one to come owes');
+    expect(alone.stdout).toContain(
+      'Nothing to wait for: no agent is working now (the next one to come must replan first).',
+    );
+    expect(alone.stdout).not.toContain('Every agent has acknowledged');
+  });
+
   it('adds a paragraph with --append, reads - from stdin, and says when the file already says it', async () => {
     const { project } = await served();
     expect((await runCli(['guide', 'First point.', '-p', project])).code).toBe(0);
