@@ -98,6 +98,9 @@ describe('pulse start --notify', () => {
       ['--app-name=pulse', '--', expect.stringMatching(/^pulse · pulse-notify-\S+: an agent is still held$/)],
       ['--app-name=pulse', '--', expect.stringMatching(/^pulse · pulse-notify-\S+: an agent is still held$/)],
     ]);
+    // Still held a while longer (the clock looks every 500 ms here): not said again.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await notified()).toHaveLength(2);
     expect(held[0]![3]).toMatch(
       /^MCP session [0-9a-f]{8} has not acknowledged the change to guidance\.md for \ds: it is held until it replans\.$/,
     );
