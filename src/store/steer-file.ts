@@ -21,16 +21,16 @@ export class SteerFileError extends Error {
 /** Where `guidance` or `constraints` lives in a project's `.pulse/`. */
 export const steerPath = (pulseDir: string, file: SteerFile): string => join(pulseDir, `${file}.md`);
 
-/** Text as a file holds it: ending in exactly one newline. */
-const asFile = (text: string): string => `${text.replace(/\s+$/, '')}\n`;
+/** Text as a file holds it: no blank lines before it (its first line's indent kept), one newline after. */
+const trimmed = (text: string): string => text.replace(/^(?:[ \t]*\r?\n)+/, '').replace(/\s+$/, '');
 
 /**
  * What the file holds after the write: `text` alone (`replace`), or `text` as a new paragraph
- * after what was there (`append`).
+ * after what was there (`append`), ending in one newline.
  */
 export const steeredText = (before: string | null, text: string, mode: SteerMode): string => {
-  const kept = mode === 'append' ? (before ?? '').replace(/\s+$/, '') : '';
-  return asFile(kept === '' ? text.trim() : `${kept}\n\n${text.trim()}`);
+  const kept = mode === 'append' ? trimmed(before ?? '') : '';
+  return `${kept === '' ? trimmed(text) : `${kept}\n\n${trimmed(text)}`}\n`;
 };
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
