@@ -2,9 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import type { HookAgent } from '../src/hooks/events.js';
-import { flatLayout, groupedLayout } from '../src/setup/hook-entries.js';
+import { setupDialectOf } from '../src/setup/agents.js';
 import { findPulseHook, type HookTransport } from '../src/setup/hook-handlers.js';
-import { hooksFileOf } from '../src/setup/installed-hooks.js';
 import type { JsonObject } from '../src/setup/json-edit.js';
 import { CLI } from './daemon.js';
 import { timeCommandOk } from './timed-command.js';
@@ -32,10 +31,10 @@ export const setUpHook = async (
     String(port),
     ...args,
   ]);
-  const file = join(project, hooksFileOf(agent)!);
+  const place = setupDialectOf(agent).hooks!;
+  const file = join(project, place.file);
   const doc = JSON.parse(await readFile(file, 'utf8')) as { hooks?: Record<string, unknown[]> };
-  const layout = agent === 'cursor' ? flatLayout : groupedLayout;
-  const handler = layout
+  const handler = place.layout
     .handlers(doc.hooks?.[event] ?? [])
     .find((candidate) => findPulseHook(agent, event, candidate) !== null);
   if (handler === undefined)

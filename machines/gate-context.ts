@@ -56,6 +56,17 @@ export interface ThoughtRecord {
   unjudged: number;
 }
 
+/** A failed thought: when, why in a few words, and when the gate asks the thinker again. */
+export interface ThinkFailure {
+  at: number;
+  /** e.g. `HTTP 500`, `no answer within 60 s`, `an answer without usable judgements`. */
+  reason: string;
+  /** How long the thinker's endpoint asked to be left alone (`Retry-After`), or null when it did not say. */
+  retryAfterMs: number | null;
+  /** When the backoff ends; new events end it sooner, unless a `Retry-After` holds. */
+  retryAt: number;
+}
+
 export interface GateContext extends GateSettings {
   focusUntil: number | null;
   replanPending: boolean;
@@ -80,6 +91,8 @@ export interface GateContext extends GateSettings {
   failedInARow: number;
   /** How many events the last failed thought had been given. */
   failedBatch: number;
+  /** The last failed thought, while no usable one has come since. */
+  lastFailure: ThinkFailure | null;
   lastThought: ThoughtRecord | null;
   gated: Record<Gate, number>;
   lastGate: Gate | null;
@@ -139,6 +152,7 @@ export const initialGateContext = (input: GateInput | undefined): GateContext =>
   thinkFailures: 0,
   failedInARow: 0,
   failedBatch: 0,
+  lastFailure: null,
   lastThought: null,
   gated: { awaiting: 0, focus: 0, answering: 0, cooldown: 0 },
   lastGate: null,

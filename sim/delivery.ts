@@ -1,7 +1,7 @@
 import { GATE_DEFAULTS } from '../machines/gate-settings.js';
 import { parseSimArgs, SimArgsError } from './args.js';
 import { writeDeliverySection } from './doc.js';
-import { deliveryJson, deliveryTable } from './report.js';
+import { deliveryJson, deliveryTables } from './report.js';
 import { runRows, settingsOf } from './rows.js';
 
 /*
@@ -18,12 +18,17 @@ const main = async () => {
     console.log(JSON.stringify(deliveryJson(rows, options.maxAttempts), null, 2));
     return;
   }
-  const table = deliveryTable(rows, options.maxAttempts, GATE_DEFAULTS.maxAttempts);
+  const tables = deliveryTables(rows, options.maxAttempts, GATE_DEFAULTS.maxAttempts);
   const command = ['npm run sim:delivery', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' ');
-  console.log(`Delivery experiment: ${settingsOf(options)}.\n\n${table}\n`);
+  console.log(`Delivery experiment: ${settingsOf(options)}.\n\n${tables.loss}\n`);
+  if (options.seedRule && options.catchUp.includes(true)) {
+    console.log(
+      `The seed's retry rule beside ours, catch-up on:\n\n${tables.latency}\n\n${tables.targets}\n`,
+    );
+  }
   console.log(`${command}: ${((performance.now() - started) / 1_000).toFixed(1)} s`);
   if (options.doc) {
-    await writeDeliverySection('docs/benchmarks.md', { table, command, settings: settingsOf(options) });
+    await writeDeliverySection('docs/benchmarks.md', { tables, command, settings: settingsOf(options) });
     console.log('Wrote the delivery section of docs/benchmarks.md.');
   }
 };

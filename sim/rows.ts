@@ -20,7 +20,11 @@ export const runRows = async (o: SimOptions): Promise<Row[]> => {
   const rows: Row[] = [];
   for (const scenario of o.scenarios) {
     for (const q of o.qs) {
-      const config = (catchUp: boolean, maxAttempts = o.maxAttempts): CellConfig => ({
+      const config = (
+        catchUp: boolean,
+        maxAttempts = o.maxAttempts,
+        retry: CellConfig['retry'] = 'ours',
+      ): CellConfig => ({
         perPoll: scenario.perPoll,
         firstBurst: scenario.firstBurst,
         window: o.window,
@@ -32,9 +36,13 @@ export const runRows = async (o: SimOptions): Promise<Row[]> => {
         drainMs: o.drainHours * HOUR_MS,
         catchUp,
         maxAttempts,
+        retry,
       });
       const row: Row = { scenario, q };
       for (const catchUp of o.catchUp) row[catchUp ? 'on' : 'off'] = await runCell(config(catchUp), o.seeds);
+      if (o.catchUp.includes(true) && o.seedRule) {
+        row.seedRule = await runCell(config(true, o.maxAttempts, 'seed'), o.seeds);
+      }
       if (!o.json && o.catchUp.includes(true) && o.maxAttempts !== GATE_DEFAULTS.maxAttempts) {
         row.onDefaultAttempts = await runCell(config(true, GATE_DEFAULTS.maxAttempts), o.seeds);
       }

@@ -5,14 +5,12 @@ import { checkCodexHome } from '../doctor/codex-checks.js';
 import { checkDaemon } from '../doctor/daemon-checks.js';
 import { type Finding, problem } from '../doctor/finding.js';
 import { checkGitIgnore } from '../doctor/git-checks.js';
-import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
+import { HOOK_AGENTS } from '../hooks/events.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse } from '../package/pulse-command.js';
 import { SETUP_AGENTS } from '../setup/agent-names.js';
 import { installedHooks } from '../setup/installed-hooks.js';
 import { pulsePaths } from '../store/paths.js';
-
-const HOOK_AGENTS = Object.keys(HOOK_EVENTS) as HookAgent[];
 
 export interface DoctorOptions {
   project: string;

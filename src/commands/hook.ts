@@ -1,8 +1,8 @@
 import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import { askDaemon } from '../hooks/ask-daemon.js';
-import { type HookAgent, isHookAgent } from '../hooks/events.js';
+import { type HookAgent, isHookAgent, phaseOf } from '../hooks/events.js';
 import { findDaemon } from '../hooks/find-daemon.js';
-import { parseHookInput, phaseOf } from '../hooks/hook-input.js';
+import { parseHookInput } from '../hooks/hook-input.js';
 import { letBeSaying, notEnforcing } from '../hooks/hook-output.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
 

@@ -1,19 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { HookAgent } from '../hooks/events.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse, pulseCommand, shellWord } from '../package/pulse-command.js';
 import type { SetupAgent } from '../setup/agent-names.js';
-import { agentSetup, type PartName } from '../setup/agents.js';
+import type { PartName } from '../setup/agent-parts.js';
+import { agentSetup, setupDialectOf } from '../setup/agents.js';
 import { writePlanned } from '../setup/apply.js';
 import { type GateVerdict, gateVerdicts, readCodexGates } from '../setup/codex-gates.js';
 import { findProgram } from '../setup/find-program.js';
-import {
-  AUTOSTART_EVENTS,
-  currentRuntime,
-  type HookRuntime,
-  type HookTransport,
-} from '../setup/hook-handlers.js';
+import { currentRuntime, type HookRuntime, type HookTransport } from '../setup/hook-handlers.js';
 import { type PlannedFile, planSetup } from '../setup/plan.js';
 import { projectId } from '../store/project-id.js';
 import { ProjectFolderError } from '../store/pulse-folder.js';
@@ -104,12 +99,14 @@ const forceCommandOf = ({ agent, project, port, hooks, autostart }: SetupOptions
   ].join('');
 
 /**
- * Claude Code posts hooks itself; Codex and Cursor run commands, and curl with a POSIX shell costs
- * a fraction of a Node start. Without them (Windows, a machine with no curl) `pulse hook` forwards.
+ * The first way the agent runs hooks that works here: Claude Code posts them itself; a command
+ * hook runs curl with a POSIX shell (a fraction of a Node start) where there is one, else `pulse
+ * hook` forwards (Windows, a machine with no curl).
  */
 export const defaultTransport = (agent: SetupAgent, platform = process.platform): HookTransport => {
-  if (agent === 'claude') return 'http';
-  return platform !== 'win32' && findProgram('curl') !== null ? 'curl' : 'node';
+  const transports = setupDialectOf(agent).hooks?.transports ?? ['curl'];
+  const curl = platform !== 'win32' && findProgram('curl') !== null;
+  return transports.find((transport) => transport !== 'curl' || curl) ?? 'node';
 };
 
 /**
@@ -137,16 +134,20 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   }
   // The project's own endpoint: one daemon may serve several projects.
   const url = `http://127.0.0.1:${port}/p/${projectId(project)}/mcp`;
+  const dialect = setupDialectOf(options.agent);
   const transport = options.hooks ?? defaultTransport(options.agent);
-  if (transport === 'http' && options.agent !== 'claude') {
+  if (dialect.hooks !== undefined && !dialect.hooks.transports.includes(transport)) {
     throw new SetupUsageError(
-      `${options.agent === 'vscode' ? 'VS Code gets no hooks' : `${options.agent} runs only command hooks`}: use --hooks curl or --hooks node.`,
+      `${dialect.title} runs hooks by ${dialect.hooks.transports.join(' or ')}, not ${transport}: use ${dialect.hooks.transports.map((t) => `--hooks ${t}`).join(' or ')}.`,
     );
   }
+  if (dialect.hooks === undefined && options.hooks !== undefined) {
+    throw new SetupUsageError(`${dialect.title} gets no hooks from pulse: leave out --hooks.`);
+  }
   const autostart = options.autostart === true;
-  if (autostart && AUTOSTART_EVENTS[options.agent as HookAgent] === undefined) {
+  if (autostart && dialect.hooks?.autostartEvent === undefined) {
     throw new SetupUsageError(
-      `${options.agent === 'vscode' ? 'VS Code gets no hooks' : 'Cursor runs no hook when a session starts'}, so nothing can start pulse with it: start the daemon yourself with \`${pulse(`start --detach -p ${shellWord(project)}${port === DEFAULT_PORT ? '' : ` --port ${port}`}`)}\` (it returns once it serves).`,
+      `${dialect.hooks === undefined ? `${dialect.title} gets no hooks` : `${dialect.title} runs no hook when a session starts`}, so nothing can start pulse with it: start the daemon yourself with \`${pulse(`start --detach -p ${shellWord(project)}${port === DEFAULT_PORT ? '' : ` --port ${port}`}`)}\` (it returns once it serves).`,
     );
   }
   const runtime = options.runtime ?? currentRuntime();

@@ -6,8 +6,8 @@ import { owedBy } from '../../machines/replan.js';
 import { headline } from '../mcp/external-section.js';
 import { gateOf, hearAgent, hooksOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { decide } from './decide.js';
-import { HOOK_EVENTS, isHookAgent, PROBE_SESSION } from './events.js';
-import { parseHookInput, phaseOf } from './hook-input.js';
+import { HOOK_AGENTS, hookEvents, isHookAgent, PROBE_SESSION, phaseOf } from './events.js';
+import { parseHookInput } from './hook-input.js';
 import { formatVerdict, letBeSaying, notEnforcing } from './hook-output.js';
 import { isPulseTool, judgeTool } from './tool-rule.js';
 
@@ -76,14 +76,14 @@ export const answerHook = async (
   if (!isHookAgent(agent)) {
     return {
       status: 404,
-      error: `No hooks for "${agent}": pulse answers ${Object.keys(HOOK_EVENTS).join(', ')}.`,
+      error: `No hooks for "${agent}": pulse answers ${HOOK_AGENTS.join(', ')}.`,
     };
   }
   const phase = phaseOf(agent, event);
   if (phase === undefined) {
     return {
       status: 404,
-      error: `"${event}" is not a ${agent} hook event pulse answers (${HOOK_EVENTS[agent].join(', ')}).`,
+      error: `"${event}" is not a ${agent} hook event pulse answers (${hookEvents(agent).join(', ')}).`,
     };
   }
   const warn = (why: string) => ({

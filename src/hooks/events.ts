@@ -1,18 +1,34 @@
+import type { HookDialect, HookPhase } from './dialect.js';
+import { claudeDialect } from './dialects/claude.js';
+import { codexDialect } from './dialects/codex.js';
+import { cursorDialect } from './dialects/cursor.js';
+
 /**
- * The hook events pulse answers, per agent, in each agent's own spelling. `pulse setup` registers
- * exactly these (as `pulse hook <agent> --event <name>`), and `pulse hook` understands each of them.
+ * Every agent whose hooks pulse answers, by the name in its hook route (`/hook/<agent>/<event>`)
+ * and in `pulse hook <agent>`; `pulse setup` registers each one's events.
  */
-export const HOOK_EVENTS = {
-  claude: ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop'],
-  codex: ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop'],
-  cursor: ['beforeSubmitPrompt', 'beforeShellExecution', 'beforeMCPExecution', 'stop'],
-} as const;
+const DIALECTS = {
+  claude: claudeDialect,
+  codex: codexDialect,
+  cursor: cursorDialect,
+} as const satisfies Record<string, HookDialect>;
 
-export type HookAgent = keyof typeof HOOK_EVENTS;
+export type HookAgent = keyof typeof DIALECTS;
 
-export type HookEventName<A extends HookAgent = HookAgent> = (typeof HOOK_EVENTS)[A][number];
+/** The agents with hooks, in the order they are listed to users. */
+export const HOOK_AGENTS = Object.keys(DIALECTS) as HookAgent[];
 
-export const isHookAgent = (value: string): value is HookAgent => Object.hasOwn(HOOK_EVENTS, value);
+export const isHookAgent = (value: string): value is HookAgent => Object.hasOwn(DIALECTS, value);
+
+/** The agent's hooks, in its own terms. */
+export const dialectOf = (agent: HookAgent): HookDialect => DIALECTS[agent];
+
+/** The events pulse answers for the agent, in its own spelling. */
+export const hookEvents = (agent: HookAgent): string[] => Object.keys(DIALECTS[agent].events);
+
+/** The phase of one of the agent's hook events; undefined for an event pulse does not answer. */
+export const phaseOf = (agent: HookAgent, event: string): HookPhase | undefined =>
+  Object.hasOwn(DIALECTS[agent].events, event) ? DIALECTS[agent].events[event] : undefined;
 
 /** The session `pulse doctor` probes the hook route with: answered, never an agent working in the project. */
 export const PROBE_SESSION = 'pulse-doctor';

@@ -1,7 +1,7 @@
 import type { FileFault } from '../../machines/log-faults.js';
 import { faultSentence } from '../mcp/blind-reason.js';
 import { EXTERNAL_FRAMING } from '../mcp/external-section.js';
-import type { ToolCall } from './hook-input.js';
+import type { ToolCall } from './dialect.js';
 
 // What the hooks say to the agent (and once to the user). One sentence of steps, so the agent
 // reads the same instructions whichever hook stopped it.

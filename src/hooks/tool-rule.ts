@@ -1,68 +1,12 @@
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { HookAgent } from './events.js';
-import type { ToolCall } from './hook-input.js';
+import type { ToolCall } from './dialect.js';
+import { dialectOf, type HookAgent } from './events.js';
 import { classifyShell } from './read-only-shell.js';
-
-/** pulse's own tools, which always run: the agent needs them to check in and acknowledge. */
-export const PULSE_TOOLS = ['pulse_should_interrupt', 'pulse_ack_replan', 'pulse_ack_events'] as const;
-
-/**
- * Each agent's tools that only read or keep its plan, by the names its hooks report: what the
- * agent needs to replan. Tools that write files (their paths) or run shell commands are judged by
- * what they touch; every other tool is held while a replan is pending.
- */
-const READ_OR_PLAN_TOOLS: Record<HookAgent, ReadonlySet<string>> = {
-  // Claude Code 2.1.332 (read and plan; ToolSearch loads the deferred schemas of MCP tools, pulse's
-  // among them), and the names older releases used.
-  claude: new Set([
-    'Read',
-    'ToolSearch',
-    'ListMcpResourcesTool',
-    'ReadMcpResourceTool',
-    'ReadMcpResourceDirTool',
-    'ListAgents',
-    'CronList',
-    'WebFetch',
-    'WebSearch',
-    'TaskCreate',
-    'TaskUpdate',
-    'TaskList',
-    'TaskGet',
-    'AskUserQuestion',
-    'EnterPlanMode',
-    'ExitPlanMode',
-    'Grep',
-    'Glob',
-    'LS',
-    'NotebookRead',
-    'BashOutput',
-    'TodoWrite',
-  ]),
-  // Codex 0.171 fires PreToolUse for these besides Bash, apply_patch and MCP tools (update_plan: older releases).
-  codex: new Set([
-    'list_mcp_resources',
-    'list_mcp_resource_templates',
-    'read_mcp_resource',
-    'view_image',
-    'get_goal',
-    'create_goal',
-    'update_goal',
-    'update_plan',
-    'request_user_input',
-  ]),
-  // Cursor runs hooks only before shell commands and MCP tools.
-  cursor: new Set(),
-};
 
 /** How the agent names one of pulse's tools, for the server name it was given (`pulse` by setup). */
 const pulseToolNames = (agent: HookAgent, server: string): ReadonlySet<string> =>
-  new Set(
-    PULSE_TOOLS.flatMap((tool) =>
-      // Cursor's beforeMCPExecution reports the bare tool name; older releases prefixed it.
-      agent === 'cursor' ? [tool, `MCP:${server}:${tool}`] : [`mcp__${server}__${tool}`],
-    ),
-  );
+  new Set(dialectOf(agent).pulseToolNames(server));
 
 const realDir = (path: string): string => {
   try {
@@ -118,5 +62,5 @@ export const judgeTool = async (
       ? { pulseTool: false, allowed: true }
       : { pulseTool: false, allowed: false, why: verdict.why };
   }
-  return { pulseTool: false, allowed: READ_OR_PLAN_TOOLS[agent].has(tool.name) };
+  return { pulseTool: false, allowed: dialectOf(agent).readOnlyTools.has(tool.name) };
 };

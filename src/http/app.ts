@@ -105,13 +105,17 @@ export const createDaemonApp = ({
   // The status pages of this daemon carry it; a write from a page must send it back (a page of another origin cannot read it).
   const steerToken = randomBytes(24).toString('base64url');
   const steerTokenMatches = tokenMatcher(steerToken);
+  const httpFacts = (project: AppProject) => ({
+    sessions: sessionsOf(project.id),
+    sampler: project.samplers?.latest()?.client ?? null,
+  });
 
   const attach = (project: AppProject): void => {
     surfaces.set(project.id, {
       project,
       statusStream: createStatusStream({
         actor: project.actor,
-        sessions: () => sessionsOf(project.id),
+        facts: () => httpFacts(project),
         onSessionsChange: (listener) => {
           sessionListeners.add(listener);
           return () => sessionListeners.delete(listener);
@@ -120,7 +124,7 @@ export const createDaemonApp = ({
       sourcesTest: createSourcesTestRoute(project.actor),
       steer: createSteerRoute({
         project,
-        sessions: () => sessionsOf(project.id),
+        facts: () => httpFacts(project),
         steerToken: steerTokenMatches,
       }),
     });
@@ -168,7 +172,7 @@ export const createDaemonApp = ({
       statusPage({
         project: project.root,
         version: VERSION,
-        status: systemStatus(project.actor, sessionsOf(project.id)),
+        status: systemStatus(project.actor, httpFacts(project)),
         served: served(c),
         mcpUrl: projectUrls(origin(c), project.id).mcp,
         steerToken,
@@ -179,7 +183,7 @@ export const createDaemonApp = ({
 
   const routes: [method: 'GET' | 'POST' | 'ALL', path: string, handler: Handler][] = [
     ['GET', '/healthz', health],
-    ['GET', '/status', (c, s) => c.json(systemStatus(s.project.actor, sessionsOf(s.project.id)))],
+    ['GET', '/status', (c, s) => c.json(systemStatus(s.project.actor, httpFacts(s.project)))],
     ['GET', '/status/stream', (c, s) => s.statusStream.handle(c)],
     ['POST', '/sources/test', (c, s) => s.sourcesTest[1](c)],
     ['POST', '/steer', (c, s) => s.steer.write(c)],

@@ -2,8 +2,8 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { PulseActor } from '../../machines/pulse.js';
 import { answerHook } from '../hooks/answer-hook.js';
-import { HOOK_EVENTS, isHookAgent } from '../hooks/events.js';
-import { parseHookInput, phaseOf } from '../hooks/hook-input.js';
+import { HOOK_AGENTS, isHookAgent, phaseOf } from '../hooks/events.js';
+import { parseHookInput } from '../hooks/hook-input.js';
 import { letBeSaying, notEnforcing } from '../hooks/hook-output.js';
 import { type ProjectKey, projectAround, projectNamed } from './project-lookup.js';
 
@@ -57,10 +57,7 @@ export const createHookRoute = (projects: () => readonly HookProject[]) => {
       if (project === undefined) {
         const phase = isHookAgent(agent) ? phaseOf(agent, event) : undefined;
         if (!isHookAgent(agent) || phase === undefined) {
-          return c.text(
-            `No hook "${agent}/${event}": pulse answers ${Object.keys(HOOK_EVENTS).join(', ')}.`,
-            404,
-          );
+          return c.text(`No hook "${agent}/${event}": pulse answers ${HOOK_AGENTS.join(', ')}.`, 404);
         }
         const parsed = isHookAgent(agent) ? parseHookInput(agent, event, body) : null;
         const cwd = parsed !== null && 'call' in parsed ? parsed.call.cwd : null;

@@ -8,10 +8,9 @@ import type { SteerFile, SteerMode, SteerSource } from '../../machines/steer.js'
 import { readBoundedText } from '../store/read-bounded.js';
 import { STEER_LIMIT, steerPath } from '../store/steer-file.js';
 import { askSteer, PulseUnavailableError, SteerRefusedError } from '../system/ask-actors.js';
-import { type ReplanAgentStatus, systemStatus } from '../system/system-status.js';
+import { type HttpFacts, type ReplanAgentStatus, systemStatus } from '../system/system-status.js';
 import { isLoopbackHost, STEER_TOKEN_HEADER } from './auth.js';
 import { CLI_HEADER } from './projects-route.js';
-import type { SessionFacts } from './session-table.js';
 
 /** A steer request is the text and two words: JSON escaping may double the text's bytes, hardly more. */
 const MAX_BODY_BYTES = 4 * STEER_LIMIT;
@@ -105,11 +104,12 @@ const noteOf = (answer: Omit<SteerAnswer, 'note'>): string => {
  */
 export const createSteerRoute = ({
   project,
-  sessions,
+  facts,
   steerToken,
 }: {
   project: { id: string; root: string; actor: PulseActor };
-  sessions: () => readonly SessionFacts[];
+  /** What the HTTP layer knows beside the actors (sessions), for the status it reads. */
+  facts: () => HttpFacts;
   steerToken: (candidate: string | undefined) => boolean;
 }) => {
   const write = async (c: Context) => {
@@ -120,7 +120,7 @@ export const createSteerRoute = ({
     const by: SteerSource = c.req.header('origin') === undefined ? 'cli' : 'page';
     try {
       const { written, eventId } = await askSteer(project.actor, { ...body.data, by });
-      const owing = systemStatus(project.actor, sessions()).replan.agents.filter(
+      const owing = systemStatus(project.actor, facts()).replan.agents.filter(
         (agent) => eventId !== null && agent.owes !== null && agent.owes >= eventId,
       );
       const answer = {

@@ -5,7 +5,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'smol-toml';
-import { HOOK_EVENTS } from '../hooks/events.js';
+import { hookEvents } from '../hooks/events.js';
 import { findPulseHook } from './hook-handlers.js';
 import { isJsonObject, type JsonObject } from './json-edit.js';
 
@@ -99,7 +99,7 @@ const pulseHooksOf = async (root: string) => {
     return [];
   }
   const hooks = isJsonObject(doc) && isJsonObject(doc.hooks) ? doc.hooks : {};
-  return HOOK_EVENTS.codex.flatMap((event) => {
+  return hookEvents('codex').flatMap((event) => {
     const groups = hooks[event];
     if (!Array.isArray(groups)) return [];
     return groups.flatMap((group, g) =>

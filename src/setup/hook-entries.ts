@@ -16,6 +16,8 @@ export interface HookSpec {
 export interface HookLayout {
   handlers(list: unknown[]): JsonObject[];
   entry(handler: JsonObject): JsonObject;
+  /** A handler that runs a shell line, given this many seconds. */
+  command(line: string, timeoutSeconds: number): JsonObject;
   prepare?(doc: JsonObject): void;
 }
 
@@ -26,12 +28,15 @@ export const groupedLayout: HookLayout = {
       isJsonObject(group) && Array.isArray(group.hooks) ? group.hooks.filter(isJsonObject) : [],
     ),
   entry: (handler) => ({ hooks: [handler] }),
+  command: (line, timeout) => ({ type: 'command', command: line, timeout }),
 };
 
 /** Cursor's `{ "version": 1, "hooks": { "<event>": [{ "command" }] } }`. */
 export const flatLayout: HookLayout = {
   handlers: (list) => list.filter(isJsonObject),
   entry: (handler) => handler,
+  // Cursor gives every hook its own default time.
+  command: (line) => ({ command: line }),
   prepare: (doc) => {
     doc.version ??= 1;
   },

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { HOOK_EVENTS, type HookAgent } from '../hooks/events.js';
-import { phaseOf } from '../hooks/hook-input.js';
-import { letBe } from '../hooks/hook-output.js';
+import { type HookAgent, phaseOf } from '../hooks/events.js';
+import { formatVerdict } from '../hooks/hook-output.js';
 import { inPackageCache, installOf } from '../package/pulse-command.js';
 import { VERSION } from '../package/version.js';
+import type { HookLayout } from './hook-entries.js';
 import type { JsonObject } from './json-edit.js';
 
 /**
@@ -29,27 +29,11 @@ export interface HookTarget {
   pulse: string;
 }
 
-/**
- * The events pulse registers for an agent and transport: all it answers, but Claude Code calls no
- * HTTP hook at SessionStart (2.1.332 skips it); its UserPromptSubmit tells the same before the
- * model's first turn.
- */
-export const registeredEvents = (agent: HookAgent, transport: HookTransport): readonly string[] =>
-  agent === 'claude' && transport === 'http'
-    ? HOOK_EVENTS.claude.filter((event) => event !== 'SessionStart')
-    : HOOK_EVENTS[agent];
-
 /** Seconds Claude Code and Codex give a hook before they cancel it; a pulse hook answers in milliseconds. */
 export const HOOK_TIMEOUT_SECONDS = 10;
 
 /** Seconds for the session-start hook that may start the daemon: a cold start on a busy machine takes seconds. */
 export const AUTOSTART_TIMEOUT_SECONDS = 30;
-
-/** The agents whose hosts run a hook when a session starts, where `--autostart` can start the daemon. */
-export const AUTOSTART_EVENTS: Partial<Record<HookAgent, string>> = {
-  claude: 'SessionStart',
-  codex: 'SessionStart',
-};
 
 /**
  * Past this a command hook gives up on the daemon and lets the agent go on (it fails open), as
@@ -114,11 +98,15 @@ export const autostartHookCommand = (agent: HookAgent, event: string, target: Ho
 
 const AUTOSTART = / hook ([a-z]+) --event (\w+) --autostart -p "((?:[^"\\]|\\.)*)" --port (\d+)$/;
 
+/** Stands for the warning line in an agent's "change nothing" while the shell line is built. */
+const WARNING_SLOT = '\u0000warning\u0000';
+
 /**
  * A POSIX shell line that posts the hook's stdin to the daemon and prints its answer. When none
  * comes (nothing on the port, too slow, a refusal such as a missing token) it prints the agent's
- * "change nothing", so a hook never wedges an agent, and says why once: Claude Code and Codex show
- * a `systemMessage` (Codex shows no hook's stderr), Cursor gets the line on stderr.
+ * "change nothing", so a hook never wedges an agent, and says why once: on stderr, and in the
+ * answer where the agent's format has a place for it (Claude Code and Codex show a `systemMessage`;
+ * Codex shows no hook's stderr).
  */
 export const curlHookCommand = (
   agent: HookAgent,
@@ -129,11 +117,16 @@ export const curlHookCommand = (
   const after = `; not enforcing replans. Start it with: ${target.pulse} start -p ${target.project} --port ${target.port}`;
   // The message's fixed parts go in JSON-escaped (without their quotes); $w is one of the fixed phrases.
   const json = (text: string) => JSON.stringify(text).slice(1, -1);
-  const letBeText = letBe(agent, event, phaseOf(agent, event));
+  const phase = phaseOf(agent, event) ?? 'session-start';
+  const [before, rest] = formatVerdict({ agent, event, phase }, { notice: WARNING_SLOT }).split(
+    JSON.stringify(WARNING_SLOT).slice(1, -1),
+  );
+  // printf's format is the answer with the line in it; a % of the answer's own is doubled.
+  const literal = (text: string) => text.replaceAll('%', '%%');
   const answer =
-    agent === 'cursor'
-      ? `printf '%s\n' ${singleQuote(letBeText)}`
-      : `printf '{"systemMessage":"pulse: the daemon %s %s%s"}\n' "$w" ${singleQuote(json(where))} ${singleQuote(json(after))}`;
+    rest === undefined
+      ? `printf '%s\n' ${singleQuote(before!)}`
+      : `printf ${singleQuote(`${literal(before!)}pulse: the daemon %s %s%s${literal(rest)}\n`)} "$w" ${singleQuote(json(where))} ${singleQuote(json(after))}`;
   return [
     `o=$(curl -sSf -m ${CURL_MAX_SECONDS} -H 'content-type: application/json'`,
     ` -H "authorization: Bearer \${PULSE_TOKEN-}" --data-binary @- ${singleQuote(hookRouteUrl(agent, event, target))} 2>/dev/null)`,
@@ -153,19 +146,20 @@ const httpHandler = (agent: HookAgent, event: string, target: HookTarget): JsonO
   timeout: HOOK_TIMEOUT_SECONDS,
 });
 
-/** The handler pulse puts in an agent's hooks file for one event (Cursor's layout adds nothing to `command`). */
+/** The handler pulse puts in an agent's hooks file for one event, in the file's layout. */
 export const hookHandler = (
   agent: HookAgent,
   event: string,
   transport: HookTransport,
   target: HookTarget,
+  layout: Pick<HookLayout, 'command'>,
 ): JsonObject => {
   if (transport === 'http') return httpHandler(agent, event, target);
   const command =
     transport === 'curl'
       ? curlHookCommand(agent, event, target)
       : nodeHookCommand(agent, event, target.runtime);
-  return agent === 'cursor' ? { command } : { type: 'command', command, timeout: HOOK_TIMEOUT_SECONDS };
+  return layout.command(command, HOOK_TIMEOUT_SECONDS);
 };
 
 /** A pulse hook found in an agent's hooks file: how it reaches a daemon, and which. */
@@ -190,12 +184,7 @@ export const findPulseHook = (
   event: string,
   handler: JsonObject,
 ): FoundPulseHook | null => {
-  const text =
-    typeof handler.url === 'string'
-      ? handler.url
-      : typeof handler.command === 'string'
-        ? handler.command
-        : '';
+  const text = [handler.url, handler.command, handler.bash].find((field) => typeof field === 'string') ?? '';
   const autostart = AUTOSTART.exec(text);
   if (autostart !== null && autostart[1] === agent && autostart[2] === event) {
     return {
@@ -213,9 +202,8 @@ export const findPulseHook = (
       project: decodeURIComponent(route[4]!),
     };
   }
-  if (typeof handler.command !== 'string' || !handler.command.endsWith(nodeCommandSuffix(agent, event)))
-    return null;
-  return { transport: 'node', runtime: quotedRuntime(handler.command) ?? { nodePath: '', cliPath: '' } };
+  if (!text.endsWith(nodeCommandSuffix(agent, event))) return null;
+  return { transport: 'node', runtime: quotedRuntime(text) ?? { nodePath: '', cliPath: '' } };
 };
 
 /**

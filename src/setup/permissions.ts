@@ -1,4 +1,4 @@
-import { PULSE_TOOLS } from '../hooks/tool-rule.js';
+import { PULSE_TOOLS } from '../hooks/pulse-tools.js';
 import type { ChangeResult } from './file-edit.js';
 import { isJsonObject, type JsonChange } from './json-edit.js';
 

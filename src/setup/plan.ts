@@ -1,6 +1,6 @@
 import { lstat, readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import type { SetupPart } from './agents.js';
+import type { SetupPart } from './agent-parts.js';
 import type { EditOptions, EditOutcome } from './file-edit.js';
 
 /** One file of the setup: what is there now, and what the edit makes of it. */

@@ -11,12 +11,35 @@ export class ModelCallError extends Error {
   override name = 'ModelCallError';
   /** The HTTP status, when the server answered one. */
   readonly status: number | null;
+  /** What went wrong in a few words, without the URL: `HTTP 500`, `no answer within 30 s`. */
+  readonly reason: string;
+  /** How long the server asked to be left alone (its `Retry-After`), or null. */
+  readonly retryAfterMs: number | null;
 
-  constructor(message: string, { status = null, cause }: { status?: number | null; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    {
+      reason,
+      status = null,
+      retryAfterMs = null,
+      cause,
+    }: { reason: string; status?: number | null; retryAfterMs?: number | null; cause?: unknown },
+  ) {
     super(message, { cause });
     this.status = status;
+    this.reason = reason;
+    this.retryAfterMs = retryAfterMs;
   }
 }
+
+/** A `Retry-After` header as a wait from `now`: seconds, or an HTTP date; null when absent or unreadable. */
+export const retryAfterMs = (header: string | null, now = Date.now()): number | null => {
+  if (header === null) return null;
+  const text = header.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const date = Date.parse(text);
+  return Number.isFinite(date) ? Math.max(0, date - now) : null;
+};
 
 /** The system and user messages of one request. */
 export interface Prompt {
@@ -74,26 +97,37 @@ const repliedText = (body: string, url: string): string => {
   } catch {
     throw new ModelCallError(
       `${url} answered something that is not JSON (it began: ${JSON.stringify(body.slice(0, 120))})`,
+      { reason: 'an answer that is not JSON' },
     );
   }
   const message = answer.choices?.[0]?.message;
   const text = textOf(message?.content);
   if (text !== null && text !== '') return text;
   if (typeof message?.refusal === 'string')
-    throw new ModelCallError(`the model refused: ${message.refusal.slice(0, 200)}`);
-  throw new ModelCallError(`${url} answered without choices[0].message.content`);
+    throw new ModelCallError(`the model refused: ${message.refusal.slice(0, 200)}`, {
+      reason: 'the model refused',
+    });
+  throw new ModelCallError(`${url} answered without choices[0].message.content`, {
+    reason: 'an answer without a message',
+  });
 };
 
 const unreachable = (error: unknown, url: string, timeoutMs: number): ModelCallError => {
   const name = (error as Error)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') {
-    return new ModelCallError(`${url} did not answer within ${timeoutMs / 1000} s`, { cause: error });
+    return new ModelCallError(`${url} did not answer within ${timeoutMs / 1000} s`, {
+      reason: `no answer within ${timeoutMs / 1000} s`,
+      cause: error,
+    });
   }
   if (error instanceof AnswerTooLargeError)
-    return new ModelCallError(`${url}: ${error.message}`, { cause: error });
+    return new ModelCallError(`${url}: ${error.message}`, { reason: 'an answer too large', cause: error });
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   const why = cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error);
-  return new ModelCallError(`could not reach ${url}: ${why}`, { cause: error });
+  return new ModelCallError(`could not reach ${url}: ${why}`, {
+    reason: `unreachable${cause?.code === undefined ? '' : ` (${cause.code})`}`,
+    cause: error,
+  });
 };
 
 /**
@@ -124,8 +158,8 @@ export const askChatCompletions = async (
     if (!response.ok) {
       const retry = response.headers.get('retry-after');
       throw new ModelCallError(
-        `${url} answered HTTP ${response.status}${retry === null ? '' : ` (retry after ${retry} s)`}: ${JSON.stringify(body.slice(0, 200))}`,
-        { status: response.status },
+        `${url} answered HTTP ${response.status}${retry === null ? '' : ` (Retry-After: ${retry})`}: ${JSON.stringify(body.slice(0, 200))}`,
+        { reason: `HTTP ${response.status}`, status: response.status, retryAfterMs: retryAfterMs(retry) },
       );
     }
     const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');

@@ -39,6 +39,7 @@ export const ANSWER_JSON_SCHEMA = {
 /** A model's answer that holds no judgements pulse can use. */
 export class UnusableAnswerError extends Error {
   override name = 'UnusableAnswerError';
+  readonly reason = 'an answer without usable judgements';
 }
 
 /** Every balanced `{…}` in the text, outermost first, skipping braces inside JSON strings. */

@@ -1,5 +1,9 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { readEvents, waitUntil } from '../helpers/daemon.js';
 
@@ -20,6 +24,75 @@ export const killGroup = (pid: number | undefined) => {
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {}
+};
+
+/** How a CLI run ended, with everything it printed. */
+export interface ProcessRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `bin argv` in `cwd` with exactly `env`, stdin closed, in a process group of its own that is
+ * killed on timeout and again after exit, so no shell, hook or MCP child outlives the CLI.
+ */
+export const runInGroup = (
+  bin: string,
+  argv: string[],
+  { cwd, env, timeoutMs }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<ProcessRun> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(bin, argv, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.on('data', (data) => {
+      stdout += data;
+    });
+    child.stderr.on('data', (data) => {
+      stderr += data;
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      killGroup(child.pid);
+      resolve({ code, signal, timedOut, stdout, stderr });
+    });
+  });
+
+/** A scripted server's request body: parsed JSON, the raw text when it is not JSON, null when empty. */
+export const readRequestBody = async (req: IncomingMessage): Promise<unknown> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks).toString('utf8');
+  try {
+    return raw === '' ? null : JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+};
+
+/** Starts `server` on an ephemeral 127.0.0.1 port; `close` drops open connections first. */
+export const listenLoopback = async (server: Server) => {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return { port, close };
 };
 
 /**

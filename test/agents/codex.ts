@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { jsonLines, killGroup } from './cli-process.js';
+import { jsonLines, type ProcessRun, runInGroup } from './cli-process.js';
 
 /** The real Codex CLI the agent suite pins (`test/agents/cli/package.json`). */
 export const CODEX_BIN = fileURLToPath(new URL('./cli/node_modules/.bin/codex', import.meta.url));
@@ -63,12 +62,7 @@ export interface CodexEvent {
 }
 
 /** How a `codex exec` run ended, with everything it printed. */
-export interface CodexRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  stdout: string;
-  stderr: string;
+export interface CodexRun extends ProcessRun {
   /** The JSON lines of stdout (`--json`), parsed; lines that are not JSON are left out. */
   events: CodexEvent[];
 }
@@ -89,49 +83,26 @@ export interface CodexExecOptions {
  * (PATH, the temp HOME and CODEX_HOME, the scripted key), stdin closed. Codex runs in a process
  * group of its own, killed on timeout and again after exit, so no shell, hook or MCP child outlives it.
  */
-export const runCodexExec = ({
+export const runCodexExec = async ({
   cwd,
   home,
   prompt,
   args = [],
   timeoutMs = 90_000,
   env = {},
-}: CodexExecOptions): Promise<CodexRun> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(CODEX_BIN, ['exec', '--json', ...args, prompt], {
-      cwd,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: home.home,
-        CODEX_HOME: home.codexHome,
-        TMPDIR: tmpdir(),
-        LANG: 'C.UTF-8',
-        [KEY_VAR]: 'scripted',
-        ...env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (data) => {
-      stdout += data;
-    });
-    child.stderr.on('data', (data) => {
-      stderr += data;
-    });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child.pid);
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      killGroup(child.pid);
-      resolve({ code, signal, timedOut, stdout, stderr, events: jsonLines<CodexEvent>(stdout) });
-    });
+}: CodexExecOptions): Promise<CodexRun> => {
+  const run = await runInGroup(CODEX_BIN, ['exec', '--json', ...args, prompt], {
+    cwd,
+    timeoutMs,
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home.home,
+      CODEX_HOME: home.codexHome,
+      TMPDIR: tmpdir(),
+      LANG: 'C.UTF-8',
+      [KEY_VAR]: 'scripted',
+      ...env,
+    },
   });
+  return { ...run, events: jsonLines<CodexEvent>(run.stdout) };
+};

@@ -1,6 +1,5 @@
-import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLoopback, readRequestBody } from './cli-process.js';
 
 // A scripted stand-in for the OpenAI Responses API, so the real Codex CLI runs offline and
 // deterministically: each model turn Codex asks for is the next step of a script, streamed back as
@@ -219,13 +218,7 @@ export const startScriptedModel = async (steps: Step[]): Promise<ScriptedModel> 
   let counter = 0;
   const nextId = () => String(++counter).padStart(4, '0');
   const server = createServer(async function scriptedModel(req, res) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = raw;
-    try {
-      body = raw === '' ? null : JSON.parse(raw);
-    } catch {}
+    const body = await readRequestBody(req);
     const path = req.url ?? '';
     const kind = kindOf(req.headers);
     requests.push({ method: req.method ?? '', path, headers: req.headers, body, kind });
@@ -258,9 +251,7 @@ export const startScriptedModel = async (steps: Step[]): Promise<ScriptedModel> 
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(path.startsWith('/v1/models') ? JSON.stringify({ models: [], data: [] }) : '{}');
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenLoopback(server);
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
@@ -269,10 +260,6 @@ export const startScriptedModel = async (steps: Step[]): Promise<ScriptedModel> 
       return overruns;
     },
     errors,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 };

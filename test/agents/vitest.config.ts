@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-// The agent suite: the real Claude Code and Codex CLIs (test/agents/cli), each against a scripted
+// The agent suite: the real agent CLIs (test/agents/cli), each against a scripted
 // model on 127.0.0.1. Slower than the unit suites (a CLI start per run), so it runs on its own
 // (npm run test:agents); `PULSE_AGENT_SUITE` lets its files run (they skip under the main config).
 export default defineConfig({

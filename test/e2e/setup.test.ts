@@ -3,7 +3,7 @@ import { access, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/pr
 import { dirname, join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SetupResult } from '../../src/commands/setup.js';
-import { HOOK_EVENTS, type HookAgent } from '../../src/hooks/events.js';
+import { type HookAgent, hookEvents } from '../../src/hooks/events.js';
 import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
 import { projectId } from '../../src/store/project-id.js';
 import {
@@ -187,9 +187,7 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
     if (files.hooks !== null) {
       const commands = hookCommands(agent as HookAgent, JSON.parse(await read(dir, files.hooks)));
       // Claude Code calls no HTTP hook at SessionStart: its first prompt's hook tells the same.
-      const events = HOOK_EVENTS[agent as HookAgent].filter(
-        (e) => agent !== 'claude' || e !== 'SessionStart',
-      );
+      const events = hookEvents(agent as HookAgent).filter((e) => agent !== 'claude' || e !== 'SessionStart');
       expect(Object.keys(commands)).toEqual(events);
       for (const [event, list] of Object.entries(commands)) {
         expect(list).toHaveLength(1);
@@ -224,7 +222,7 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
     expect(await pulseUrl(agent, dir)).toBe(URL_8765(dir));
     if (files.hooks !== null) {
       const commands = hookCommands(agent as HookAgent, JSON.parse(await read(dir, files.hooks)));
-      for (const event of HOOK_EVENTS[agent as HookAgent].filter(
+      for (const event of hookEvents(agent as HookAgent).filter(
         (e) => agent !== 'claude' || e !== 'SessionStart',
       ))
         expect(pulseHooks(commands[event]!)).toHaveLength(1);
@@ -402,7 +400,7 @@ describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (ag
       const dir = await project();
       await setup(agent, dir, '--write', '--hooks', transport);
       const handlers = hookHandlers(agent, JSON.parse(await read(dir, FILES[agent].hooks!)));
-      for (const event of HOOK_EVENTS[agent]) {
+      for (const event of hookEvents(agent)) {
         const { code, stdout, stderr } = await sh(handlers[event]![0]!.command!, dir, '{}');
         expect(code, `${event}: ${stderr}`).toBe(0);
         const answer = JSON.parse(stdout);
@@ -492,7 +490,7 @@ describe('pulse setup claude --write', () => {
   it('refuses --hooks http for an agent that runs only command hooks', async () => {
     const { code, stderr } = await setup('codex', await project(), '--hooks', 'http');
     expect(code).toBe(1);
-    expect(stderr).toContain('codex runs only command hooks: use --hooks curl or --hooks node');
+    expect(stderr).toContain('Codex runs hooks by curl or node, not http: use --hooks curl or --hooks node.');
   });
 });
 

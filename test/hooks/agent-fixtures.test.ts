@@ -15,9 +15,14 @@ import { judgeTool } from '../../src/hooks/tool-rule.js';
 const FIXTURES = fileURLToPath(new URL('../fixtures/hooks/', import.meta.url));
 
 /** Each fixture folder, with the agent its name starts with. */
-const folders = readdirSync(FIXTURES, { withFileTypes: true })
+const allFolders = readdirSync(FIXTURES, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map(({ name }) => ({ name, agent: name.slice(0, name.indexOf('-')) }));
+
+/** Agents whose captures wait for pulse to read them (issue 24 phase 2): kept, not yet parsed here. */
+const AWAITING = ['gemini', 'copilot', 'opencode'];
+
+const folders = allFolders.filter(({ agent }) => !AWAITING.includes(agent));
 
 type Input = Record<string, unknown> & { hook_event_name: string; tool_input?: Record<string, unknown> };
 
@@ -84,7 +89,8 @@ describe('hook inputs captured from the real agents', () => {
     expect(folders.map((folder) => folder.name)).toEqual(
       expect.arrayContaining(['claude-2.1.332', 'codex-0.171.0']),
     );
-    for (const { name, agent } of folders) expect(isHookAgent(agent), name).toBe(true);
+    for (const { name, agent } of allFolders)
+      expect(isHookAgent(agent) || AWAITING.includes(agent), name).toBe(true);
   });
 
   describe.each(folders)('$name', ({ name, agent }) => {

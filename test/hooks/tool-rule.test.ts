@@ -2,9 +2,9 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ToolCall } from '../../src/hooks/dialect.js';
+import { patchPaths } from '../../src/hooks/dialects/input-fields.js';
 import type { HookAgent } from '../../src/hooks/events.js';
-import type { ToolCall } from '../../src/hooks/hook-input.js';
-import { patchPaths } from '../../src/hooks/hook-input.js';
 import { judgeTool } from '../../src/hooks/tool-rule.js';
 
 const ROOT = '/work/project';

@@ -5,6 +5,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/package/version.js';
+import { groupedLayout } from '../../src/setup/hook-entries.js';
 import {
   autostartHookCommand,
   curlHookCommand,
@@ -141,7 +142,7 @@ describe('which pulse hooks reach the daemon being set up', () => {
   const target = { port: 8765, project: PROJECT, runtime: RUNTIME, pulse: 'pulse' };
 
   it('the same port and project by http or curl, or this node and clone (bin.cjs, or an older cli.js)', () => {
-    const http = hookHandler('claude', 'Stop', 'http', target);
+    const http = hookHandler('claude', 'Stop', 'http', target, groupedLayout);
     expect(http).toMatchObject({
       type: 'http',
       url: expect.stringContaining('127.0.0.1:8765/hook/claude/Stop?project='),
