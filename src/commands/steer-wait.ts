@@ -126,6 +126,10 @@ export const waitForAcks = async (
   const timer = setTimeout(() => finish(3), timeoutMs);
   const interrupt = () => finish(130);
   process.once('SIGINT', interrupt);
+  // Said only once Ctrl-C is ours: one pressed on reading it stops the wait, never the process.
+  print(
+    `Waiting up to ${formatDuration(timeoutMs)} for every agent to acknowledge (Ctrl-C stops waiting; the change stands)…`,
+  );
   const prefix = (answer: SteerAnswer) => (written.length > 1 ? `[${answer.project_id}] ` : '');
   const watches = written.map(({ answer }) => new AckWatch(answer.event_id!, answer.owing, now));
   try {

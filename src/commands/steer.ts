@@ -13,7 +13,6 @@ import type { PulsePaths } from '../store/paths.js';
 import { ensurePulseFolder, requirePulseFolder } from '../store/pulse-folder.js';
 import { readBoundedText } from '../store/read-bounded.js';
 import { STEER_LIMIT, SteerFileError, steerPath, writeSteerFile } from '../store/steer-file.js';
-import { formatDuration } from '../text/duration.js';
 import { terminalText } from '../text/terminal-text.js';
 
 /** A steer the CLI cannot do, said in a sentence with the fix; the command exits 1. */
@@ -292,9 +291,5 @@ export const runSteer = async (
     return 0;
   }
   const { waitForAcks } = await import('./steer-wait.js');
-  const timeoutMs = options.timeout ?? DEFAULT_WAIT_MS;
-  print(
-    `Waiting up to ${formatDuration(timeoutMs)} for every agent to acknowledge (Ctrl-C stops waiting; the change stands)…`,
-  );
-  return waitForAcks(owed, { timeoutMs, print });
+  return waitForAcks(owed, { timeoutMs: options.timeout ?? DEFAULT_WAIT_MS, print });
 };
