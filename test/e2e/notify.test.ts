@@ -58,8 +58,8 @@ const start = async (project: string, args: string[], env: Record<string, string
   return daemon;
 };
 
-const agent = async (daemon: RunningDaemon) => {
-  const client = await connectClient(daemon.url);
+const agent = async ({ url }: { url: string }) => {
+  const client = await connectClient(url);
   clients.push(client);
   await callTool(client, 'pulse_should_interrupt');
   return client;
@@ -177,6 +177,55 @@ describe('pulse start --notify', () => {
         error: expect.stringMatching(/notify-send failed: cannot reach the session bus$/),
       }),
     ]);
+  });
+
+  it('tells the desktop for a project added with --notify to a daemon started without, and for it alone', async () => {
+    const { project: quiet, path, notified } = await projectWithNotifier();
+    const daemon = await start(quiet, [], { PATH: path });
+    const joined = await tempProject('pulse-notify-joined-');
+    projects.push(joined);
+    const added = await runCli([
+      'start',
+      '-p',
+      joined,
+      '--port',
+      String(daemon.port),
+      '--notify',
+      '--notify-held-after',
+      '1s',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toContain(`Added ${joined} to the pulse already running on port ${daemon.port}`);
+    expect(added.stdout).toContain('Desktop notifications: on (notify-send or osascript)');
+    const { url } = JSON.parse(await readFile(join(joined, '.pulse', 'daemon.json'), 'utf8')) as {
+      url: string;
+    };
+    const notifyState = async (mcpUrl: string) =>
+      (
+        (await (await fetch(new URL('status', mcpUrl))).json()) as { actors: { id: string; state: string }[] }
+      ).actors.find((actor) => actor.id === 'notify')?.state;
+    expect(await notifyState(daemon.url)).toBe('off');
+    expect(await notifyState(url)).toBe('idle');
+
+    // An agent in each project is held by a change; the quiet one's first.
+    const q = await agent(daemon);
+    const quietEvent = await guide(quiet, 'Quiet here.');
+    const j = await agent({ url });
+    const joinedEvent = await guide(joined, 'Smaller patch.');
+    await waitUntil(async () => (await notified()).length >= 1, {
+      timeoutMs: 10_000,
+      describe: () => 'the joined project’s held notification',
+    });
+    await callTool(j, 'pulse_ack_replan', { event_id: joinedEvent });
+    await waitUntil(async () => (await notified()).length >= 2, {
+      describe: () => 'its all-acknowledged one',
+    });
+    const name = joined.split('/').at(-1)!;
+    expect((await notified()).map((call) => call[2])).toEqual([
+      `pulse · ${name}: an agent is still held`,
+      `pulse · ${name}: the agent replanned`,
+    ]);
+    await callTool(q, 'pulse_ack_replan', { event_id: quietEvent });
   });
 
   it('is off without --notify: notify-send is never run', async () => {
