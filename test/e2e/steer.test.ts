@@ -384,6 +384,51 @@ describe('pulse guide and pulse constrain: the write', () => {
     }
     expect(all.stdout).toMatch(/^\[pulse-steer-\S+\] Wrote/m);
   });
+
+  it('--all --wait follows every project the daemon serves and exits 0 only once each one’s agents acknowledged', async () => {
+    const { project: first, daemon } = await served();
+    const second = await newProject();
+    expect((await runCli(['start', '-p', second, '--port', String(daemon.port)])).code).toBe(0);
+    const { url } = JSON.parse(await readFile(join(second, '.pulse', 'daemon.json'), 'utf8')) as {
+      url: string;
+    };
+    const inFirst = await agent(daemon);
+    const inSecond = await agent({ url } as RunningDaemon);
+    const guide = pulseRunning([
+      'guide',
+      'Freeze the API.',
+      '--all',
+      '--port',
+      String(daemon.port),
+      '--wait',
+    ]);
+    await guide.printed(/Waiting up to 10m/);
+    const eventIn = (project: string) =>
+      new RegExp(`in ${project}: logged as (evt_\\S+)\\.`).exec(guide.output())![1]!;
+    const [firstEvent, secondEvent] = [eventIn(first), eventIn(second)];
+
+    await callTool(inSecond, 'pulse_ack_replan', { event_id: secondEvent });
+    await guide.printed(
+      new RegExp(`MCP session ${sessionOf(inSecond).slice(0, 8)} acknowledged ${secondEvent}`),
+    );
+    // One project's agent is done, the other's still owes: still waiting.
+    expect(guide.child.exitCode).toBeNull();
+
+    await callTool(inFirst, 'pulse_ack_replan', { event_id: firstEvent });
+    expect(await guide.exited).toBe(0);
+    for (const [project, event, client] of [
+      [first, firstEvent, inFirst],
+      [second, secondEvent, inSecond],
+    ] as const) {
+      const id = `${project.split('/').at(-1)}-[0-9a-f]{8}`;
+      expect(guide.output()).toMatch(
+        new RegExp(`^\\[${id}\\] MCP session ${sessionOf(client).slice(0, 8)} acknowledged ${event} `, 'm'),
+      );
+      expect(guide.output()).toMatch(
+        new RegExp(`^\\[${id}\\] Every agent has acknowledged ${event}\\.$`, 'm'),
+      );
+    }
+  });
 });
 
 describe('what is kept', () => {
