@@ -9,7 +9,7 @@ import { VERSION } from '../package/version.js';
 import { projectId } from '../store/project-id.js';
 import { logOf, replanOf } from '../system/ask-actors.js';
 import { healthProblems } from '../system/health-problems.js';
-import { systemStatus, watcherWarning } from '../system/system-status.js';
+import { owingAgents, systemStatus, watcherWarning } from '../system/system-status.js';
 import { isPageRoute, loopbackPeersOnly, requireToken, tokenMatcher } from './auth.js';
 import type { ConnectionCounts } from './connection-shedding.js';
 import { createHookRoute } from './hook-route.js';
@@ -137,7 +137,12 @@ export const createDaemonApp = ({
 
   const origin = (c: Context) => new URL(c.req.url).origin;
   const served = (c: Context) =>
-    list().map((p) => ({ id: p.id, root: p.root, page: projectUrls(origin(c), p.id).page }));
+    list().map((p) => ({
+      id: p.id,
+      root: p.root,
+      page: projectUrls(origin(c), p.id).page,
+      owing: owingAgents(p.actor),
+    }));
   const refuse = (c: Context, unresolved: Unresolved) =>
     c.json({ error: unresolved.error, projects: served(c) }, unresolved.status);
 
@@ -230,6 +235,7 @@ export const createDaemonApp = ({
           ...projectUrls(origin(c), p.id),
           replan: replanOf(p.actor).getSnapshot().value,
           sessions: mcp?.sessionCount(p.id) ?? 0,
+          owing: owingAgents(p.actor),
         })),
     }),
   );

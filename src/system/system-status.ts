@@ -169,6 +169,18 @@ const replanAgentsStatus = (book: AgentBook): ReplanAgentStatus[] =>
     };
   });
 
+/** An agent that still owes an ack, in words, and the change it owes. */
+export interface OwingAgent {
+  agent: string;
+  owes: string;
+}
+
+/** The agents of a project that still owe an ack, oldest first: for the list of projects served. */
+export const owingAgents = (actor: PulseActor): OwingAgent[] =>
+  replanAgentsStatus(replanOf(actor).getSnapshot().context.agents).flatMap((agent) =>
+    agent.owes === null ? [] : [{ agent: agent.label, owes: agent.owes }],
+  );
+
 export interface ActorStatus {
   id: string;
   state: string;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { html, raw } from 'hono/html';
-import type { SystemStatus } from '../../system/system-status.js';
+import type { OwingAgent, SystemStatus } from '../../system/system-status.js';
 import { SCRIPT, STYLE } from './assets.generated.js';
 import { CARDS, type Card } from './cards.js';
 import { diagramView } from './diagrams.js';
@@ -72,7 +72,15 @@ export interface ServedLink {
   root: string;
   /** Its status page. */
   page: string;
+  /** Its agents that still owe an ack, and the change each owes. */
+  owing: readonly OwingAgent[];
 }
+
+/** Who in a project still owes an ack, for the list of projects: a line each, or that nobody does. */
+const owingList = (owing: readonly OwingAgent[]) =>
+  owing.length === 0
+    ? html`<div class="muted">No agent owes an acknowledgement.</div>`
+    : html`<ul class="owing">${owing.map((o) => html`<li>${o.agent} owes <code>${o.owes}</code></li>`)}</ul>`;
 
 const servedNav = (served: readonly ServedLink[], project: string) =>
   served.length < 2
@@ -160,7 +168,8 @@ export const projectsPage = ({ version, served }: { version: string; served: rea
 </header>
 <main>
 <section class="card wide" id="projects"><h2>Projects</h2><ul>${served.map(
-    (p) => html`<li><a href="${p.page}">${p.id}</a> <span class="mono">${p.root}</span></li>`,
+    (p) =>
+      html`<li><a href="${p.page}">${p.id}</a> <span class="mono">${p.root}</span>${owingList(p.owing)}</li>`,
   )}</ul></section>
 </main>
 <footer>pulse ${version} · the same as JSON: <a href="/projects">/projects</a></footer>
