@@ -75,6 +75,7 @@ const thoughtRecord = (context: GateContext, thought: Thought): Partial<GateCont
     });
   return {
     failedInARow: 0,
+    endpointFailuresInARow: 0,
     lastFailure: null,
     lastThought: {
       at: context.reflectedAt ?? 0,
@@ -145,6 +146,8 @@ export const failureOf = (error: unknown, fallbackAt: number): FailureNote => {
     message: `The thinker failed: ${message}`,
     at: typeof carried.at === 'number' ? carried.at : fallbackAt,
     reason: typeof carried.reason === 'string' ? carried.reason : message.slice(0, REASON_MAX),
+    // A failure that does not say what failed is taken for the endpoint's: backing off is the safe side.
+    kind: carried.kind === 'answer' ? 'answer' : 'endpoint',
     retryAfterMs:
       typeof carried.retryAfterMs === 'number' && carried.retryAfterMs >= 0 ? carried.retryAfterMs : null,
   };
@@ -152,15 +155,17 @@ export const failureOf = (error: unknown, fallbackAt: number): FailureNote => {
 
 /**
  * A failed thought, counted: every drained event goes back with one more attempt, or to the dead
- * letters, and the thinker is asked again after `retryDelayMs` (a backlog at the timer's pace).
+ * letters, and the thinker is asked again after `retryDelayMs`: at the next reflection after a
+ * failed answer, backing off only while the endpoint fails (a backlog at the timer's pace).
  */
 export const thoughtFailed = (context: GateContext, note: FailureNote): GateDecision => {
   const { settle, counters } = settling(context, note.at, { failed: context.batch });
   const failedInARow = context.failedInARow + 1;
+  const endpointFailuresInARow = note.kind === 'endpoint' ? context.endpointFailuresInARow + 1 : 0;
   const wait =
     context.batch.length >= BACKLOG_EVENTS
       ? context.reflectEveryMs
-      : retryDelayMs(context, failedInARow, note.retryAfterMs);
+      : retryDelayMs(context, endpointFailuresInARow, note.retryAfterMs);
   const { message, ...failure } = note;
   return {
     settle,
@@ -169,6 +174,7 @@ export const thoughtFailed = (context: GateContext, note: FailureNote): GateDeci
       batch: [],
       thinkFailures: context.thinkFailures + 1,
       failedInARow,
+      endpointFailuresInARow,
       failedBatch: context.batch.length,
       lastError: message,
       lastFailure: { ...failure, retryAt: note.at + wait },

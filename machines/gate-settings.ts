@@ -42,18 +42,19 @@ export const INSERT_QUIET_MS = CATCH_UP_MS + 1_000;
 export const BACKLOG_EVENTS = INBOX_CAPACITY / 4;
 
 /**
- * The wait before asking the thinker again after `failedInARow` failed thoughts: the next
- * reflection after the first, then twice as long with each failure in a row, never longer than
- * the cap (at most `RETRY_CAP_MAX_MS`). A `Retry-After` the thinker's endpoint sent is waited
- * out, within the same cap. Never sooner than the next reflection, whatever the cap says.
+ * The wait before asking the thinker again after its endpoint failed `endpointFailuresInARow`
+ * times in a row: the next reflection after a failed answer or the endpoint's first failure, then
+ * twice as long with each more, never longer than the cap (at most `RETRY_CAP_MAX_MS`). A
+ * `Retry-After` the endpoint sent is waited out, within the same cap. Never sooner than the next
+ * reflection, whatever the cap says.
  */
 export const retryDelayMs = (
   settings: Pick<GateSettings, 'reflectEveryMs' | 'retryCapMs'>,
-  failedInARow: number,
+  endpointFailuresInARow: number,
   retryAfterMs: number | null = null,
 ): number => {
   const cap = Math.min(settings.retryCapMs, RETRY_CAP_MAX_MS);
-  const doubled = settings.reflectEveryMs * 2 ** Math.max(0, failedInARow - 1);
+  const doubled = settings.reflectEveryMs * 2 ** Math.max(0, endpointFailuresInARow - 1);
   return Math.max(settings.reflectEveryMs, Math.min(cap, Math.max(doubled, retryAfterMs ?? 0)));
 };
 

@@ -120,7 +120,7 @@ export const gateMachine = setup({
     // A stream of inserts that never pauses still gets a reflection at the timer's pace.
     insertSettleMax: ({ context }) => context.reflectEveryMs,
     retryBackoff: ({ context }) =>
-      retryDelayMs(context, context.failedInARow, context.lastFailure?.retryAfterMs ?? null),
+      retryDelayMs(context, context.endpointFailuresInARow, context.lastFailure?.retryAfterMs ?? null),
   },
 }).createMachine({
   id: 'gate',
@@ -201,6 +201,7 @@ export const gateMachine = setup({
                 message: `The thinker did not answer within ${context.thinkTimeoutMs} ms.`,
                 at: (context.reflectedAt ?? 0) + context.thinkTimeoutMs,
                 reason: `no answer within ${context.thinkTimeoutMs / 1000} s`,
+                kind: 'endpoint',
                 retryAfterMs: null,
               },
             }),
@@ -225,6 +226,7 @@ export const gateMachine = setup({
                   message: 'The thinker answered nothing usable for the events it was given.',
                   at: event.output?.at ?? context.reflectedAt ?? 0,
                   reason: 'an answer that judged none of the events',
+                  kind: 'answer',
                   retryAfterMs: null,
                 },
               }),

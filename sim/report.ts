@@ -180,21 +180,40 @@ export const targetsTable = (rows: readonly Row[]): string => {
   return lines.join('\n');
 };
 
-/** Every table of the delivery section: the seed's loss table beside ours, the retry rules' latency, the targets. */
+/** The endpoint's outage, the seed's retry rule beside ours: what each asked of a dead endpoint, and what it cost the events. */
+export const outageTable = ({ seedRule, ours }: { seedRule: CellResult; ours: CellResult }): string =>
+  [
+    '| retry rule | think calls per run | latency, listed → told | loss | duplicates |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...(
+      [
+        ["the seed's rule", seedRule],
+        ['ours', ours],
+      ] as const
+    ).map(
+      ([name, r]) =>
+        `| ${name} | ${r.think_calls_mean} | ${seconds(r.latency)} | ${pct(r.loss_pct)} | ${r.duplicates} |`,
+    ),
+  ].join('\n');
+
+/** Every table of the delivery section: the seed's loss table beside ours, the retry rules' latency, the targets, the outage. */
 export interface DeliveryTables {
   loss: string;
   latency: string;
   targets: string;
+  outage: string | null;
 }
 
 export const deliveryTables = (
   rows: readonly Row[],
   maxAttempts: number,
   defaultAttempts: number,
+  outage: { seedRule: CellResult; ours: CellResult } | null = null,
 ): DeliveryTables => ({
   loss: deliveryTable(rows, maxAttempts, defaultAttempts),
   latency: latencyTable(rows),
   targets: targetsTable(rows),
+  outage: outage === null ? null : outageTable(outage),
 });
 
 /** The JSON the `--json` flag prints: the bare result for one cell, labelled results for several. */

@@ -6,7 +6,7 @@ import { type FetchOutcome, pollerMachine } from '../machines/poller.js';
 import { createItemAcceptor } from '../src/effects/accept-items.js';
 import { drainFromInbox } from '../src/effects/drain-inbox.js';
 import { createFakeSource } from './fake-source.js';
-import { createFakeThinker } from './fake-thinker.js';
+import { createFakeThinker, type Outage } from './fake-thinker.js';
 import { memoryInboxFile, memorySeenStore } from './memory-stores.js';
 import { pipelineBusy } from './pipeline-busy.js';
 import { prng } from './prng.js';
@@ -32,6 +32,8 @@ export interface CellConfig {
    * failure in a row (at most 5 minutes); `seed` asks again at every reflection, as the seed does.
    */
   retry: 'ours' | 'seed';
+  /** A stretch in which the thinker's endpoint is down (every call fails), if any. */
+  outage?: Outage;
 }
 
 /** What one seeded run of a cell counted. */
@@ -73,7 +75,7 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
     },
     config.window,
   );
-  const thinker = createFakeThinker(config.q, prng(seed));
+  const thinker = createFakeThinker(config.q, prng(seed), config.outage);
   const acceptItems = createItemAcceptor({
     inbox: memoryInboxFile(),
     seen: memorySeenStore(),

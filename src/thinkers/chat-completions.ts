@@ -1,3 +1,4 @@
+import type { FailureKind } from '../../machines/gate-context.js';
 import { redactSecrets } from '../log/redact-secrets.js';
 import { AnswerTooLargeError, boundedFetch } from '../sources/client/bounded-fetch.js';
 import type { ModelConfig } from '../sources/config/model-config.js';
@@ -15,22 +16,40 @@ export class ModelCallError extends Error {
   readonly reason: string;
   /** How long the server asked to be left alone (its `Retry-After`), or null. */
   readonly retryAfterMs: number | null;
+  /** Whether this answer failed (asked again at the next reflection) or the endpoint did (backed off). */
+  readonly kind: FailureKind;
 
   constructor(
     message: string,
     {
       reason,
+      kind,
       status = null,
       retryAfterMs = null,
       cause,
-    }: { reason: string; status?: number | null; retryAfterMs?: number | null; cause?: unknown },
+    }: {
+      reason: string;
+      kind: FailureKind;
+      status?: number | null;
+      retryAfterMs?: number | null;
+      cause?: unknown;
+    },
   ) {
     super(message, { cause });
     this.status = status;
     this.reason = reason;
+    this.kind = kind;
     this.retryAfterMs = retryAfterMs;
   }
 }
+
+/**
+ * An HTTP 500 is one request's server error, as a garbled answer is one answer's: the next may be
+ * good. Any other status (429, 502–504, a refused key, a wrong URL) and any `Retry-After` say the
+ * endpoint is down, overloaded or misconfigured, and asking again soon only adds load.
+ */
+const statusKind = (status: number, retryAfter: number | null): FailureKind =>
+  status === 500 && retryAfter === null ? 'answer' : 'endpoint';
 
 /** A `Retry-After` header as a wait from `now`: seconds, or an HTTP date; null when absent or unreadable. */
 export const retryAfterMs = (header: string | null, now = Date.now()): number | null => {
@@ -97,7 +116,7 @@ const repliedText = (body: string, url: string): string => {
   } catch {
     throw new ModelCallError(
       `${url} answered something that is not JSON (it began: ${JSON.stringify(body.slice(0, 120))})`,
-      { reason: 'an answer that is not JSON' },
+      { reason: 'an answer that is not JSON', kind: 'answer' },
     );
   }
   const message = answer.choices?.[0]?.message;
@@ -106,9 +125,11 @@ const repliedText = (body: string, url: string): string => {
   if (typeof message?.refusal === 'string')
     throw new ModelCallError(`the model refused: ${message.refusal.slice(0, 200)}`, {
       reason: 'the model refused',
+      kind: 'answer',
     });
   throw new ModelCallError(`${url} answered without choices[0].message.content`, {
     reason: 'an answer without a message',
+    kind: 'answer',
   });
 };
 
@@ -117,15 +138,21 @@ const unreachable = (error: unknown, url: string, timeoutMs: number): ModelCallE
   if (name === 'TimeoutError' || name === 'AbortError') {
     return new ModelCallError(`${url} did not answer within ${timeoutMs / 1000} s`, {
       reason: `no answer within ${timeoutMs / 1000} s`,
+      kind: 'endpoint',
       cause: error,
     });
   }
   if (error instanceof AnswerTooLargeError)
-    return new ModelCallError(`${url}: ${error.message}`, { reason: 'an answer too large', cause: error });
+    return new ModelCallError(`${url}: ${error.message}`, {
+      reason: 'an answer too large',
+      kind: 'answer',
+      cause: error,
+    });
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   const why = cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error);
   return new ModelCallError(`could not reach ${url}: ${why}`, {
     reason: `unreachable${cause?.code === undefined ? '' : ` (${cause.code})`}`,
+    kind: 'endpoint',
     cause: error,
   });
 };
@@ -157,9 +184,15 @@ export const askChatCompletions = async (
     const body = await response.text();
     if (!response.ok) {
       const retry = response.headers.get('retry-after');
+      const wait = retryAfterMs(retry);
       throw new ModelCallError(
         `${url} answered HTTP ${response.status}${retry === null ? '' : ` (Retry-After: ${retry})`}: ${JSON.stringify(body.slice(0, 200))}`,
-        { reason: `HTTP ${response.status}`, status: response.status, retryAfterMs: retryAfterMs(retry) },
+        {
+          reason: `HTTP ${response.status}`,
+          kind: statusKind(response.status, wait),
+          status: response.status,
+          retryAfterMs: wait,
+        },
       );
     }
     const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');

@@ -40,6 +40,8 @@ export const ANSWER_JSON_SCHEMA = {
 export class UnusableAnswerError extends Error {
   override name = 'UnusableAnswerError';
   readonly reason = 'an answer without usable judgements';
+  /** The endpoint answered: the next answer may be good (see `FailureKind`). */
+  readonly kind = 'answer';
 }
 
 /** Every balanced `{…}` in the text, outermost first, skipping braces inside JSON strings. */

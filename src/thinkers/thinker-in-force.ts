@@ -82,9 +82,11 @@ export const thinkerInForce = (
   }
   const when = gate.asking
     ? 'it is being asked again now'
-    : failure.retryAfterMs !== null
-      ? `it asked to be left alone (Retry-After), so it is asked again at ${clock(failure.retryAt)}`
-      : `it is asked again at ${clock(failure.retryAt)}, or sooner when new events arrive`;
+    : failure.kind === 'answer' && failure.retryAfterMs === null
+      ? `its answer was unusable, so it is asked again at the next reflection, at ${clock(failure.retryAt)}`
+      : failure.retryAfterMs !== null
+        ? `it asked to be left alone (Retry-After), so it is asked again at ${clock(failure.retryAt)}`
+        : `it is asked again at ${clock(failure.retryAt)}, or sooner when new events arrive`;
   return {
     configured: judge.configured,
     judging: gate.asking ? judge.by : null,

@@ -1,4 +1,5 @@
 import { errorMessage } from '../../machines/error-message.js';
+import type { FailureKind } from '../../machines/gate-context.js';
 
 /** The longest reason taken from an error that names none of its own. */
 const REASON_MAX = 80;
@@ -13,12 +14,14 @@ export class ThoughtError extends Error {
   readonly at: number;
   readonly reason: string;
   readonly retryAfterMs: number | null;
+  readonly kind: FailureKind;
 
-  constructor(message: string, { at, reason, retryAfterMs }: Omit<ThoughtError, keyof Error>) {
+  constructor(message: string, { at, reason, retryAfterMs, kind }: Omit<ThoughtError, keyof Error>) {
     super(message);
     this.at = at;
     this.reason = reason;
     this.retryAfterMs = retryAfterMs;
+    this.kind = kind;
   }
 }
 
@@ -34,11 +37,14 @@ export const thoughtError = (
   const carried = (typeof error === 'object' && error !== null ? error : {}) as {
     reason?: unknown;
     retryAfterMs?: unknown;
+    kind?: unknown;
   };
   const message = errorMessage(error);
   return new ThoughtError(redact(`${by}: ${message}`), {
     at,
     reason: redact(typeof carried.reason === 'string' ? carried.reason : message.slice(0, REASON_MAX)),
     retryAfterMs: typeof carried.retryAfterMs === 'number' ? carried.retryAfterMs : null,
+    // An error that does not say what failed is taken for the endpoint's: backing off is the safe side.
+    kind: carried.kind === 'answer' ? 'answer' : 'endpoint',
   });
 };

@@ -925,6 +925,7 @@ describe('fewer thoughts: settling after inserts, backing off after failures', (
     expect(h.gate.getSnapshot().context.lastFailure).toEqual({
       at: 0,
       reason: 'model down',
+      kind: 'endpoint',
       retryAfterMs: null,
       retryAt: 60_000,
     });
@@ -960,6 +961,28 @@ describe('fewer thoughts: settling after inserts, backing off after failures', (
     const calls = h.thinkCalls.length;
     while (h.thinkCalls.length === calls) await h.advance(1_000);
     expect(h.clock.now() - from, 'a success starts the doubling over').toBe(60_000);
+  });
+
+  it("asks again at every reflection while the answers fail, and a failed answer starts the endpoint's doubling over", async () => {
+    const h = await start({ reflectEveryMs: 60_000, retryCapMs: 300_000, maxAttempts: 20 }, [event(1)]);
+    const garbled = () => Promise.reject(Object.assign(new Error('not JSON'), { kind: 'answer' }));
+    const waitForNextCall = async () => {
+      const calls = h.thinkCalls.length;
+      const from = h.clock.now();
+      while (h.thinkCalls.length === calls) await h.advance(1_000);
+      return h.clock.now() - from;
+    };
+    h.think = garbled;
+    await h.reflect();
+    const answerWaits = [await waitForNextCall(), await waitForNextCall(), await waitForNextCall()];
+    expect(answerWaits, 'no doubling while the endpoint answers').toEqual([60_000, 60_000, 60_000]);
+    expect(h.gate.getSnapshot().context).toMatchObject({ failedInARow: 4, endpointFailuresInARow: 0 });
+    h.think = fail;
+    const endpointWaits = [await waitForNextCall(), await waitForNextCall()];
+    expect(endpointWaits).toEqual([60_000, 60_000]);
+    h.think = garbled;
+    expect(await waitForNextCall(), 'the second endpoint failure in a row doubles the wait').toBe(120_000);
+    expect(await waitForNextCall(), 'a failed answer starts the doubling over').toBe(60_000);
   });
 
   it('caps the wait at 5 minutes whatever the settings say, and never asks sooner than the next reflection', () => {

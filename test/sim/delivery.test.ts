@@ -76,14 +76,24 @@ describe('delivery simulation', () => {
       10,
     );
 
-  it("thinks less often than the seed's rule in (a) when the thinker fails, and loses nothing", async () => {
+  it("asks as often as the seed's rule when answers fail at random, and tells as soon", async () => {
     for (const q of [0.2, 0.5]) {
       const ours = await seedCell('a', true, q);
       const seedRule = await seedCell('a', true, q, 'seed');
-      expect(ours.think_calls_mean, `q = ${q}`).toBeLessThan(seedRule.think_calls_mean);
+      expect(ours.think_calls_mean, `q = ${q}`).toBe(seedRule.think_calls_mean);
+      expect(ours.latency, `q = ${q}`).toEqual(seedRule.latency);
       expect(ours).toMatchObject({ loss_pct: 0, duplicates: 0 });
-      expect(seedRule).toMatchObject({ loss_pct: 0, duplicates: 0 });
     }
+  });
+
+  it("asks a dead endpoint less often than the seed's rule, and tells no event later", async () => {
+    const cell: CellConfig = { ...small('a', true), q: 0, outage: { fromMs: 1_800_000, toMs: 3_600_000 } };
+    const ours = await runCell(cell, 2);
+    const seedRule = await runCell({ ...cell, retry: 'seed' }, 2);
+    expect(ours.think_calls_mean).toBeLessThan(seedRule.think_calls_mean);
+    for (const at of ['p50_s', 'p95_s', 'max_s'] as const)
+      expect(ours.latency![at]).toBeLessThanOrEqual(seedRule.latency![at]);
+    expect(ours).toMatchObject({ loss_pct: 0, duplicates: 0 });
   });
 
   it('measures latency from the first listing to the ack: the settling alone when the thinker never fails', async () => {

@@ -149,6 +149,7 @@ describe('the model thinker', () => {
       createModelThinker(configFor(server, { timeoutMs: 1_000 })).think([event(1, 'x')], NOW),
     );
     expect(late.message).toBe(`${server.baseUrl}/chat/completions did not answer within 1 s`);
+    expect((late as Error & { kind?: string }).kind).toBe('endpoint');
 
     const closed = { baseUrl: server.baseUrl };
     await server.close();
@@ -157,6 +158,7 @@ describe('the model thinker', () => {
     expect(unreachable.message).toMatch(
       /^could not reach http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: ECONNREFUSED$/,
     );
+    expect((unreachable as Error & { kind?: string }).kind).toBe('endpoint');
   });
 
   it('names what went wrong in a few words, and reads Retry-After in seconds or as an HTTP date', async () => {
@@ -170,7 +172,7 @@ describe('the model thinker', () => {
       { kind: 'status', status: 500 },
     );
     const thinker = createModelThinker(configFor(server));
-    const errors: Array<Error & { reason?: string; retryAfterMs?: number | null }> = [];
+    const errors: Array<Error & { reason?: string; retryAfterMs?: number | null; kind?: string }> = [];
     for (let i = 0; i < 5; i++) errors.push(await thoughtError(thinker.think([event(1, 'x')], NOW)));
     expect(errors.map((e) => e.reason)).toEqual([
       'HTTP 429',
@@ -179,6 +181,8 @@ describe('the model thinker', () => {
       'an answer without usable judgements',
       'HTTP 500',
     ]);
+    // Only one request's failure is asked again at the next reflection; the endpoint's are backed off.
+    expect(errors.map((e) => e.kind)).toEqual(['endpoint', 'endpoint', 'answer', 'answer', 'answer']);
     expect(errors[0]!.retryAfterMs).toBe(20_000);
     // An HTTP date has whole seconds: the wait is what is left of the 90 s, give or take one.
     expect(errors[1]!.retryAfterMs).toBeGreaterThan(80_000);
