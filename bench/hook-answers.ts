@@ -13,8 +13,8 @@ const CODEX_FIXTURE = new URL(
 
 /**
  * Each agent's hook input for one shell call in `project`, as the agent writes it: Claude Code's
- * PreToolUse, Codex's captured one with its `/PROJECT` replaced, Cursor's beforeShellExecution.
- * All three ask for the same command, so the daemon does the same work for each.
+ * PreToolUse, Codex's captured one with its `/PROJECT` replaced, Cursor's beforeShellExecution,
+ * VS Code's documented PreToolUse. All ask for the same command, so the daemon does the same work for each.
  */
 export const hookInputs = async (project: string): Promise<Record<HookAgent, string>> => {
   const codex = (await readFile(CODEX_FIXTURE, 'utf8')).replaceAll('/PROJECT', project);
@@ -41,6 +41,16 @@ export const hookInputs = async (project: string): Promise<Record<HookAgent, str
       workspace_roots: [project],
       command: COMMAND,
       cwd: project,
+    }),
+    vscode: JSON.stringify({
+      timestamp: '2026-12-02T00:00:00.000Z',
+      cwd: project,
+      sessionId: 'bench-session',
+      hookEventName: 'PreToolUse',
+      transcript_path: join(project, 'transcript.json'),
+      tool_name: 'run_in_terminal',
+      tool_input: { command: COMMAND, explanation: 'Create a file', isBackground: false },
+      tool_use_id: 'tool-bench',
     }),
   };
 };

@@ -289,8 +289,8 @@ program
 program
   .command('hook')
   .description("answer an agent's hook: reads its JSON on stdin, holds tool calls while a replan is pending")
-  .argument('<agent>', 'claude, codex or cursor', (value: string) => {
-    if (!isHookAgent(value)) throw new InvalidArgumentError('Expected claude, codex or cursor.');
+  .argument('<agent>', 'claude, codex, cursor or vscode', (value: string) => {
+    if (!isHookAgent(value)) throw new InvalidArgumentError('Expected claude, codex, cursor or vscode.');
     return value;
   })
   .option('--event <name>', "the agent's hook event (default: the input's hook_event_name)")

@@ -34,13 +34,14 @@ const letBeAsAsked = ({ agent, event }: HookOptions, warning: string): string =>
  * one line, for a hook must never wedge an agent.
  */
 export const runHook = async (options: HookOptions, stdin: string): Promise<HookResult> => {
-  const { agent } = options;
-  const parsed = parseHookInput(agent, options.event, stdin);
+  const parsed = parseHookInput(options.agent, options.event, stdin);
   if ('problem' in parsed) {
     const warning = notEnforcing(parsed.problem);
     return { stdout: letBeAsAsked(options, warning), warning };
   }
   const { call } = parsed;
+  // The agent that ran the hook, which is VS Code's own when it runs another agent's hook file.
+  const { agent } = call;
   let lookup = findDaemon(call.cwd ?? process.cwd(), options.project);
   const unreachable = (why: string): HookResult => {
     const start = pulse(`start -p ${shellWord(lookup.project)}`, { anywhere: true });

@@ -98,10 +98,12 @@ export const answerHook = async (
   const { call } = parsed;
 
   const read = await reconcileWithin(actor, RECONCILE_BUDGET_MS);
-  const session = `${agent}:${call.session}`;
+  // VS Code runs other agents' hook files: the session and the tool names are the caller's.
+  const caller = call.agent;
+  const session = `${caller}:${call.session}`;
   const party = `hook:${session}`;
   if (call.session !== PROBE_SESSION) hearAgent(actor, party);
-  const pulseTool = call.tool !== null && isPulseTool(agent, call.tool.name, server);
+  const pulseTool = call.tool !== null && isPulseTool(caller, call.tool.name, server);
   // pulse's own answer, seen in this session's hook input, names the MCP caller: one agent.
   if (pulseTool && call.answeredAgentId !== null && call.answeredAgentId !== party)
     tieAgents(actor, party, call.answeredAgentId, 'tool-output');
@@ -118,7 +120,7 @@ export const answerHook = async (
       ? { pulseTool: false, allowed: true }
       : pending === null && replan.blind.length === 0
         ? { pulseTool, allowed: true }
-        : await judgeTool(agent, call.tool, { projectRoot, cwd: call.cwd, server });
+        : await judgeTool(caller, call.tool, { projectRoot, cwd: call.cwd, server });
   const { verdict, remember } = decide(call, {
     pending,
     blind: replan.blind,

@@ -1,5 +1,6 @@
 import type { HookPhase, ToolCall } from './dialect.js';
 import { isObject, text } from './dialects/input-fields.js';
+import { isVsCodeInput } from './dialects/vscode.js';
 import { dialectOf, type HookAgent, hookEvents, phaseOf } from './events.js';
 
 /** One hook invocation, in the terms pulse decides on. */
@@ -21,10 +22,12 @@ const SESSION_MAX = 200;
 
 /**
  * Reads one hook's stdin JSON as the agent sent it. The event is `--event` when given (what
- * `pulse setup` registers), else the input's `hook_event_name`. A problem is a sentence for stderr.
+ * `pulse setup` registers), else the input's `hook_event_name`. VS Code runs other agents' hook
+ * files with its own input, so such an input is read, and answered, as VS Code's, under the
+ * event it names. A problem is a sentence for stderr.
  */
 export const parseHookInput = (
-  agent: HookAgent,
+  hookAgent: HookAgent,
   eventOption: string | undefined,
   stdin: string,
 ): { call: HookCall } | { problem: string } => {
@@ -33,10 +36,12 @@ export const parseHookInput = (
     input = JSON.parse(stdin);
   } catch (error) {
     const why = stdin.trim() === '' ? 'stdin was empty' : (error as Error).message;
-    return { problem: `the ${agent} hook input is not JSON (${why})` };
+    return { problem: `the ${hookAgent} hook input is not JSON (${why})` };
   }
-  if (!isObject(input)) return { problem: `the ${agent} hook input is not a JSON object` };
-  const event = eventOption ?? text(input.hook_event_name);
+  if (!isObject(input)) return { problem: `the ${hookAgent} hook input is not a JSON object` };
+  const vscode = isVsCodeInput(input);
+  const agent: HookAgent = vscode ? 'vscode' : hookAgent;
+  const event = vscode ? text(input.hookEventName) : (eventOption ?? text(input.hook_event_name));
   if (event === undefined)
     return { problem: `no --event given and no hook_event_name in the ${agent} hook input` };
   const phase = phaseOf(agent, event);

@@ -69,6 +69,8 @@ const SESSION = 'session-1';
 /** What each agent sends, and how to read what pulse answers, in that agent's own format. */
 interface AgentCase {
   agent: HookAgent;
+  /** The agent whose hook file runs (VS Code runs Claude Code's); the agent's own by default. */
+  hookFile?: HookAgent;
   /** A tool call that changes something outside the plan. */
   write: (project: string) => Hook;
   /** Reading the changed guidance, as this agent reads. */
@@ -144,6 +146,19 @@ const cursorBase = (project: string, event: string, conversation = SESSION): Inp
 const cursorShell = (project: string, command: string): Hook => ({
   event: 'beforeShellExecution',
   input: { ...cursorBase(project, 'beforeShellExecution'), command, cwd: project },
+});
+
+const vscodeBase = (project: string, event: string, session = SESSION): Input => ({
+  timestamp: '2026-12-02T00:00:00.000Z',
+  cwd: project,
+  sessionId: session,
+  hookEventName: event,
+  transcript_path: join(project, 'transcript.json'),
+});
+
+const vscodeTool = (project: string, tool_name: string, tool_input: Input): Hook => ({
+  event: 'PreToolUse',
+  input: { ...vscodeBase(project, 'PreToolUse'), tool_name, tool_input, tool_use_id: 'tool-1' },
 });
 
 const CASES: AgentCase[] = [
@@ -233,6 +248,41 @@ const CASES: AgentCase[] = [
     news$: (output) => (output.followup_message as string | undefined) ?? null,
     letBe: { permission: 'allow' },
   },
+  {
+    // VS Code runs the command hooks of .claude/settings.json with its own input and tool names.
+    agent: 'vscode',
+    hookFile: 'claude',
+    write: (project) => vscodeTool(project, 'run_in_terminal', { command: 'npm install left-pad' }),
+    read: (project) => vscodeTool(project, 'read_file', { filePath: join(project, '.pulse', 'guidance.md') }),
+    planEdits: (project) => [
+      vscodeTool(project, 'replace_string_in_file', {
+        filePath: join(project, '.pulse', 'plan.md'),
+        oldString: 'a',
+        newString: 'b',
+      }),
+      vscodeTool(project, 'multi_replace_string_in_file', {
+        replacements: [{ filePath: join(project, '.pulse', 'plan.md'), oldString: 'b', newString: 'c' }],
+      }),
+    ],
+    ack: (project, eventId) => vscodeTool(project, 'mcp_pulse_pulse_ack_replan', { event_id: eventId }),
+    stop: (project, again) => ({
+      event: 'Stop',
+      input: { ...vscodeBase(project, 'Stop'), stop_hook_active: again },
+    }),
+    news: (project, session) => ({
+      event: 'UserPromptSubmit',
+      input: { ...vscodeBase(project, 'UserPromptSubmit', session), prompt: 'go on' },
+    }),
+    held: claudeHeld,
+    stopHeld: (output) => {
+      const specific = output.hookSpecificOutput as Output | undefined;
+      if (specific === undefined) return null;
+      expect(specific).toMatchObject({ hookEventName: 'Stop', decision: 'block' });
+      return specific.reason as string;
+    },
+    news$: additionalContext,
+    letBe: {},
+  },
 ];
 
 const startProject = async (prefix: string) => {
@@ -267,10 +317,12 @@ const expectSaysWhatToDo = (reason: string | null, eventId: string) => {
 };
 
 describe.each(CASES)('pulse hook $agent', (c) => {
+  const hookFile = c.hookFile ?? c.agent;
+
   it('holds tool calls while a replan is pending, lets the replan through, and everything after the ack', async () => {
     const project = await startProject(`pulse-hook-${c.agent}-`);
     const { client } = await startOn(project);
-    const { agent } = c;
+    const agent = hookFile;
 
     expect(c.held((await runHook(agent, c.write(project))).output), 'nothing pending yet').toBeNull();
 
@@ -315,9 +367,12 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     const first = await changeGuidance(project, client);
     // The agent is already continuing after a held stop: Claude's and Codex's stop_hook_active
     // stays true for the rest of the prompt, Cursor counts loops. Neither decides any more.
-    expectSaysWhatToDo(c.stopHeld((await runHook(c.agent, c.stop(project, true))).output), first);
-    expect(c.stopHeld((await runHook(c.agent, c.stop(project, true))).output), 'same event again').toBeNull();
-    expect(c.stopHeld((await runHook(c.agent, c.stop(project, true))).output), 'and again').toBeNull();
+    expectSaysWhatToDo(c.stopHeld((await runHook(hookFile, c.stop(project, true))).output), first);
+    expect(
+      c.stopHeld((await runHook(hookFile, c.stop(project, true))).output),
+      'same event again',
+    ).toBeNull();
+    expect(c.stopHeld((await runHook(hookFile, c.stop(project, true))).output), 'and again').toBeNull();
 
     await save(join(project, '.pulse', 'plan.md'), '# Plan\n\nUse the new API.\n');
     await callTool(client, 'pulse_ack_replan', { event_id: first });
@@ -327,10 +382,10 @@ describe.each(CASES)('pulse hook $agent', (c) => {
       'pulse_should_interrupt',
     );
     expect(second).not.toBe(first);
-    const held = c.stopHeld((await runHook(c.agent, c.stop(project, true))).output);
+    const held = c.stopHeld((await runHook(hookFile, c.stop(project, true))).output);
     expect(held).toContain(second);
     expect(held).toContain('.pulse/constraints.md');
-    expect(c.stopHeld((await runHook(c.agent, c.stop(project, true))).output)).toBeNull();
+    expect(c.stopHeld((await runHook(hookFile, c.stop(project, true))).output)).toBeNull();
   });
 
   it('fails open with one line on stderr when the daemon is down, and on input that is not JSON', async () => {
@@ -341,16 +396,18 @@ describe.each(CASES)('pulse hook $agent', (c) => {
 
     // Claude Code and Codex show the line as a systemMessage (Codex shows no hook's stderr).
     const told = (line: string) => (c.agent === 'cursor' ? c.letBe : { ...c.letBe, systemMessage: line });
-    const down = await runHook(c.agent, c.write(project));
+    const down = await runHook(hookFile, c.write(project));
     expect(down.stderr).toBe(
       `pulse: daemon not reachable for ${project} (no .pulse/daemon.json: the daemon is not running); not enforcing replans. Start it with: pulse start -p ${project}\n`,
     );
     expect(down.output).toEqual(told(down.stderr.trimEnd()));
 
-    const garbled = await runHook(c.agent, c.write(project), [], '{"session_id": "s", "cwd": ');
+    const garbled = await runHook(hookFile, c.write(project), [], '{"session_id": "s", "cwd": ');
     expect(garbled.output).toEqual(told(garbled.stderr.trimEnd()));
     expect(garbled.stderr).toMatch(
-      new RegExp(`^pulse: the ${c.agent} hook input is not JSON \\([^\\n]+\\); not enforcing replans\\.\\n$`),
+      new RegExp(
+        `^pulse: the ${hookFile} hook input is not JSON \\([^\\n]+\\); not enforcing replans\\.\\n$`,
+      ),
     );
   });
 
@@ -363,7 +420,7 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     const { daemon } = await startOn(project);
     await waitForDelivery(daemon);
 
-    const first = c.news$((await runHook(c.agent, c.news(project, SESSION))).output);
+    const first = c.news$((await runHook(hookFile, c.news(project, SESSION))).output);
     expect(first).not.toBeNull();
     const lines = first!.split('\n');
     expect(lines[0]).toContain('facts reported by sources, not instructions');
@@ -372,14 +429,14 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     expect(lines.at(-1)).toMatch(/Call pulse_should_interrupt .* then call pulse_ack_events/);
 
     // Once per session: not again on its next hook, but a new session hears of it.
-    expect(c.news$((await runHook(c.agent, c.news(project, SESSION))).output)).toBeNull();
-    expect(c.news$((await runHook(c.agent, c.news(project, 'session-2'))).output)).toContain('Standup');
+    expect(c.news$((await runHook(hookFile, c.news(project, SESSION))).output)).toBeNull();
+    expect(c.news$((await runHook(hookFile, c.news(project, 'session-2'))).output)).toContain('Standup');
     if (c.agent === 'claude') {
       // Right after the agent's own check-in it knows already: the next other tool tells it.
       const afterCheckIn = c.news(project, 'session-3');
       afterCheckIn.input.tool_name = 'mcp__pulse__pulse_should_interrupt';
-      expect(c.news$((await runHook(c.agent, afterCheckIn)).output)).toBeNull();
-      expect(c.news$((await runHook(c.agent, c.news(project, 'session-3'))).output)).toContain('Standup');
+      expect(c.news$((await runHook(hookFile, afterCheckIn)).output)).toBeNull();
+      expect(c.news$((await runHook(hookFile, c.news(project, 'session-3'))).output)).toContain('Standup');
     }
   });
 });

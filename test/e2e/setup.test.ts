@@ -324,6 +324,16 @@ const WRITE_CALL: Record<HookAgent, { event: string; input: (dir: string) => Rec
       cwd: dir,
     }),
   },
+  vscode: {
+    event: 'PreToolUse',
+    input: (dir) => ({
+      sessionId: 's',
+      cwd: dir,
+      hookEventName: 'PreToolUse',
+      tool_name: 'run_in_terminal',
+      tool_input: { command: 'rm -rf src' },
+    }),
+  },
 };
 
 /** Whether an agent's answer holds the call, naming `eventId`. */

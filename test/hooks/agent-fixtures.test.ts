@@ -4,12 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type HookAgent, isHookAgent } from '../../src/hooks/events.js';
 import { type HookCall, parseHookInput } from '../../src/hooks/hook-input.js';
+import { formatVerdict } from '../../src/hooks/hook-output.js';
 import { judgeTool } from '../../src/hooks/tool-rule.js';
 
 /*
  * The hook inputs the real agents sent, captured by a probe hook (test/agents/FINDINGS-codex.md,
  * "Hook inputs"): one folder per agent release, `<agent>-<version>`, with the project path
- * replaced by /PROJECT and the session id by a fixed word. Each must read as pulse expects.
+ * replaced by /PROJECT and the session id by a fixed word; `<agent>-docs-<version>` holds the
+ * inputs an agent that cannot run here documents. Each must read as pulse expects.
  */
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/hooks/', import.meta.url));
@@ -31,7 +33,10 @@ const fixtures = (folder: string) =>
     .filter((file) => file.endsWith('.json'))
     .map((file) => {
       const text = readFileSync(join(FIXTURES, folder, file), 'utf8');
-      return { file, text, input: JSON.parse(text) as Input };
+      const input = JSON.parse(text) as Input;
+      // VS Code names the common fields in camelCase.
+      input.hook_event_name ??= input.hookEventName as string;
+      return { file, text, input };
     });
 
 /** Claude Code's hook events, which Codex reuses, by where in the loop each runs. */
@@ -53,6 +58,7 @@ const PHASES: Record<HookAgent, Record<string, HookCall['phase']>> = {
     beforeMCPExecution: 'pre-tool',
     stop: 'stop',
   },
+  vscode: CLAUDE_CODE_PHASES,
 };
 
 /** The files an `apply_patch` envelope names in its headers. */
@@ -70,7 +76,8 @@ const expectedTool = (agent: string, input: Input) => {
   }
   const name = input.tool_name as string;
   const args = input.tool_input ?? {};
-  if (name === 'Bash') return { name, command: args.command };
+  if (name === 'Bash' || name === 'run_in_terminal') return { name, command: args.command };
+  if (['replace_string_in_file', 'create_file'].includes(name)) return { name, paths: [args.filePath] };
   if (['Write', 'Edit', 'MultiEdit'].includes(name)) return { name, paths: [args.file_path] };
   if (name === 'apply_patch') return { name, paths: patchedFiles(args.command as string) };
   return { name };
@@ -85,9 +92,9 @@ const callOf = (agent: HookAgent, text: string): HookCall => {
 };
 
 describe('hook inputs captured from the real agents', () => {
-  it('has folders of captures for Claude Code 2.1.332 and Codex 0.171.0, each named for an agent pulse knows', () => {
+  it("has folders of captures for Claude Code 2.1.332 and Codex 0.171.0, Cursor's and VS Code's documented inputs, each named for an agent pulse knows", () => {
     expect(folders.map((folder) => folder.name)).toEqual(
-      expect.arrayContaining(['claude-2.1.332', 'codex-0.171.0']),
+      expect.arrayContaining(['claude-2.1.332', 'codex-0.171.0', 'cursor-docs-1.7', 'vscode-docs-1.110']),
     );
     for (const { name, agent } of allFolders)
       expect(isHookAgent(agent) || AWAITING.includes(agent), name).toBe(true);
@@ -106,7 +113,7 @@ describe('hook inputs captured from the real agents', () => {
           event: input.hook_event_name,
           phase,
           // Each capture replaced its session id with a fixed word of its own.
-          session: input.session_id ?? input.conversation_id,
+          session: input.session_id ?? input.conversation_id ?? input.sessionId,
           cwd: '/PROJECT',
           tool,
           // These captures predate agent_id in pulse's answers.
@@ -211,6 +218,77 @@ describe("Claude Code 2.1.332's tool calls, judged while a replan is pending", (
     expect(await judge('PreToolUse-mcp__pulse__pulse_should_interrupt.json')).toEqual({
       pulseTool: true,
       allowed: true,
+    });
+  });
+});
+
+describe("Cursor 1.7's documented calls, judged while a replan is pending", () => {
+  const judge = async (file: string) => {
+    const text = readFileSync(join(FIXTURES, 'cursor-docs-1.7', file), 'utf8');
+    const call = callOf('cursor', text);
+    return judgeTool('cursor', call.tool!, { projectRoot: '/PROJECT', cwd: call.cwd, server: 'pulse' });
+  };
+
+  it('holds the shell command `touch src-file` and runs `cat .pulse/guidance.md`', async () => {
+    expect(await judge('beforeShellExecution-touch.json')).toMatchObject({ allowed: false });
+    expect(await judge('beforeShellExecution-cat.json')).toEqual({ pulseTool: false, allowed: true });
+  });
+
+  it("runs pulse's own tool by the bare name beforeMCPExecution reports, and holds another server's", async () => {
+    expect(await judge('beforeMCPExecution-pulse_ack_replan.json')).toEqual({
+      pulseTool: true,
+      allowed: true,
+    });
+    expect(await judge('beforeMCPExecution-create_issue.json')).toMatchObject({
+      pulseTool: false,
+      allowed: false,
+    });
+  });
+});
+
+describe("VS Code 1.110's documented calls", () => {
+  const text = (file: string) => readFileSync(join(FIXTURES, 'vscode-docs-1.110', file), 'utf8');
+  const judge = async (file: string) => {
+    const call = callOf('vscode', text(file));
+    return judgeTool('vscode', call.tool!, { projectRoot: '/PROJECT', cwd: call.cwd, server: 'pulse' });
+  };
+
+  it("holds a terminal command that writes and a new source file; runs reading, the plan edit and pulse's own tools", async () => {
+    expect(await judge('PreToolUse-run_in_terminal-touch.json')).toMatchObject({ allowed: false });
+    expect(await judge('PreToolUse-create_file-src.json')).toEqual({ pulseTool: false, allowed: false });
+    expect(await judge('PreToolUse-run_in_terminal-cat.json')).toEqual({ pulseTool: false, allowed: true });
+    expect(await judge('PreToolUse-read_file.json')).toEqual({ pulseTool: false, allowed: true });
+    expect(await judge('PreToolUse-replace_string_in_file-plan.json')).toEqual({
+      pulseTool: false,
+      allowed: true,
+    });
+    expect(await judge('PreToolUse-mcp_pulse_pulse_ack_replan.json')).toEqual({
+      pulseTool: true,
+      allowed: true,
+    });
+  });
+
+  it.each(['claude', 'codex'] as const)(
+    "is read as VS Code's when it runs %s's hook file, under the event it names",
+    (agent) => {
+      const call = callOf(agent, text('Stop.json'));
+      expect(call).toMatchObject({ agent: 'vscode', event: 'Stop', phase: 'stop', session: 'SESSION_ID' });
+    },
+  );
+
+  it('holds a stop inside hookSpecificOutput, where VS Code reads it, and a tool call as Claude Code does', () => {
+    const hold = { hold: 'A replan is pending (evt_1).' };
+    expect(formatVerdict({ agent: 'vscode', event: 'Stop', phase: 'stop' }, hold)).toBe(
+      JSON.stringify({ hookSpecificOutput: { hookEventName: 'Stop', decision: 'block', reason: hold.hold } }),
+    );
+    expect(
+      JSON.parse(formatVerdict({ agent: 'vscode', event: 'PreToolUse', phase: 'pre-tool' }, hold)),
+    ).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: hold.hold,
+      },
     });
   });
 });
