@@ -14,7 +14,7 @@ const CODEX_FIXTURE = new URL(
 /**
  * Each agent's hook input for one shell call in `project`, as the agent writes it: Claude Code's
  * PreToolUse, Codex's captured one with its `/PROJECT` replaced, Cursor's beforeShellExecution,
- * VS Code's documented PreToolUse. All ask for the same command, so the daemon does the same work for each.
+ * Copilot's preToolUse, VS Code's documented PreToolUse. All ask for the same command, so the daemon does the same work for each.
  */
 export const hookInputs = async (project: string): Promise<Record<HookAgent, string>> => {
   const codex = (await readFile(CODEX_FIXTURE, 'utf8')).replaceAll('/PROJECT', project);
@@ -42,6 +42,13 @@ export const hookInputs = async (project: string): Promise<Record<HookAgent, str
       command: COMMAND,
       cwd: project,
     }),
+    copilot: JSON.stringify({
+      sessionId: 'bench-session',
+      timestamp: 0,
+      cwd: project,
+      toolName: 'bash',
+      toolArgs: { command: COMMAND, description: 'Create a file' },
+    }),
     vscode: JSON.stringify({
       timestamp: '2026-12-02T00:00:00.000Z',
       cwd: project,
@@ -66,14 +73,17 @@ const parse = (text: string): Record<string, unknown> | null => {
 
 /**
  * Whether an answer, in `agent`'s format, holds the call and names the pending event `eventId`:
- * Claude Code and Codex `permissionDecision: "deny"`, Cursor `permission: "deny"`. A fail-open
+ * Claude Code and Codex `permissionDecision: "deny"` in `hookSpecificOutput`, Copilot at the top,
+ * Cursor `permission: "deny"`. A fail-open
  * "change nothing" (the daemon not reached, another project's daemon) does not.
  */
 export const holdsCall = (agent: HookAgent, answer: string, eventId: string): boolean => {
   const json = parse(answer);
   if (json === null) return false;
   if (agent === 'cursor') return json.permission === 'deny' && String(json.agent_message).includes(eventId);
-  const specific = json.hookSpecificOutput as Record<string, unknown> | undefined;
+  const specific = (agent === 'copilot' ? json : json.hookSpecificOutput) as
+    | Record<string, unknown>
+    | undefined;
   return (
     specific?.permissionDecision === 'deny' && String(specific.permissionDecisionReason).includes(eventId)
   );

@@ -27,11 +27,12 @@ export const HOOK_ROWS = [
   'claude-http',
   'codex-curl',
   'cursor-curl',
+  'copilot-curl',
   'codex-node',
 ] as const;
 export type HookRow = (typeof HOOK_ROWS)[number];
 
-/** Codex runs a command hook as `/bin/bash -c '<command>'`; Cursor through a shell, taken to be `sh -c`. */
+/** Codex and Copilot run a command hook as `bash -c '<command>'`; Cursor through a shell, taken to be `sh -c`. */
 const BASH = '/bin/bash';
 const SH = '/bin/sh';
 
@@ -89,7 +90,7 @@ const profileNodeHook = async (node: JsonObject, input: string, project: string,
 /**
  * Times each agent's PreToolUse-style hook against one running daemon with a replan pending, so
  * every answer must hold the call: Claude Code's HTTP hook as one POST from this process, the
- * Codex and Cursor curl commands and the node fallback through the shell each agent uses, read
+ * Codex, Cursor and Copilot curl commands and the node fallback through the shell each agent uses, read
  * back from the files the built `pulse setup --write` wrote; beside `node -e 0`, `bash -c true`
  * and `sh -c true`, one of each per round, the order rotating. Then profiles one node-fallback run.
  */
@@ -109,6 +110,7 @@ export const measureHooks = async (
     const claude = await setUpHook('claude', 'PreToolUse', 'http', at);
     const codex = await setUpHook('codex', 'PreToolUse', 'curl', at);
     const cursor = await setUpHook('cursor', 'beforeShellExecution', 'curl', at);
+    const copilot = await setUpHook('copilot', 'preToolUse', 'curl', at);
     // Set up elsewhere, so it does not replace the curl hooks; it finds the daemon from the input's cwd.
     const node = await setUpHook('codex', 'PreToolUse', 'node', {
       ...at,
@@ -120,8 +122,9 @@ export const measureHooks = async (
 
     const floor = (file: string, args: string[]) => async () => (await timeCommandOk(file, args)).ms;
     const shellHook =
-      (name: string, shell: string, handler: JsonObject, agent: 'codex' | 'cursor') => async () => {
-        const run = await timeCommandOk(shell, ['-c', handler.command as string], {
+      (name: string, shell: string, handler: JsonObject, agent: 'codex' | 'cursor' | 'copilot') =>
+      async () => {
+        const run = await timeCommandOk(shell, ['-c', (handler.command ?? handler.bash) as string], {
           input: inputs[agent],
           cwd: project,
         });
@@ -140,6 +143,7 @@ export const measureHooks = async (
       },
       'codex-curl': shellHook("Codex's curl hook", BASH, codex, 'codex'),
       'cursor-curl': shellHook("Cursor's curl hook", SH, cursor, 'cursor'),
+      'copilot-curl': shellHook("Copilot's curl hook", BASH, copilot, 'copilot'),
       'codex-node': shellHook('The node-fallback hook', BASH, node, 'codex'),
     };
 

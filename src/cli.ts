@@ -2,7 +2,7 @@
 import { constants } from 'node:os';
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import type { StartOptions } from './commands/start.js';
-import { type HookAgent, isHookAgent } from './hooks/events.js';
+import { HOOK_AGENTS, type HookAgent, isHookAgent } from './hooks/events.js';
 import { LOG_LEVELS } from './log/levels.js';
 import { DEFAULT_PORT } from './package/defaults.js';
 import { VERSION } from './package/version.js';
@@ -247,7 +247,7 @@ program
   )
   .option(
     '--autostart',
-    "the agent's session-start hook starts the daemon (pulse start --detach) when none answers; claude and codex",
+    "the agent's session-start hook starts the daemon (pulse start --detach) when none answers; claude, codex and copilot",
   )
   .option('--json', 'print JSON')
   .action(
@@ -274,7 +274,7 @@ program
 program
   .command('doctor')
   .description(
-    "check that pulse works for this project: the daemon, each agent's entries, hooks and permissions, Codex trust and hook review, git; each problem with its fix",
+    "check that pulse works for this project: the daemon, each agent's entries, hooks and permissions, Codex trust and hook review, Copilot folder trust, git; each problem with its fix",
   )
   .option('-p, --project <dir>', 'project folder', '.')
   .option('--port <port>', `the port to expect when no daemon runs (default ${DEFAULT_PORT})`, parsePort)
@@ -289,8 +289,8 @@ program
 program
   .command('hook')
   .description("answer an agent's hook: reads its JSON on stdin, holds tool calls while a replan is pending")
-  .argument('<agent>', 'claude, codex, cursor or vscode', (value: string) => {
-    if (!isHookAgent(value)) throw new InvalidArgumentError('Expected claude, codex, cursor or vscode.');
+  .argument('<agent>', HOOK_AGENTS.join(', '), (value: string) => {
+    if (!isHookAgent(value)) throw new InvalidArgumentError(`Expected one of ${HOOK_AGENTS.join(', ')}.`);
     return value;
   })
   .option('--event <name>', "the agent's hook event (default: the input's hook_event_name)")

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { checkAgent } from '../doctor/agent-checks.js';
 import { checkAgentTies } from '../doctor/agent-ties.js';
 import { checkCodexHome } from '../doctor/codex-checks.js';
+import { checkCopilotHome } from '../doctor/copilot-checks.js';
 import { checkDaemon } from '../doctor/daemon-checks.js';
 import { type Finding, problem } from '../doctor/finding.js';
 import { checkGitIgnore } from '../doctor/git-checks.js';
@@ -77,13 +78,14 @@ export const runDoctor = async ({
     anySetUp ||= checked.setUp;
     findings.push(...checked.findings);
     if (agent === 'codex' && checked.setUp) findings.push(...(await checkCodexHome(root, env)));
+    if (agent === 'copilot' && checked.setUp) findings.push(...(await checkCopilotHome(root, env)));
   }
   if (!anySetUp) {
     findings.push(
       problem(
         'agents',
         'no agent is set up for pulse in this project: nothing checks in, no hook holds a call',
-        pulse(`setup <claude|codex|cursor|vscode> --write -p ${root}`),
+        pulse(`setup <${SETUP_AGENTS.join('|')}> --write -p ${root}`),
       ),
     );
   }

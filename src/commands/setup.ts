@@ -7,6 +7,7 @@ import type { PartName } from '../setup/agent-parts.js';
 import { agentSetup, setupDialectOf } from '../setup/agents.js';
 import { writePlanned } from '../setup/apply.js';
 import { type GateVerdict, gateVerdicts, readCodexGates } from '../setup/codex-gates.js';
+import { copilotGateVerdicts, readCopilotGates } from '../setup/copilot-gates.js';
 import { findProgram } from '../setup/find-program.js';
 import { currentRuntime, type HookRuntime, type HookTransport } from '../setup/hook-handlers.js';
 import { type PlannedFile, planSetup } from '../setup/plan.js';
@@ -26,7 +27,7 @@ export interface SetupOptions {
   /** The agent's session-start hook starts the daemon when none answers. */
   autostart?: boolean;
   runtime?: HookRuntime;
-  /** Where Codex's user config is found (`CODEX_HOME`). */
+  /** Where Codex's and Copilot's user configs are found (`CODEX_HOME`, `COPILOT_HOME`). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -55,7 +56,7 @@ export interface SetupResult {
   parts: Array<{ part: PartName; file: string; why?: string; snippet: string }>;
   files: SetupFileReport[];
   notes: string[];
-  /** What the agent itself still holds back (Codex: trust, hook review), with the user's step for each. */
+  /** What the agent itself still holds back (Codex: trust, hook review; Copilot: folder trust), with the user's step for each. */
   gates: GateVerdict[];
   /** `write` with --write, else `preview`: nothing is written. */
   mode: 'preview' | 'write';
@@ -107,6 +108,17 @@ export const defaultTransport = (agent: SetupAgent, platform = process.platform)
   const transports = setupDialectOf(agent).hooks?.transports ?? ['curl'];
   const curl = platform !== 'win32' && findProgram('curl') !== null;
   return transports.find((transport) => transport !== 'curl' || curl) ?? 'node';
+};
+
+/** What the agent itself holds back in this project (Codex: trust, hook review; Copilot: folder trust). */
+const gatesOf = async (
+  agent: SetupAgent,
+  project: string,
+  env: NodeJS.ProcessEnv,
+): Promise<GateVerdict[]> => {
+  if (agent === 'codex') return gateVerdicts(await readCodexGates(project, env));
+  if (agent === 'copilot') return copilotGateVerdicts(await readCopilotGates(project, env));
+  return [];
 };
 
 /**
@@ -184,10 +196,9 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
       done.push(planned.file);
     }
   }
-  const gates =
-    options.agent === 'codex'
-      ? gateVerdicts(await readCodexGates(project, options.env ?? process.env)).filter((gate) => !gate.ok)
-      : [];
+  const gates = (await gatesOf(options.agent, project, options.env ?? process.env)).filter(
+    (gate) => !gate.ok,
+  );
   return {
     agent: setup.agent,
     title: setup.title,

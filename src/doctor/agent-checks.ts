@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { runSetup, type SetupFileReport } from '../commands/setup.js';
 import { inPackageCache } from '../package/pulse-command.js';
-import type { SetupAgent } from '../setup/agent-names.js';
+import { SETUP_AGENTS, type SetupAgent } from '../setup/agent-names.js';
+import { agentSetup } from '../setup/agents.js';
 import { findProgram } from '../setup/find-program.js';
 import type { HookTransport } from '../setup/hook-handlers.js';
 import { type InstalledHook, installedHooks } from '../setup/installed-hooks.js';
@@ -9,6 +10,26 @@ import { type Finding, holds, problem } from './finding.js';
 import { isTrackedByGit } from './git-checks.js';
 
 const CLAUDE_LOCAL_SETTINGS = '.claude/settings.local.json';
+
+/** The MCP files `pulse setup` writes for more than one agent (Claude Code's and Copilot's .mcp.json). */
+const SHARED_MCP_FILES: ReadonlySet<string> = (() => {
+  // Which file an agent's entry goes in depends on neither the port nor the project.
+  const anyTarget = {
+    url: 'http://127.0.0.1:1/mcp',
+    port: 1,
+    project: '/',
+    runtime: { nodePath: 'node', cliPath: 'pulse' },
+    transport: 'curl' as const,
+    pulse: 'pulse',
+    autostart: false,
+  };
+  const files = SETUP_AGENTS.flatMap((agent) =>
+    agentSetup(agent, anyTarget)
+      .parts.filter((part) => part.part === 'mcp')
+      .map((part) => part.file),
+  );
+  return new Set(files.filter((file, index) => files.indexOf(file) !== index));
+})();
 
 /** What an agent's checks need: the project, the port its entries should name, how to print a pulse command. */
 export interface AgentCheckContext {
@@ -131,7 +152,10 @@ export const checkAgent = async (
     ...(transport ? { hooks: transport } : {}),
   });
   const mcp = preview.files.find((file) => file.part === 'mcp')!;
-  const setUp = mcp.status === 'unchanged' || mcp.status === 'conflict' || hooks.length > 0;
+  // A server entry another agent writes too tells neither apart: their hooks do.
+  const ownEntry =
+    !SHARED_MCP_FILES.has(mcp.file) && (mcp.status === 'unchanged' || mcp.status === 'conflict');
+  const setUp = ownEntry || hooks.length > 0;
   if (!setUp) return { setUp, findings: [] };
   const findings: Finding[] = [];
   const fix = context.command(

@@ -89,9 +89,11 @@ const holdOf = ({ pending, blind }: HookFacts) => {
  * closed), holds every tool call the agent does not need to replan, and holds a stop once per
  * pending event or blind spot: the same one never holds two stops in a row, so a stop hook cannot
  * loop, and the user is told it is still there. It and a delivery are told as context once per
- * session.
+ * session. A subagent's tool calls are held as its parent's; nothing else of it is answered.
  */
 export const decide = (call: HookCall, facts: HookFacts): Decision => {
+  // A subagent cannot acknowledge, and its stop or prompt is not its parent's: only its tool calls are held.
+  if (call.subagent === true && call.phase !== 'pre-tool') return { verdict: {}, remember: {} };
   const { delivery, memory } = facts;
   const hold = holdOf(facts);
   const news = delivery !== null && canAnnounce(call, facts) && memory.toldDelivery !== delivery.delivery_id;

@@ -23,6 +23,8 @@ export interface HookFields {
   tool: ToolCall | null;
   /** After a tool ran: the `agent_id` in its output, which only pulse's own tools answer with. */
   answeredAgentId: string | null;
+  /** The input comes from a subagent working for `session` (Copilot's `task`): only its tool calls are judged. */
+  subagent?: boolean;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { HookDialect, HookPhase } from './dialect.js';
 import { claudeDialect } from './dialects/claude.js';
 import { codexDialect } from './dialects/codex.js';
+import { copilotDialect } from './dialects/copilot.js';
 import { cursorDialect } from './dialects/cursor.js';
 import { vscodeDialect } from './dialects/vscode.js';
 
@@ -12,6 +13,7 @@ const DIALECTS = {
   claude: claudeDialect,
   codex: codexDialect,
   cursor: cursorDialect,
+  copilot: copilotDialect,
   vscode: vscodeDialect,
 } as const satisfies Record<string, HookDialect>;
 

@@ -16,6 +16,8 @@ export interface HookCall {
   tool: ToolCall | null;
   /** After a tool ran: the `agent_id` in its output, which only pulse's own tools answer with. */
   answeredAgentId: string | null;
+  /** A subagent's hook, in its parent's session: only its tool calls are judged. */
+  subagent?: boolean;
 }
 
 const SESSION_MAX = 200;

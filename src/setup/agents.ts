@@ -2,6 +2,7 @@ import type { SetupAgent } from './agent-names.js';
 import type { AgentSetup, SetupDialect, SetupTarget } from './agent-parts.js';
 import { claudeSetup } from './agents/claude.js';
 import { codexSetup } from './agents/codex.js';
+import { copilotSetup } from './agents/copilot.js';
 import { cursorSetup } from './agents/cursor.js';
 import { vscodeSetup } from './agents/vscode.js';
 
@@ -10,6 +11,7 @@ const SETUPS: Record<SetupAgent, SetupDialect> = {
   codex: codexSetup,
   cursor: cursorSetup,
   vscode: vscodeSetup,
+  copilot: copilotSetup,
 };
 
 /** What `pulse setup` knows of the agent, without building its files. */

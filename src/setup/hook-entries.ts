@@ -18,6 +18,8 @@ export interface HookLayout {
   entry(handler: JsonObject): JsonObject;
   /** A handler that runs a shell line, given this many seconds. */
   command(line: string, timeoutSeconds: number): JsonObject;
+  /** A handler that runs a program with arguments and no shell, where the agent has one. */
+  program?(file: string, args: string[], timeoutSeconds: number): JsonObject;
   prepare?(doc: JsonObject): void;
 }
 
@@ -42,6 +44,18 @@ export const flatLayout: HookLayout = {
   },
 };
 
+/**
+ * GitHub Copilot CLI's `{ "version": 1, "hooks": { "<event>": [{ "type": "command", "bash", "timeoutSec" }] } }`;
+ * a program runs as `exec` and `args`, with no shell, on every platform.
+ */
+export const copilotLayout: HookLayout = {
+  handlers: flatLayout.handlers,
+  entry: flatLayout.entry,
+  command: (line, timeoutSec) => ({ type: 'command', bash: line, timeoutSec }),
+  program: (exec, args, timeoutSec) => ({ type: 'command', exec, args, timeoutSec }),
+  prepare: flatLayout.prepare!,
+};
+
 const invalid = (problem: string): ChangeResult => ({
   kind: 'invalid',
   problem,
@@ -49,7 +63,17 @@ const invalid = (problem: string): ChangeResult => ({
 });
 
 /** The fields that say where a handler goes; a user's own `timeout` or `statusMessage` is kept. */
-const TARGET_FIELDS = ['type', 'command', 'url', 'headers', 'allowedEnvVars'] as const;
+const TARGET_FIELDS = [
+  'type',
+  'command',
+  'bash',
+  'exec',
+  'args',
+  'matcher',
+  'url',
+  'headers',
+  'allowedEnvVars',
+] as const;
 
 const sameTarget = (a: JsonObject, b: JsonObject) =>
   TARGET_FIELDS.every((field) => JSON.stringify(a[field]) === JSON.stringify(b[field]));
@@ -57,7 +81,12 @@ const sameTarget = (a: JsonObject, b: JsonObject) =>
 /** Makes an existing handler ours, in place: the target fields of `wanted`, the user's other keys kept. */
 const retarget = (handler: JsonObject, wanted: JsonObject) => {
   for (const field of TARGET_FIELDS) delete handler[field];
-  Object.assign(handler, wanted, handler.timeout === undefined ? {} : { timeout: handler.timeout });
+  const timeouts = { timeout: handler.timeout, timeoutSec: handler.timeoutSec };
+  Object.assign(
+    handler,
+    wanted,
+    Object.fromEntries(Object.entries(timeouts).filter(([, value]) => value !== undefined)),
+  );
 };
 
 /**
@@ -90,7 +119,8 @@ export const hooksChange =
         });
     }
     if (stale.length > 0 && !force) {
-      const shown = stale[0]!.handler.command ?? stale[0]!.handler.url;
+      const { command, bash, exec, url } = stale[0]!.handler;
+      const shown = command ?? bash ?? exec ?? url;
       return {
         kind: 'conflict',
         problem: `has pulse hooks that reach another pulse, port or project (${String(shown)}); left as they are`,

@@ -152,9 +152,13 @@ export const hookHandler = (
   event: string,
   transport: HookTransport,
   target: HookTarget,
-  layout: Pick<HookLayout, 'command'>,
+  layout: Pick<HookLayout, 'command' | 'program'>,
 ): JsonObject => {
   if (transport === 'http') return httpHandler(agent, event, target);
+  if (transport === 'node' && layout.program !== undefined) {
+    const { nodePath, cliPath } = target.runtime;
+    return layout.program(nodePath, [cliPath, 'hook', agent, '--event', event], HOOK_TIMEOUT_SECONDS);
+  }
   const command =
     transport === 'curl'
       ? curlHookCommand(agent, event, target)
@@ -176,6 +180,14 @@ const quotedRuntime = (command: string): HookRuntime | null => {
   return paths ? { nodePath: unquote(paths[1]!), cliPath: unquote(paths[2]!) } : null;
 };
 
+/** A handler that runs a program with no shell (`exec`, `args`), as the shell line that would run the same. */
+const programLine = ({ exec, args }: JsonObject): string | undefined => {
+  if (typeof exec !== 'string' || !Array.isArray(args) || !args.every((arg) => typeof arg === 'string'))
+    return undefined;
+  const [script, ...rest] = args as string[];
+  return [shellQuote(exec), ...(script === undefined ? [] : [shellQuote(script)]), ...rest].join(' ');
+};
+
 const ROUTE = /http:\/\/127\.0\.0\.1:(\d+)\/hook\/([a-z]+)\/(\w+)\?project=([^'"\s]+)/;
 
 /** Whether a handler of the user's hooks file is a pulse hook for this agent's event, and where it points. */
@@ -184,7 +196,10 @@ export const findPulseHook = (
   event: string,
   handler: JsonObject,
 ): FoundPulseHook | null => {
-  const text = [handler.url, handler.command, handler.bash].find((field) => typeof field === 'string') ?? '';
+  const text =
+    [handler.url, handler.command, handler.bash, programLine(handler)].find(
+      (field) => typeof field === 'string',
+    ) ?? '';
   const autostart = AUTOSTART.exec(text);
   if (autostart !== null && autostart[1] === agent && autostart[2] === event) {
     return {

@@ -14,12 +14,10 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-/** A tool call as Chat Completions carries it: `arguments` is JSON text. */
-export interface ChatToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
+/** A tool call as Chat Completions carries it: a function's `arguments` are JSON text, a custom tool's `input` free text. */
+export type ChatToolCall =
+  | { id: string; type: 'function'; function: { name: string; arguments: string } }
+  | { id: string; type: 'custom'; custom: { name: string; input: string } };
 
 /** A message of a Chat Completions request (system, user, assistant, tool). */
 export interface ChatMessage {
@@ -35,7 +33,12 @@ export interface ChatBody {
   model: string;
   messages: ChatMessage[];
   stream?: boolean;
-  tools?: Array<{ type: string; function: { name: string; description?: string; parameters?: unknown } }>;
+  /** Function tools; a custom tool (`type: "custom"`) has `custom` instead of `function`. */
+  tools?: Array<{
+    type: string;
+    function: { name: string; description?: string; parameters?: unknown };
+    custom?: { name: string };
+  }>;
   [key: string]: unknown;
 }
 
@@ -46,8 +49,15 @@ export interface ToolCall {
   id?: string;
 }
 
+/** A call of a free-form (custom) tool, such as the `apply_patch` gpt-5 models are offered: its input is text. */
+export interface CustomToolCall {
+  name: string;
+  input: string;
+  id?: string;
+}
+
 /** What the model says in one turn: plain text, or text parts and tool calls (text first, as the API sends). */
-export type Turn = string | Array<string | ToolCall>;
+export type Turn = string | Array<string | ToolCall | CustomToolCall>;
 
 /** A model request as a step sees it: the body, and helpers to read what the agent sent back. */
 export interface ModelRequest {
@@ -95,7 +105,7 @@ const modelRequest = (body: ChatBody, headers: IncomingHttpHeaders): ModelReques
   },
   texts: (role) =>
     body.messages.filter((entry) => entry.role === role).map((entry) => contentText(entry.content)),
-  toolNames: () => (body.tools ?? []).map((tool) => tool.function.name),
+  toolNames: () => (body.tools ?? []).map((tool) => tool.custom?.name ?? tool.function.name),
 });
 
 /** The assistant message and finish reason of one turn, with call ids filled in. */
@@ -103,12 +113,13 @@ const messageOf = (turn: Turn, nextId: () => string) => {
   const parts = typeof turn === 'string' ? [turn] : turn;
   const text = parts.filter((part): part is string => typeof part === 'string').join('');
   const calls: ChatToolCall[] = parts
-    .filter((part): part is ToolCall => typeof part !== 'string')
-    .map((call) => ({
-      id: call.id ?? `call_${nextId()}`,
-      type: 'function',
-      function: { name: call.name, arguments: JSON.stringify(call.arguments) },
-    }));
+    .filter((part) => typeof part !== 'string')
+    .map((call) => {
+      const id = call.id ?? `call_${nextId()}`;
+      return 'input' in call
+        ? { id, type: 'custom', custom: { name: call.name, input: call.input } }
+        : { id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } };
+    });
   return { text, calls, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' };
 };
 
@@ -127,14 +138,17 @@ const streamTurn = (res: ServerResponse, body: ChatBody, turn: Turn, nextId: () 
   chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
   if (text !== '') chunk([{ index: 0, delta: { content: text }, finish_reason: null }]);
   calls.forEach((call, index) => {
-    const head = {
-      index,
-      id: call.id,
-      type: 'function',
-      function: { name: call.function.name, arguments: '' },
-    };
+    const [head, tail] =
+      call.type === 'function'
+        ? [
+            { index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+            { index, function: { arguments: call.function.arguments } },
+          ]
+        : [
+            { index, id: call.id, type: 'custom', custom: { name: call.custom.name, input: '' } },
+            { index, custom: { input: call.custom.input } },
+          ];
     chunk([{ index: 0, delta: { tool_calls: [head] }, finish_reason: null }]);
-    const tail = { index, function: { arguments: call.function.arguments } };
     chunk([{ index: 0, delta: { tool_calls: [tail] }, finish_reason: null }]);
   });
   chunk([{ index: 0, delta: {}, finish_reason }]);

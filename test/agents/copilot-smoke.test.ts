@@ -49,14 +49,25 @@ interface ScriptedRun {
 const copilotScripted = async (
   project: string,
   steps: Step[],
-  { args = ALLOW_PULSE_TOOLS, trusted = true }: { args?: string[]; trusted?: boolean } = {},
+  {
+    args = ALLOW_PULSE_TOOLS,
+    trusted = true,
+    env = {},
+  }: { args?: string[]; trusted?: boolean; env?: Record<string, string> } = {},
 ): Promise<ScriptedRun> => {
   // Every request is a turn: a subagent's requests are steps of the script too.
   const model = await startScriptedChatModel(steps, { isTurn: () => true });
   started.streams.push({ close: () => void model.close() });
   const home = await makeCopilotHome(trusted ? [project] : []);
   started.projects.push(home.home);
-  const run = await runCopilot({ cwd: project, home, baseUrl: model.baseUrl, prompt: 'Do the task', args });
+  const run = await runCopilot({
+    cwd: project,
+    home,
+    baseUrl: model.baseUrl,
+    prompt: 'Do the task',
+    args,
+    env,
+  });
   const context = `copilot exited ${run.code} after ${model.turns().length} model requests\n${run.stderr}`;
   return { run, turns: model.turns(), home: home.home, context };
 };
@@ -305,6 +316,38 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('the real GitHub Copilot CLI (co
     ]);
     await fixture('agentStop-stop_hook_active-true', stops[1], project, home);
     await fixture('userPromptSubmitted-after-hold', submitted[1], project, home);
+  });
+
+  it('gives a gpt-5 model apply_patch (a free-form tool) and rg, and passes the patch text itself as toolArgs', async () => {
+    const { project } = await pulseProject();
+    const hooks = await recordingHooks(project, ['preToolUse']);
+    await hooks.answer('preToolUse', {
+      output: { permissionDecision: 'deny', permissionDecisionReason: 'not now' },
+    });
+    const patch = `*** Begin Patch\n*** Add File: ${join(project, 'new.txt')}\n+hi\n*** Update File: README.md\n@@\n-hello world\n+goodbye world\n*** End Patch\n`;
+    const steps: Step[] = [() => [{ name: 'apply_patch', input: patch, id: 'c-patch' }], () => 'Done.'];
+    const { run, turns, home, context } = await copilotScripted(project, steps, {
+      args: ['--allow-tool=write'],
+      env: { COPILOT_MODEL: 'gpt-5.5' },
+    });
+    expect(run.code, context).toBe(0);
+    const offered = (turns[0]!.tools ?? []).map((tool) => [
+      tool.type,
+      tool.custom?.name ?? tool.function.name,
+    ]);
+    expect(offered).toEqual(
+      expect.arrayContaining([
+        ['custom', 'apply_patch'],
+        ['function', 'rg'],
+      ]),
+    );
+    expect(offered.map(([, name]) => name)).not.toEqual(expect.arrayContaining(['create']));
+    expect(conversation(turns.at(-1)!).find(({ role }) => role === 'tool')?.text).toBe(
+      'Denied by preToolUse hook: not now',
+    );
+    const [input] = await hooks.inputs('preToolUse');
+    expect(input?.toolArgs).toBe(patch);
+    await fixture('preToolUse-apply_patch', input, project, home);
   });
 
   it('in an untrusted folder loads neither .github/hooks nor .mcp.json, and says nothing about it', async () => {

@@ -8,6 +8,7 @@ const EVENTS: Record<HookAgent, string> = {
   claude: 'PreToolUse',
   codex: 'PreToolUse',
   cursor: 'beforeShellExecution',
+  copilot: 'preToolUse',
   vscode: 'PreToolUse',
 };
 

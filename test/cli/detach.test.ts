@@ -202,6 +202,32 @@ describe('pulse setup --autostart', () => {
     expect((await runCli(['stop', '-p', dir])).code).toBe(0);
   });
 
+  it('copilot: the sessionStart hook starts the daemon, tells the pending replan, and the other hooks stay curl lines', async () => {
+    const dir = await project();
+    const port = await freePort();
+    await setupWithAutostart('copilot', dir, port);
+    const { hooks } = JSON.parse(await readFile(join(dir, '.github', 'hooks', 'pulse.json'), 'utf8'));
+    const [sessionStart] = hooks.sessionStart as { bash: string; timeoutSec: number }[];
+    expect(sessionStart).toMatchObject({ type: 'command', timeoutSec: 30 });
+    expect(sessionStart!.bash).toContain(
+      `hook copilot --event sessionStart --autostart -p "${dir}" --port ${port}`,
+    );
+    expect(hooks.preToolUse[0].bash).toMatch(/^o=\$\(curl /);
+    expect((await runCli(['init', '-p', dir])).code).toBe(0);
+    await writeFile(join(dir, '.pulse', 'guidance.md'), '# Guidance\n\nUse the new API.\n');
+    const start = runHookCommand(sessionStart!.bash, {
+      sessionId: 'copilot-1',
+      timestamp: 0,
+      cwd: dir,
+      source: 'new',
+      initialPrompt: 'Carry on.',
+    });
+    expect(start.code, start.stderr).toBe(0);
+    expect((await discovery(dir)).port).toBe(port);
+    expect(JSON.parse(start.stdout).additionalContext).toContain('a replan is pending');
+    expect((await runCli(['stop', '-p', dir])).code).toBe(0);
+  });
+
   it('fails open when the daemon cannot start: the session goes on and the user is told why', async () => {
     const dir = await project();
     const port = await takenPort();

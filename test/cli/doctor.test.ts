@@ -281,6 +281,49 @@ describe('pulse doctor', () => {
     ]);
   });
 
+  it("says whether Copilot trusts the folder, and takes the .mcp.json Claude Code and Copilot share for neither's setup", async () => {
+    const home = await project();
+    const env = { COPILOT_HOME: home };
+    const inProject = async (dir: string) => {
+      const daemon = await daemonOn(dir);
+      return {
+        setUp: (agent: string) =>
+          runCli(['setup', agent, '--write', '-p', dir, '--port', String(daemon.port)], { env }),
+        report: async () =>
+          JSON.parse((await runCli(['doctor', '-p', dir, '--json'], { env })).stdout) as DoctorReport,
+      };
+    };
+    // The same pulse entry serves both agents: neither is set up by the other's, nor said to lack the rest.
+    const copilotOnly = await inProject(await project());
+    expect((await copilotOnly.setUp('copilot')).code).toBe(0);
+    expect((await copilotOnly.report()).findings.map((f) => f.subject)).toEqual([
+      'daemon',
+      'copilot',
+      'copilot',
+    ]);
+    const dir = await project();
+    const { setUp, report } = await inProject(dir);
+    expect((await setUp('claude')).code).toBe(0);
+    expect((await report()).findings.map((f) => f.subject)).toEqual(['daemon', 'claude']);
+
+    expect((await setUp('copilot')).code).toBe(0);
+    expect(problems(await report())).toEqual([
+      {
+        subject: 'copilot',
+        message: `Copilot does not trust ${dir}: \`copilot -p\` loads neither pulse's hooks (.github/hooks/pulse.json) nor its MCP server (.mcp.json), without a word, and interactive copilot asks first`,
+        fix: `Run copilot in ${dir} once and answer "Yes, and remember this folder for future sessions" (or add "${dir}" to trustedFolders in ${join(home, 'config.json')}); pulse never trusts a folder for you. For one \`copilot -p\` run only: --trust-folder.`,
+      },
+    ]);
+    await writeFile(join(home, 'config.json'), JSON.stringify({ trustedFolders: [dir] }));
+    const trusted = await report();
+    expect(problems(trusted)).toEqual([]);
+    expect(trusted.findings).toContainEqual({
+      subject: 'copilot',
+      ok: true,
+      message: `Copilot trusts ${dir} (${join(home, 'config.json')}): it loads pulse's hooks and MCP server there`,
+    });
+  });
+
   it('says when no agent is set up at all', async () => {
     const dir = await project();
     await daemonOn(dir);
@@ -289,7 +332,7 @@ describe('pulse doctor', () => {
     expect(problems(report)).toEqual([
       expect.objectContaining({
         subject: 'agents',
-        fix: `pulse setup <claude|codex|cursor|vscode> --write -p ${dir}`,
+        fix: `pulse setup <claude|codex|cursor|vscode|copilot> --write -p ${dir}`,
       }),
     ]);
   });

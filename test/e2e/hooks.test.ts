@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HookAgent } from '../../src/hooks/events.js';
+import { HOOK_AGENTS, type HookAgent } from '../../src/hooks/events.js';
 import {
   BIN,
   CLI,
@@ -89,7 +89,11 @@ interface AgentCase {
   news$: (output: Output) => string | null;
   /** What the agent answers to change nothing, as a fail-open hook must. */
   letBe: Output;
+  /** The line an answer shows the user (Claude Code and Codex: `systemMessage`; Copilot: a progress line), or null. */
+  notice: (output: Output) => string | null;
 }
+
+const systemMessage = (output: Output) => (output.systemMessage as string | undefined) ?? null;
 
 const claudeBase = (project: string, event: string, session = SESSION): Input => ({
   session_id: session,
@@ -161,6 +165,17 @@ const vscodeTool = (project: string, tool_name: string, tool_input: Input): Hook
   input: { ...vscodeBase(project, 'PreToolUse'), tool_name, tool_input, tool_use_id: 'tool-1' },
 });
 
+const copilotBase = (project: string, session = SESSION): Input => ({
+  sessionId: session,
+  timestamp: 1_796_000_000_000,
+  cwd: project,
+});
+
+const copilotTool = (project: string, toolName: string, toolArgs: Input | string): Hook => ({
+  event: 'preToolUse',
+  input: { ...copilotBase(project), toolName, toolArgs },
+});
+
 const CASES: AgentCase[] = [
   {
     agent: 'claude',
@@ -194,6 +209,7 @@ const CASES: AgentCase[] = [
     stopHeld: claudeStopHeld,
     news$: additionalContext,
     letBe: {},
+    notice: systemMessage,
   },
   {
     agent: 'codex',
@@ -216,6 +232,7 @@ const CASES: AgentCase[] = [
     stopHeld: claudeStopHeld,
     news$: additionalContext,
     letBe: {},
+    notice: systemMessage,
   },
   {
     agent: 'cursor',
@@ -247,6 +264,51 @@ const CASES: AgentCase[] = [
     stopHeld: (output) => (output.followup_message as string | undefined) ?? null,
     news$: (output) => (output.followup_message as string | undefined) ?? null,
     letBe: { permission: 'allow' },
+    notice: () => null,
+  },
+  {
+    agent: 'copilot',
+    write: (project) =>
+      copilotTool(project, 'bash', { command: 'npm install left-pad', description: 'install' }),
+    read: (project) => copilotTool(project, 'view', { path: join(project, '.pulse', 'guidance.md') }),
+    planEdits: (project) => [
+      copilotTool(project, 'edit', {
+        path: join(project, '.pulse', 'plan.md'),
+        old_str: 'a',
+        new_str: 'b',
+      }),
+      copilotTool(project, 'create', { path: '.pulse/plan.md', file_text: '# Plan\n' }),
+      // gpt-5 models: the free-form patch is the arguments themselves.
+      copilotTool(project, 'apply_patch', patch('.pulse/plan.md')),
+    ],
+    ack: (project, eventId) => copilotTool(project, 'pulse-pulse_ack_replan', { event_id: eventId }),
+    stop: (project, again) => ({
+      event: 'agentStop',
+      input: {
+        ...copilotBase(project),
+        transcriptPath: join(project, 'events.jsonl'),
+        stopReason: 'end_turn',
+        stop_hook_active: again,
+      },
+    }),
+    news: (project, session) => ({
+      event: 'postToolUse',
+      input: {
+        ...copilotBase(project, session),
+        toolName: 'view',
+        toolArgs: { path: join(project, 'README.md') },
+        toolResult: { resultType: 'success', textResultForLlm: '1. hello' },
+      },
+    }),
+    held: (output) => {
+      if (output.permissionDecision === undefined) return null;
+      expect(output.permissionDecision).toBe('deny');
+      return output.permissionDecisionReason as string;
+    },
+    stopHeld: claudeStopHeld,
+    news$: (output) => (output.additionalContext as string | undefined) ?? null,
+    letBe: {},
+    notice: (output) => (output.type === 'progress' ? (output.message as string) : null),
   },
   {
     // VS Code runs the command hooks of .claude/settings.json with its own input and tool names.
@@ -281,6 +343,7 @@ const CASES: AgentCase[] = [
       return specific.reason as string;
     },
     news$: additionalContext,
+    notice: systemMessage,
     letBe: {},
   },
 ];
@@ -341,7 +404,7 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     // Sent back once already, the agent may stop: a stop hook never loops.
     const secondStop = await runHook(agent, c.stop(project, true));
     expect(c.stopHeld(secondStop.output)).toBeNull();
-    if (agent !== 'cursor') expect(secondStop.output.systemMessage).toContain(eventId);
+    if (agent !== 'cursor') expect(c.notice(secondStop.output)).toContain(eventId);
 
     // What the agent needs to replan runs: reading, the plan edit, the ack.
     expect(c.held((await runHook(agent, c.read(project))).output), 'reading').toBeNull();
@@ -394,8 +457,13 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     await changeGuidance(project, client);
     await daemon.stop();
 
-    // Claude Code and Codex show the line as a systemMessage (Codex shows no hook's stderr).
-    const told = (line: string) => (c.agent === 'cursor' ? c.letBe : { ...c.letBe, systemMessage: line });
+    // Claude Code and Codex show the line as a systemMessage (Codex shows no hook's stderr), Copilot as a progress line.
+    const told = (line: string) => {
+      if (c.agent === 'cursor') return c.letBe;
+      return c.agent === 'copilot'
+        ? { type: 'progress', message: line }
+        : { ...c.letBe, systemMessage: line };
+    };
     const down = await runHook(hookFile, c.write(project));
     expect(down.stderr).toBe(
       `pulse: daemon not reachable for ${project} (no .pulse/daemon.json: the daemon is not running); not enforcing replans. Start it with: pulse start -p ${project}\n`,
@@ -438,6 +506,35 @@ describe.each(CASES)('pulse hook $agent', (c) => {
       expect(c.news$((await runHook(hookFile, afterCheckIn)).output)).toBeNull();
       expect(c.news$((await runHook(hookFile, c.news(project, 'session-3'))).output)).toContain('Standup');
     }
+  });
+});
+
+describe("pulse hook copilot, a subagent's hooks", () => {
+  it("holds a subagent's tool calls as its parent's, never its stop, which is the parent's to hold", async () => {
+    const project = await startProject('pulse-hook-subagent-');
+    const { client } = await startOn(project);
+    const eventId = await changeGuidance(project, client);
+    const subagent = { agentId: 'sub-1', agentType: 'explore', parentAgentId: SESSION };
+    const input = { ...copilotBase(project, 'sub-1'), ...subagent };
+    const held = await runHook('copilot', {
+      event: 'preToolUse',
+      input: { ...input, toolName: 'bash', toolArgs: { command: 'npm test' } },
+    });
+    expect(held.output.permissionDecisionReason).toContain(`and agent "copilot:${SESSION}"`);
+    const stop = {
+      transcriptPath: join(project, 'events.jsonl'),
+      stopReason: 'end_turn',
+      stop_hook_active: false,
+    };
+    expect((await runHook('copilot', { event: 'agentStop', input: { ...input, ...stop } })).output).toEqual(
+      {},
+    );
+    // The main agent's stop is still held once: the subagent's did not spend it.
+    const main = await runHook('copilot', {
+      event: 'agentStop',
+      input: { ...copilotBase(project), ...stop },
+    });
+    expect(main.output).toEqual({ decision: 'block', reason: expect.stringContaining(eventId) });
   });
 });
 
@@ -613,9 +710,9 @@ describe('pulse hook, finding and asking the daemon', () => {
     expect(held.status).toBe(200);
     expect(claudeHeld((await held.json()) as Output)).toContain(eventId);
 
-    const unknownAgent = await post('/hook/copilot/PreToolUse', input);
+    const unknownAgent = await post('/hook/aider/PreToolUse', input);
     expect(unknownAgent.status).toBe(404);
-    expect(await unknownAgent.text()).toBe('No hooks for "copilot": pulse answers claude, codex, cursor.');
+    expect(await unknownAgent.text()).toBe(`No hooks for "aider": pulse answers ${HOOK_AGENTS.join(', ')}.`);
     const wrongEvent = await post('/hook/cursor/PreToolUse', input);
     expect(wrongEvent.status).toBe(404);
     expect(await wrongEvent.text()).toContain(

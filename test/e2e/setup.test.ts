@@ -23,7 +23,7 @@ import {
 const URL_8765 = (dir: string) => `http://127.0.0.1:8765/p/${projectId(dir)}/mcp`;
 const URL_9000 = 'http://127.0.0.1:9000/mcp';
 
-type Agent = 'claude' | 'codex' | 'cursor' | 'vscode';
+type Agent = 'claude' | 'codex' | 'cursor' | 'vscode' | 'copilot';
 
 /** The files each agent reads, as its documentation names them. */
 const FILES: Record<Agent, { mcp: string; hooks: string | null; instructions: string }> = {
@@ -31,6 +31,11 @@ const FILES: Record<Agent, { mcp: string; hooks: string | null; instructions: st
   codex: { mcp: '.codex/config.toml', hooks: '.codex/hooks.json', instructions: 'AGENTS.md' },
   cursor: { mcp: '.cursor/mcp.json', hooks: '.cursor/hooks.json', instructions: '.cursor/rules/pulse.mdc' },
   vscode: { mcp: '.vscode/mcp.json', hooks: null, instructions: '.github/copilot-instructions.md' },
+  copilot: {
+    mcp: '.mcp.json',
+    hooks: '.github/hooks/pulse.json',
+    instructions: '.github/copilot-instructions.md',
+  },
 };
 const AGENTS = Object.keys(FILES) as Agent[];
 
@@ -85,15 +90,27 @@ const pulseUrl = async (agent: Agent, dir: string): Promise<string | undefined> 
 interface Handler {
   type?: string;
   command?: string;
+  /** Copilot's shell line, or the program it runs with no shell. */
+  bash?: string;
+  exec?: string;
+  args?: string[];
+  matcher?: string;
   url?: string;
 }
 
-/** The hook handlers per event in a hooks file: matcher groups (Claude Code, Codex) or a flat list (Cursor). */
+/** The shell line a command handler runs (Copilot's `exec` and `args` as the line that runs the same). */
+const lineOf = (handler: Handler): string | undefined => {
+  if (handler.exec === undefined) return handler.command ?? handler.bash;
+  const [script, ...rest] = handler.args ?? [];
+  return [`"${handler.exec}"`, `"${script}"`, ...rest].join(' ');
+};
+
+/** The hook handlers per event in a hooks file: matcher groups (Claude Code, Codex) or a flat list (Cursor, Copilot). */
 const hookHandlers = (agent: HookAgent, json: { hooks: Record<string, unknown[]> }) =>
   Object.fromEntries(
     Object.entries(json.hooks).map(([event, list]) => [
       event,
-      agent === 'cursor'
+      agent === 'cursor' || agent === 'copilot'
         ? (list as Handler[])
         : (list as Array<{ hooks: Handler[] }>).flatMap((group) => group.hooks),
     ]),
@@ -104,7 +121,7 @@ const hookCommands = (agent: HookAgent, json: { hooks: Record<string, unknown[]>
   Object.fromEntries(
     Object.entries(hookHandlers(agent, json)).map(([event, list]) => [
       event,
-      list.map((handler) => handler.command ?? handler.url ?? ''),
+      list.map((handler) => lineOf(handler) ?? handler.url ?? ''),
     ]),
   ) as Record<string, string[]>;
 
@@ -163,6 +180,17 @@ const USER_FILES: Record<Agent, Record<string, string>> = {
     ),
     '.github/copilot-instructions.md': 'Answer in French.\n',
   },
+  copilot: {
+    '.mcp.json': JSON.stringify({ mcpServers: { other: { type: 'local', command: 'x', tools: ['*'] } } }),
+    '.github/hooks/pulse.json': JSON.stringify({
+      version: 1,
+      hooks: {
+        preToolUse: [{ type: 'command', bash: './check.sh', timeoutSec: 5 }],
+        permissionRequest: [{ type: 'command', matcher: 'bash', bash: './ask.sh' }],
+      },
+    }),
+    '.github/copilot-instructions.md': 'Answer in French.\n',
+  },
 };
 
 /** A `pulse` server of the user's own, at port 9000, in each agent's MCP file. */
@@ -171,6 +199,9 @@ const CONFLICTING_MCP: Record<Agent, string> = {
   codex: `[mcp_servers.pulse]\nurl = "${URL_9000}"\nstartup_timeout_sec = 5\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
   cursor: JSON.stringify({ mcpServers: { pulse: { url: URL_9000 }, other: { command: 'x' } } }),
   vscode: JSON.stringify({ servers: { pulse: { type: 'http', url: URL_9000 }, other: { command: 'x' } } }),
+  copilot: JSON.stringify({
+    mcpServers: { pulse: { type: 'http', url: URL_9000 }, other: { command: 'x' } },
+  }),
 };
 
 describe.each(AGENTS)('pulse setup %s --write', (agent) => {
@@ -188,8 +219,13 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
       const commands = hookCommands(agent as HookAgent, JSON.parse(await read(dir, files.hooks)));
       // Claude Code calls no HTTP hook at SessionStart: its first prompt's hook tells the same.
       const events = hookEvents(agent as HookAgent).filter((e) => agent !== 'claude' || e !== 'SessionStart');
-      expect(Object.keys(commands)).toEqual(events);
-      for (const [event, list] of Object.entries(commands)) {
+      // Copilot's permission hook answers Copilot itself, not through the daemon (below).
+      const { permissionRequest, ...routed } = commands;
+      expect(Object.keys(commands)).toEqual(agent === 'copilot' ? [...events, 'permissionRequest'] : events);
+      expect(permissionRequest, 'only Copilot gets a permission hook').toEqual(
+        agent === 'copilot' ? [`echo '{"behavior":"allow"}'`] : undefined,
+      );
+      for (const [event, list] of Object.entries(routed)) {
         expect(list).toHaveLength(1);
         const route = `http://127.0.0.1:8765/hook/${agent}/${event}?project=${encodeURIComponent(dir)}`;
         // Claude Code posts to the route itself; Codex and Cursor run curl with the same url.
@@ -293,6 +329,16 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
 
 /** A tool call each agent's PreToolUse-style hook gets that writes outside the plan, as its JSON. */
 const WRITE_CALL: Record<HookAgent, { event: string; input: (dir: string) => Record<string, unknown> }> = {
+  copilot: {
+    event: 'preToolUse',
+    input: (dir) => ({
+      sessionId: 's',
+      timestamp: 1,
+      cwd: dir,
+      toolName: 'bash',
+      toolArgs: { command: 'rm -rf src' },
+    }),
+  },
   claude: {
     event: 'PreToolUse',
     input: (dir) => ({
@@ -337,8 +383,13 @@ const WRITE_CALL: Record<HookAgent, { event: string; input: (dir: string) => Rec
 };
 
 /** Whether an agent's answer holds the call, naming `eventId`. */
-const holds = (agent: HookAgent, answer: Record<string, unknown>, eventId: string) =>
-  JSON.stringify(agent === 'cursor' ? answer.agent_message : answer.hookSpecificOutput).includes(eventId);
+const holds = (agent: HookAgent, answer: Record<string, unknown>, eventId: string) => {
+  if (agent === 'copilot')
+    return answer.permissionDecision === 'deny' && String(answer.permissionDecisionReason).includes(eventId);
+  return JSON.stringify(agent === 'cursor' ? answer.agent_message : answer.hookSpecificOutput).includes(
+    eventId,
+  );
+};
 
 const TRANSPORTS: Array<[HookAgent, 'http' | 'curl' | 'node']> = [
   ['claude', 'http'],
@@ -348,6 +399,8 @@ const TRANSPORTS: Array<[HookAgent, 'http' | 'curl' | 'node']> = [
   ['codex', 'node'],
   ['cursor', 'curl'],
   ['cursor', 'node'],
+  ['copilot', 'curl'],
+  ['copilot', 'node'],
 ];
 
 describe('pulse setup vscode --write on a commented mcp.json', () => {
@@ -379,7 +432,7 @@ describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (ag
       }).catch(() => null);
       return { code: 0, stdout: response === null ? '' : await response.text(), stderr: '' };
     }
-    return sh(handler.command!, dir, input);
+    return sh(lineOf(handler)!, dir, input);
   };
 
   it('hold a write while a replan is pending, through the daemon on the port they were set up for', async () => {
@@ -411,7 +464,7 @@ describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (ag
       await setup(agent, dir, '--write', '--hooks', transport);
       const handlers = hookHandlers(agent, JSON.parse(await read(dir, FILES[agent].hooks!)));
       for (const event of hookEvents(agent)) {
-        const { code, stdout, stderr } = await sh(handlers[event]![0]!.command!, dir, '{}');
+        const { code, stdout, stderr } = await sh(lineOf(handlers[event]![0]!)!, dir, '{}');
         expect(code, `${event}: ${stderr}`).toBe(0);
         const answer = JSON.parse(stdout);
         const line = stderr.trim().split('\n');
@@ -424,8 +477,10 @@ describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (ag
               : /^pulse: daemon not reachable for /,
           ),
         ]);
-        // Codex shows no hook's stderr: Claude Code and Codex are told in a systemMessage too.
-        if (transport === 'curl' && agent !== 'cursor')
+        // Codex shows no hook's stderr: Claude Code and Codex are told in a systemMessage too, Copilot in a progress line.
+        if (transport === 'curl' && agent === 'copilot')
+          expect(answer, event).toEqual({ type: 'progress', message: line[0] });
+        else if (transport === 'curl' && agent !== 'cursor')
           expect(answer, event).toEqual({ systemMessage: line[0] });
         else expect(answer, event).toBeTypeOf('object');
       }
@@ -437,7 +492,14 @@ describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (ag
     async () => {
       const dir = await project();
       await setup(agent, dir, '--write', '--hooks', 'node');
-      const command = (await handlerFor(dir)).command!;
+      const handler = await handlerFor(dir);
+      // Copilot runs the program itself, with no shell in between: on Windows too.
+      if (agent === 'copilot')
+        expect(handler).toMatchObject({
+          exec: process.execPath,
+          args: [BIN, 'hook', 'copilot', '--event', 'preToolUse'],
+        });
+      const command = lineOf(handler)!;
       const [, node, cli] = /^"(.+)" "(.+)" hook /.exec(command)!;
       expect(node).toBe(process.execPath);
       expect(cli).toBe(BIN);
@@ -501,6 +563,70 @@ describe('pulse setup claude --write', () => {
     const { code, stderr } = await setup('codex', await project(), '--hooks', 'http');
     expect(code).toBe(1);
     expect(stderr).toContain('Codex runs hooks by curl or node, not http: use --hooks curl or --hooks node.');
+  });
+});
+
+describe('pulse setup copilot --write', () => {
+  it("shares Claude Code's .mcp.json entry and VS Code's instruction block: a project set up for all three has one of each", async () => {
+    const dir = await project();
+    for (const agent of ['claude', 'copilot', 'vscode']) {
+      const { code, stdout } = await setup(agent, dir, '--write');
+      expect(code, stdout).toBe(0);
+    }
+    expect(JSON.parse(await read(dir, '.mcp.json'))).toEqual({
+      mcpServers: { pulse: { type: 'http', url: URL_8765(dir) } },
+    });
+    const block = await read(dir, '.github/copilot-instructions.md');
+    expect(block.split('<!-- pulse:begin -->')).toHaveLength(2);
+    // Each agent finds its entries as it left them, whichever ran last.
+    for (const agent of ['claude', 'copilot', 'vscode']) {
+      const again = await setup(agent, dir, '--write');
+      expect(again.stdout, agent).toContain('Already set up');
+    }
+  });
+
+  it("approves exactly pulse's three tools in a permissionRequest hook, beside the user's, once", async () => {
+    const dir = await project();
+    const mine = { type: 'command', matcher: 'bash', bash: './ask.sh' };
+    await put(
+      dir,
+      '.github/hooks/pulse.json',
+      JSON.stringify({ version: 1, hooks: { permissionRequest: [mine] } }),
+    );
+    expect((await setup('copilot', dir, '--write')).code).toBe(0);
+    expect((await setup('copilot', dir, '--write')).stdout).toContain('Already set up');
+    const { hooks } = JSON.parse(await read(dir, '.github/hooks/pulse.json'));
+    expect(hooks.permissionRequest).toEqual([
+      mine,
+      {
+        type: 'command',
+        matcher: 'pulse/(pulse_should_interrupt|pulse_ack_replan|pulse_ack_events)',
+        command: `echo '{"behavior":"allow"}'`,
+        timeoutSec: 10,
+      },
+    ]);
+    // The same line answers in bash and PowerShell; here, bash: the allow Copilot reads.
+    expect(JSON.parse((await sh(hooks.permissionRequest[1].command, dir, '{}')).stdout)).toEqual({
+      behavior: 'allow',
+    });
+  });
+
+  it('says Copilot does not trust the folder yet, with the step, and stops saying so once the user trusted it', async () => {
+    const dir = await project();
+    const home = await project();
+    const env = { COPILOT_HOME: home };
+    const first = await runCli(['setup', 'copilot', '-p', dir, '--write'], { env });
+    expect(first.stdout).toContain(`Copilot does not trust ${dir}`);
+    expect(first.stdout).toContain(`add "${dir}" to trustedFolders in ${join(home, 'config.json')}`);
+    // As Copilot writes it when the user answers "Yes, and remember this folder": JSON with comments.
+    await put(
+      home,
+      'config.json',
+      `// This file is managed automatically.\n{\n  "trustedFolders": ["${dirname(dir)}"]\n}\n`,
+    );
+    const trusted = await runCli(['setup', 'copilot', '-p', dir, '--write'], { env });
+    expect(trusted.stdout).toContain('Already set up');
+    expect(trusted.stdout).not.toContain('will not use all of this yet');
   });
 });
 

@@ -22,21 +22,23 @@ const allFolders = readdirSync(FIXTURES, { withFileTypes: true })
   .map(({ name }) => ({ name, agent: name.slice(0, name.indexOf('-')) }));
 
 /** Agents whose captures wait for pulse to read them (issue 24 phase 2): kept, not yet parsed here. */
-const AWAITING = ['gemini', 'copilot', 'opencode'];
+const AWAITING = ['gemini', 'opencode'];
 
 const folders = allFolders.filter(({ agent }) => !AWAITING.includes(agent));
 
 type Input = Record<string, unknown> & { hook_event_name: string; tool_input?: Record<string, unknown> };
+
+/** The event of a capture: its `hook_event_name`, or, for Copilot's inputs, which name none, the file name's first word. */
+const eventOf = (file: string, input: Record<string, unknown>): string =>
+  typeof input.hook_event_name === 'string' ? input.hook_event_name : file.replace(/(-.*)?\.json$/, '');
 
 const fixtures = (folder: string) =>
   readdirSync(join(FIXTURES, folder))
     .filter((file) => file.endsWith('.json'))
     .map((file) => {
       const text = readFileSync(join(FIXTURES, folder, file), 'utf8');
-      const input = JSON.parse(text) as Input;
-      // VS Code names the common fields in camelCase.
-      input.hook_event_name ??= input.hookEventName as string;
-      return { file, text, input };
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      return { file, text, input: { ...parsed, hook_event_name: eventOf(file, parsed) } as Input };
     });
 
 /** Claude Code's hook events, which Codex reuses, by where in the loop each runs. */
@@ -58,6 +60,13 @@ const PHASES: Record<HookAgent, Record<string, HookCall['phase']>> = {
     beforeMCPExecution: 'pre-tool',
     stop: 'stop',
   },
+  copilot: {
+    sessionStart: 'session-start',
+    userPromptSubmitted: 'prompt',
+    preToolUse: 'pre-tool',
+    postToolUse: 'post-tool',
+    agentStop: 'stop',
+  },
   vscode: CLAUDE_CODE_PHASES,
 };
 
@@ -74,6 +83,14 @@ const expectedTool = (agent: string, input: Input) => {
   if (agent === 'cursor' && input.hook_event_name === 'beforeShellExecution') {
     return { name: 'shell', command: input.command };
   }
+  if (agent === 'copilot') {
+    const name = input.toolName as string;
+    const args = input.toolArgs as Record<string, unknown>;
+    if (name === 'bash') return { name, command: args.command };
+    if (['create', 'edit'].includes(name)) return { name, paths: [args.path] };
+    if (name === 'apply_patch') return { name, paths: patchedFiles(input.toolArgs as string) };
+    return { name };
+  }
   const name = input.tool_name as string;
   const args = input.tool_input ?? {};
   if (name === 'Bash' || name === 'run_in_terminal') return { name, command: args.command };
@@ -83,18 +100,26 @@ const expectedTool = (agent: string, input: Input) => {
   return { name };
 };
 
-const parse = (agent: HookAgent, text: string) => parseHookInput(agent, undefined, text);
+/** Reads a capture as pulse does: Copilot's hooks are set up with `--event`, the others' inputs name it. */
+const parse = (agent: HookAgent, text: string, event?: string) =>
+  parseHookInput(agent, agent === 'copilot' ? event : undefined, text);
 
-const callOf = (agent: HookAgent, text: string): HookCall => {
-  const parsed = parse(agent, text);
+const callOf = (agent: HookAgent, text: string, event?: string): HookCall => {
+  const parsed = parse(agent, text, event);
   if ('problem' in parsed) throw new Error(parsed.problem);
   return parsed.call;
 };
 
 describe('hook inputs captured from the real agents', () => {
-  it("has folders of captures for Claude Code 2.1.332 and Codex 0.171.0, Cursor's and VS Code's documented inputs, each named for an agent pulse knows", () => {
+  it("has folders of captures for Claude Code 2.1.332, Codex 0.171.0 and Copilot CLI 1.0.102, and Cursor's and VS Code's documented inputs, each named for an agent pulse knows", () => {
     expect(folders.map((folder) => folder.name)).toEqual(
-      expect.arrayContaining(['claude-2.1.332', 'codex-0.171.0', 'cursor-docs-1.7', 'vscode-docs-1.110']),
+      expect.arrayContaining([
+        'claude-2.1.332',
+        'codex-0.171.0',
+        'copilot-1.0.102',
+        'cursor-docs-1.7',
+        'vscode-docs-1.110',
+      ]),
     );
     for (const { name, agent } of allFolders)
       expect(isHookAgent(agent) || AWAITING.includes(agent), name).toBe(true);
@@ -108,16 +133,19 @@ describe('hook inputs captured from the real agents', () => {
       ({ text, input }) => {
         const phase = known[input.hook_event_name]!;
         const tool = phase === 'pre-tool' || phase === 'post-tool' ? expectedTool(agent, input) : null;
-        expect(callOf(agent as HookAgent, text)).toEqual({
+        // Copilot's captures keep pulse's answer (its MCP session as MCP_SESSION); the others predate agent_id in it.
+        const answered =
+          agent === 'copilot' && phase === 'post-tool' && String(input.toolName).startsWith('pulse-');
+        expect(callOf(agent as HookAgent, text, input.hook_event_name)).toEqual({
           agent,
           event: input.hook_event_name,
           phase,
-          // Each capture replaced its session id with a fixed word of its own.
-          session: input.session_id ?? input.conversation_id ?? input.sessionId,
+          // Each capture replaced its session id with a fixed word of its own; a Copilot subagent's is its parent's.
+          session: input.session_id ?? input.conversation_id ?? input.parentAgentId ?? input.sessionId,
           cwd: '/PROJECT',
           tool,
-          // These captures predate agent_id in pulse's answers.
-          answeredAgentId: null,
+          answeredAgentId: answered ? 'session:MCP_SESSION' : null,
+          ...(input.parentAgentId === undefined ? {} : { subagent: true }),
         });
       },
     );
@@ -126,7 +154,7 @@ describe('hook inputs captured from the real agents', () => {
     it.skipIf(unanswered.length === 0).each(unanswered)(
       'reports $file as an event pulse does not answer',
       ({ text, input }) => {
-        expect(parse(agent as HookAgent, text)).toEqual({
+        expect(parse(agent as HookAgent, text, input.hook_event_name)).toEqual({
           problem: expect.stringContaining(`"${input.hook_event_name}" is not a ${agent} hook event`),
         });
       },
@@ -290,5 +318,60 @@ describe("VS Code 1.110's documented calls", () => {
         permissionDecisionReason: hold.hold,
       },
     });
+  });
+});
+
+describe("Copilot CLI 1.0.102's tool calls, judged while a replan is pending", () => {
+  const read = (file: string) => readFileSync(join(FIXTURES, 'copilot-1.0.102', file), 'utf8');
+  const judge = async (text: string) => {
+    const call = callOf('copilot', text, 'preToolUse');
+    return judgeTool('copilot', call.tool!, { projectRoot: '/PROJECT', cwd: call.cwd, server: 'pulse' });
+  };
+  const held = { pulseTool: false, allowed: false };
+
+  it('holds its shell command `touch`, its file edits and a subagent task', async () => {
+    expect(await judge(read('preToolUse-bash.json'))).toEqual({ ...held, why: expect.any(String) });
+    for (const file of ['preToolUse-create.json', 'preToolUse-edit.json', 'preToolUse-task.json'])
+      expect(await judge(read(file)), file).toEqual(held);
+    // gpt-5 models patch files with apply_patch, whose arguments are the patch text itself.
+    expect(await judge(read('preToolUse-apply_patch.json'))).toEqual(held);
+  });
+
+  it('runs what the replan needs: reading, searching, its todo list, pulse itself', async () => {
+    for (const file of [
+      'preToolUse-view.json',
+      'preToolUse-grep.json',
+      'preToolUse-glob.json',
+      'preToolUse-sql.json',
+    ])
+      expect(await judge(read(file)), file).toEqual({ pulseTool: false, allowed: true });
+    for (const file of [
+      'preToolUse-pulse-pulse_should_interrupt.json',
+      'preToolUse-pulse-pulse_ack_replan.json',
+    ])
+      expect(await judge(read(file)), file).toEqual({ pulseTool: true, allowed: true });
+  });
+
+  it('runs an edit, a create or a patch of .pulse/plan.md only, as an object or, as older releases pass them, a JSON string', async () => {
+    const plan = '/PROJECT/.pulse/plan.md';
+    const edit = JSON.parse(read('preToolUse-edit.json'));
+    edit.toolArgs.path = plan;
+    expect(await judge(JSON.stringify(edit))).toEqual({ pulseTool: false, allowed: true });
+    edit.toolArgs = JSON.stringify(edit.toolArgs);
+    expect(await judge(JSON.stringify(edit))).toEqual({ pulseTool: false, allowed: true });
+    const create = JSON.parse(read('preToolUse-create.json'));
+    create.toolArgs.path = '.pulse/plan.md';
+    expect(await judge(JSON.stringify(create))).toEqual({ pulseTool: false, allowed: true });
+    const patch = JSON.parse(read('preToolUse-apply_patch.json'));
+    patch.toolArgs = '*** Begin Patch\n*** Update File: .pulse/plan.md\n@@\n-a\n+b\n*** End Patch\n';
+    expect(await judge(JSON.stringify(patch))).toEqual({ pulseTool: false, allowed: true });
+  });
+
+  it("holds another server's tool named like pulse's, and pulse's under another name", async () => {
+    const other = JSON.parse(read('preToolUse-pulse-pulse_ack_replan.json'));
+    other.toolName = 'github-pulse_ack_replan';
+    expect(await judge(JSON.stringify(other))).toEqual(held);
+    other.toolName = 'pulse/pulse_ack_replan';
+    expect(await judge(JSON.stringify(other))).toEqual(held);
   });
 });
