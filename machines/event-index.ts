@@ -180,6 +180,17 @@ export class EventIndex {
     return this.#slice(Math.max(0, this.#length - count));
   }
 
+  /** The last `count` events whose path passes `test`, newest first, looking back over `scan` events at most. */
+  recentWhere(test: (path: string) => boolean, count: number, scan: number): PulseEvent[] {
+    const found: PulseEvent[] = [];
+    for (let position = this.#length - 1; position >= Math.max(0, this.#length - scan); position--) {
+      if (!test(this.#pathAt(position))) continue;
+      found.push(this.#at(position));
+      if (found.length >= count) break;
+    }
+    return found;
+  }
+
   /** The last event that touched `path`, if any. */
   lastFor(path: string): PulseEvent | undefined {
     for (let position = this.#length - 1; position >= 0; position--) {

@@ -12,6 +12,7 @@ import {
   unloggedReason,
   unsavedStateReason,
 } from './log-faults.js';
+import { type PlanSnapshot, planSnapshot } from './plan-diff.js';
 import {
   type AckRecord,
   PULSE_FILES,
@@ -21,6 +22,7 @@ import {
   untrackedFiles,
 } from './pulse-files.js';
 import type { ReplanRecord } from './replan.js';
+import type { ReplanAck } from './replan-acks.js';
 import type { SavedAgent } from './replan-agents.js';
 
 /** What the log owner reads once at start. */
@@ -29,6 +31,10 @@ export interface LoadedJournal {
   ack: AckRecord | null;
   /** The agents state.json kept; [] when it kept none (PulseAgent's, or ours before agents). */
   agents: SavedAgent[];
+  /** The acks with their replans state.json kept; [] when none. */
+  acks: ReplanAck[];
+  /** plan.md as it is at load (read whole, unlike `files`, which only knows hashes until the first scan). */
+  plan: PlanSnapshot;
   /** When it was loaded (ms since the epoch): restored agents count as heard then. */
   loadedAt: number;
   /** Last known state of each file: the log's last event for it, else `state.json`'s hash. */
@@ -71,6 +77,7 @@ export interface ReconcileOutput {
 export interface SaveReplanInput {
   ack: AckRecord | null;
   agents: SavedAgent[];
+  acks: ReplanAck[];
 }
 
 export interface EventLogContext {
@@ -80,6 +87,8 @@ export interface EventLogContext {
   ack: AckRecord | null;
   /** The agents and what each owes, as `state.json` holds them (beside PulseAgent's fields). */
   agents: SavedAgent[];
+  /** The latest acks with their replans, as `state.json` holds them. */
+  acks: ReplanAck[];
   /** When the journal was loaded. */
   loadedAt: number;
   /** Reconcile requests counted in; a caller waits until `scansCompleted` reaches its number. */
@@ -92,7 +101,7 @@ export interface EventLogContext {
   /** The running scan was asked for by a caller. */
   scanForCaller: boolean;
   deferred: boolean;
-  queuedAck: { ack: AckRecord | null; agents: SavedAgent[]; requestId: number } | null;
+  queuedAck: (SaveReplanInput & { requestId: number }) | null;
   savingAckRequestId: number;
   ackSavedRequestId: number;
   ackError: { requestId: number; message: string } | null;
@@ -117,10 +126,11 @@ export type EventLogEvent =
   | { type: 'log.reconcile' }
   | ReplanRecord;
 
-/** Told to the replan lifecycle after new events reached `events.jsonl`. */
+/** Told to the replan lifecycle after new events reached `events.jsonl`, with plan.md as that scan found it. */
 export interface LogAppended {
   type: 'log.appended';
   events: PulseEvent[];
+  plan: PlanSnapshot;
 }
 
 /** Told to the replan lifecycle when what may hide a guidance/constraints change differs from the last time. */
@@ -265,6 +275,7 @@ export const eventLogMachine = setup({
             queuedAck: {
               ack: event.ack,
               agents: event.agents,
+              acks: event.acks,
               requestId: Math.max(event.requestId, context.queuedAck?.requestId ?? 0),
             },
           }
@@ -273,6 +284,7 @@ export const eventLogMachine = setup({
     takeQueuedAck: assign(({ context }) => ({
       ack: context.queuedAck?.ack ?? context.ack,
       agents: context.queuedAck?.agents ?? context.agents,
+      acks: context.queuedAck?.acks ?? context.acks,
       savingAckRequestId: Math.max(context.queuedAck?.requestId ?? 0, context.savingAckRequestId),
       queuedAck: null,
     })),
@@ -309,11 +321,13 @@ export const eventLogMachine = setup({
       scanGone: [],
     })),
     /** Tells the replan lifecycle of the events a scan appended, if any. */
-    announceAppended: enqueueActions(({ enqueue }, { events }: { events: PulseEvent[] }) => {
-      if (events.length === 0) return;
-      const appended: LogAppended = { type: 'log.appended', events };
-      enqueue.sendTo(({ system }) => system.get('replan'), appended);
-    }),
+    announceAppended: enqueueActions(
+      ({ enqueue }, { events, plan }: { events: PulseEvent[]; plan: PlanSnapshot }) => {
+        if (events.length === 0) return;
+        const appended: LogAppended = { type: 'log.appended', events, plan };
+        enqueue.sendTo(({ system }) => system.get('replan'), appended);
+      },
+    ),
     /** Tells the replan lifecycle when the faults that may hide a guidance/constraints change differ from the last told. */
     announceFaults: enqueueActions(({ context, enqueue }) => {
       const blind = blindSpots(context.faults, context.away);
@@ -337,12 +351,14 @@ export const eventLogMachine = setup({
     })),
     announceRestored: sendTo(
       ({ system }) => system.get('replan'),
-      ({ context }) => ({
+      ({ context }, { plan }: { plan: PlanSnapshot }) => ({
         type: 'replan.restored' as const,
         pending: context.index.pendingAfter(context.ack?.eventId ?? null),
         lastAck: context.ack,
         agents: context.agents,
         at: context.loadedAt,
+        plan,
+        acks: context.acks,
       }),
     ),
   },
@@ -353,6 +369,7 @@ export const eventLogMachine = setup({
     files: untrackedFiles(),
     ack: null,
     agents: [],
+    acks: [],
     loadedAt: 0,
     scansRequested: 1,
     scanStartedAt: 0,
@@ -388,10 +405,11 @@ export const eventLogMachine = setup({
               files: event.output.files,
               ack: event.output.ack,
               agents: event.output.agents,
+              acks: event.output.acks,
               loadedAt: event.output.loadedAt,
               warnings: event.output.warnings,
             })),
-            'announceRestored',
+            { type: 'announceRestored', params: ({ event }) => ({ plan: event.output.plan }) },
           ],
         },
         onError: {
@@ -457,7 +475,13 @@ export const eventLogMachine = setup({
                   target: 'scanned',
                   actions: [
                     { type: 'recordScan', params: ({ event }) => event.output },
-                    { type: 'announceAppended', params: ({ event }) => ({ events: event.output.events }) },
+                    {
+                      type: 'announceAppended',
+                      params: ({ event }) => ({
+                        events: event.output.events,
+                        plan: planSnapshot(event.output.files['plan.md']),
+                      }),
+                    },
                     'announceFaults',
                   ],
                 },
@@ -499,7 +523,7 @@ export const eventLogMachine = setup({
               on: { 'replan.record': { actions: 'queueAck' } },
               invoke: {
                 src: 'saveReplan',
-                input: ({ context }) => ({ ack: context.ack, agents: context.agents }),
+                input: ({ context }) => ({ ack: context.ack, agents: context.agents, acks: context.acks }),
                 onDone: { target: 'saved', actions: 'recordAckSaved' },
                 onError: {
                   target: 'retrying',

@@ -4,8 +4,10 @@ import { focusMachine } from './focus.js';
 import { gateMachine } from './gate.js';
 import { hookSessionsMachine } from './hook-sessions.js';
 import { inboxMachine } from './inbox.js';
+import { notifierMachine } from './notifier.js';
 import { replanMachine } from './replan.js';
 import { sourcesMachine } from './sources.js';
+import { steerMachine } from './steer.js';
 import { watcherMachine } from './watcher.js';
 
 /**
@@ -22,11 +24,13 @@ export const pulseMachine = setup({
     focus: focusMachine,
     sources: sourcesMachine,
     hookSessions: hookSessionsMachine,
+    steer: steerMachine,
+    notifier: notifierMachine,
   },
 }).createMachine({
   id: 'pulse',
   description:
-    'The pulse sidecar: replan lifecycle, event log owner, .pulse/ watcher, inbox, reflection gate, focus (quiet until a time the user chose), the sources supervisor with one poller per source, and what the agent hooks told each session.',
+    'The pulse sidecar: replan lifecycle, event log owner, .pulse/ watcher, inbox, reflection gate, focus (quiet until a time the user chose), the sources supervisor with one poller per source, what the agent hooks told each session, the writer of what the user steers with, and desktop notifications.',
   // replan starts before log, inbox before gate, gate before focus, and all before sources, so each is there to receive the other's first messages.
   invoke: [
     { src: 'replan', id: 'replan', systemId: 'replan' },
@@ -37,6 +41,8 @@ export const pulseMachine = setup({
     { src: 'sources', id: 'sources', systemId: 'sources' },
     { src: 'watcher', id: 'watcher', systemId: 'watcher' },
     { src: 'hookSessions', id: 'hooks', systemId: 'hooks', input: {} },
+    { src: 'steer', id: 'steer', systemId: 'steer' },
+    { src: 'notifier', id: 'notify', systemId: 'notify' },
   ],
 });
 

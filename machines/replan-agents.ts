@@ -1,4 +1,5 @@
 import type { PendingReplan } from './event-index.js';
+import type { PlanSnapshot } from './plan-diff.js';
 
 /**
  * One way pulse hears from an agent: `session:<id>` (an MCP session), `agent:<name>` (the name a
@@ -33,6 +34,17 @@ export interface Agent {
   ackedAt: string | null;
   /** Taken over from state.json after a restart: while it owes, so does a newcomer (it may be one of its parties, reconnected). */
   restored: boolean;
+  /** The plan when it began to owe (what its ack's diff is against); null while it owes nothing. */
+  planBase: PlanSnapshot | null;
+  /** When it began to owe (ms since the epoch), for "held longer than"; null while it owes nothing. */
+  owingSince: number | null;
+}
+
+/** What an agent that begins to owe a change is held against: the plan then, and the time. */
+export interface OwingStart {
+  plan: PlanSnapshot;
+  /** When (ms since the epoch); null when the change's time does not read as one. */
+  at: number | null;
 }
 
 /** The agents by id (the key of the party pulse heard first); oldest first. */
@@ -94,12 +106,14 @@ const withoutOldest = (book: AgentBook): AgentBook => {
 
 /**
  * A party heard from: a new one is a new agent, which owes `pending` (what a newcomer owes while
- * the latest change is not acknowledged by everyone working); a known one is marked heard.
+ * the latest change is not acknowledged by everyone working) against the plan `base`; a known one
+ * is marked heard.
  */
 export const hear = (
   book: AgentBook,
   { party, at, closes }: { party: PartyKey; at: number; closes: boolean },
   pending: PendingReplan | null,
+  base: PlanSnapshot,
 ): AgentBook => {
   const id = agentIdOf(book, party);
   if (id !== undefined) {
@@ -112,6 +126,8 @@ export const hear = (
     tiedBy: null,
     ackedAt: null,
     restored: false,
+    planBase: pending === null ? null : base,
+    owingSince: pending === null ? null : at,
   };
   return tieLonePair(withoutOldest({ ...book, [party]: agent }));
 };
@@ -170,6 +186,8 @@ export const tie = (book: AgentBook, a: PartyKey, b: PartyKey, by: TieWay): Agen
   const x = book[first]!;
   const y = book[second]!;
   const owes = x.owes === null || y.owes === null ? null : later(x.owes, y.owes);
+  // Held against the plan of whichever began to owe first.
+  const earliest = owes === null ? null : (x.owingSince ?? 0) <= (y.owingSince ?? 0) ? x : y;
   const { [second]: _merged, ...rest } = book;
   return {
     ...rest,
@@ -179,18 +197,30 @@ export const tie = (book: AgentBook, a: PartyKey, b: PartyKey, by: TieWay): Agen
       tiedBy: by,
       ackedAt: (x.ackedAt ?? '') > (y.ackedAt ?? '') ? x.ackedAt : y.ackedAt,
       restored: x.restored || y.restored,
+      planBase: earliest?.planBase ?? null,
+      owingSince: earliest?.owingSince ?? null,
     },
   };
 };
 
-/** Every agent working now owes a new guidance or constraints change, with the files it changed. */
-export const owe = (book: AgentBook, latest: string, files: readonly string[]): AgentBook =>
+/**
+ * Every agent working now owes a new guidance or constraints change, with the files it changed;
+ * one that owed nothing begins to owe now, against the plan `start` gives.
+ */
+export const owe = (
+  book: AgentBook,
+  latest: string,
+  files: readonly string[],
+  start: OwingStart,
+): AgentBook =>
   Object.fromEntries(
     Object.entries(book).map(([id, agent]) => [
       id,
       {
         ...agent,
         owes: { pendingEventId: latest, pendingFiles: union(agent.owes?.pendingFiles ?? [], files) },
+        planBase: agent.owes === null ? start.plan : agent.planBase,
+        owingSince: agent.owes === null ? start.at : agent.owingSince,
       },
     ]),
   );
@@ -198,7 +228,9 @@ export const owe = (book: AgentBook, latest: string, files: readonly string[]): 
 /** The agent of `party` acknowledged: it owes nothing more. */
 export const settle = (book: AgentBook, party: PartyKey, at: string): AgentBook => {
   const id = agentIdOf(book, party);
-  return id === undefined ? book : { ...book, [id]: { ...book[id]!, owes: null, ackedAt: at } };
+  return id === undefined
+    ? book
+    : { ...book, [id]: { ...book[id]!, owes: null, ackedAt: at, planBase: null, owingSince: null } };
 };
 
 /** The agents as state.json keeps them. */
@@ -214,14 +246,16 @@ export const savedAgents = (book: AgentBook): SavedAgent[] =>
 /**
  * The agents a restarted daemon takes over: MCP sessions died with the old process, so an agent
  * keeps only its hook sessions and names; one that was only sessions and still owes stays until
- * idle, so that the change stays owed for newcomers, never freed by the restart.
+ * idle, so that the change stays owed for newcomers, never freed by the restart. One that owes is
+ * held from the restart, against the plan then (the plan at the change died with the old process).
  */
 export const restoredAgents = (
   saved: readonly SavedAgent[],
-  at: number,
+  start: OwingStart & { at: number },
   /** The changes logged after the last ack of any agent: every agent owes them, whatever state.json says. */
   unacknowledged: PendingReplan,
 ): AgentBook => {
+  const { at } = start;
   const book: AgentBook = {};
   for (const entry of saved) {
     const lasting = entry.parties.filter((key) => !key.startsWith('session:'));
@@ -236,6 +270,8 @@ export const restoredAgents = (
       tiedBy: keys.length > 1 ? entry.tied_by : null,
       ackedAt: entry.acked_at,
       restored: true,
+      planBase: entry.owes_event_id === null ? null : start.plan,
+      owingSince: entry.owes_event_id === null ? null : at,
     };
   }
   return unacknowledged.pendingEventId === null
@@ -243,7 +279,12 @@ export const restoredAgents = (
     : Object.fromEntries(
         Object.entries(book).map(([id, agent]) => [
           id,
-          { ...agent, owes: agent.owes === null ? unacknowledged : later(agent.owes, unacknowledged) },
+          {
+            ...agent,
+            owes: agent.owes === null ? unacknowledged : later(agent.owes, unacknowledged),
+            planBase: agent.planBase ?? start.plan,
+            owingSince: agent.owingSince ?? at,
+          },
         ]),
       );
 };

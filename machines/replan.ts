@@ -1,7 +1,9 @@
 import { assign, type EventObject, enqueueActions, fromCallback, not, sendTo, setup } from 'xstate';
 import type { PendingReplan } from './event-index.js';
 import type { FileFault } from './log-faults.js';
+import { type PlanSnapshot, UNKNOWN_PLAN } from './plan-diff.js';
 import { type AckRecord, isInvalidating, type PulseEvent } from './pulse-files.js';
+import { type ReplanAck, replanAck, withAck } from './replan-acks.js';
 import {
   type AgentBook,
   agentIdOf,
@@ -36,6 +38,10 @@ export interface AckReply {
   plan_sha256: string | null;
   reason: string;
   code?: AckRejection;
+  /** With an accepted ack: whether plan.md changed since this agent began to owe the change. */
+  plan_changed?: boolean;
+  /** With an accepted ack: what became of the plan, in words ("acknowledged without changing the plan", …). */
+  plan_change?: string;
 }
 
 export interface ReplanContext extends PendingReplan {
@@ -50,6 +56,12 @@ export interface ReplanContext extends PendingReplan {
   lastReply: AckReply | null;
   /** What may hide a guidance or constraints change from the log now (the log owner says): the plan is on hold while any. */
   blind: FileFault[];
+  /** The plan as the log last told (at a change, an ack, the load). */
+  plan: PlanSnapshot;
+  /** The plan when the first change no one has acknowledged yet was logged: a newcomer's ack is diffed against it. */
+  unclaimedBase: PlanSnapshot | null;
+  /** The latest accepted acks, each with its replan (what became of the plan), oldest first. */
+  acks: ReplanAck[];
 }
 
 export type ReplanEvent =
@@ -60,8 +72,17 @@ export type ReplanEvent =
       /** The agents state.json kept, and when they were loaded. */
       agents?: SavedAgent[];
       at?: number;
+      /** plan.md as loaded. */
+      plan?: PlanSnapshot;
+      /** The acks state.json kept. */
+      acks?: ReplanAck[];
     }
-  | { type: 'log.appended'; events: PulseEvent[] }
+  | {
+      type: 'log.appended';
+      events: PulseEvent[];
+      /** plan.md as the scan that logged the events found it. */
+      plan?: PlanSnapshot;
+    }
   | { type: 'log.faults'; blind: FileFault[] }
   | {
       type: 'replan.ack';
@@ -70,6 +91,8 @@ export type ReplanEvent =
       /** The event the id names, looked up in the log; null when the log has no such id. */
       target: Pick<PulseEvent, 'id' | 'path'> | null;
       planSha256: string | null;
+      /** plan.md at the ack (its hash is `planSha256`). */
+      plan?: PlanSnapshot;
       at: string;
       /** Who acknowledges; an agent that never called before counts as `one-shot`. */
       agent?: PartyKey;
@@ -84,6 +107,7 @@ export interface ReplanRecord {
   type: 'replan.record';
   ack: AckRecord | null;
   agents: SavedAgent[];
+  acks: ReplanAck[];
   /** The ack's request, for its caller to wait on; 0 when only the agents changed. */
   requestId: number;
 }
@@ -213,24 +237,38 @@ export const replanMachine = setup({
   actions: {
     restore: assign(({ event }) => {
       if (event.type !== 'replan.restored') return {};
-      return withPending({
-        unclaimed: event.pending,
-        agents: restoredAgents(event.agents ?? [], event.at ?? 0, event.pending),
-        lastAck: event.lastAck,
-      });
+      const plan = event.plan ?? UNKNOWN_PLAN;
+      return {
+        ...withPending({
+          unclaimed: event.pending,
+          agents: restoredAgents(event.agents ?? [], { plan, at: event.at ?? 0 }, event.pending),
+          lastAck: event.lastAck,
+        }),
+        plan,
+        unclaimedBase: event.pending.pendingEventId === null ? null : plan,
+        acks: event.acks ?? [],
+      };
     }),
     recordInvalidation: assign(({ context, event }) => {
       if (event.type !== 'log.appended') return {};
       const unclaimed = withInvalidating(context.unclaimed, event.events);
       const changed = withInvalidating(NOTHING_PENDING, event.events);
-      const agents = owe(context.agents, changed.pendingEventId!, changed.pendingFiles);
-      return withPending({ unclaimed, agents });
+      const plan = event.plan ?? context.plan;
+      const first = event.events.find((e) => isInvalidating(e))!;
+      const changedAt = Date.parse(first.timestamp);
+      const start = { plan, at: Number.isNaN(changedAt) ? null : changedAt };
+      const agents = owe(context.agents, changed.pendingEventId!, changed.pendingFiles, start);
+      return {
+        ...withPending({ unclaimed, agents }),
+        plan,
+        unclaimedBase: context.unclaimed.pendingEventId === null ? plan : context.unclaimedBase,
+      };
     }),
     recordBlind: assign(({ event }) => (event.type === 'log.faults' ? { blind: event.blind } : {})),
     hearParty: assign(({ context }, heard: { party: PartyKey; at: number; closes: boolean }) =>
       withPending({
         unclaimed: context.unclaimed,
-        agents: hear(context.agents, heard, newcomerOwes(context)),
+        agents: hear(context.agents, heard, newcomerOwes(context), context.unclaimedBase ?? context.plan),
       }),
     ),
     dropParty: assign(({ context }, { party }: { party: PartyKey }) =>
@@ -259,11 +297,26 @@ export const replanMachine = setup({
     }),
     acceptAck: assign(({ context, event }) => {
       if (event.type !== 'replan.ack') return {};
+      const party = event.agent ?? ONE_SHOT;
+      const id = agentIdOf(context.agents, party);
+      const agent = id === undefined ? undefined : context.agents[id];
+      const plan = event.plan ?? { sha256: event.planSha256, text: null, size: null };
+      const ack = replanAck({
+        agent: id ?? party,
+        parties: agent ? Object.keys(agent.parties) : [party],
+        eventId: event.eventId,
+        files: (agent?.owes ?? owedBy(context, party))?.pendingFiles ?? [],
+        at: event.at,
+        owingSince: agent?.owingSince ?? null,
+        before: agent?.planBase ?? context.unclaimedBase ?? context.plan,
+        after: plan,
+        history: context.acks,
+      });
       return {
-        ...withPending({
-          unclaimed: NOTHING_PENDING,
-          agents: settle(context.agents, event.agent ?? ONE_SHOT, event.at),
-        }),
+        ...withPending({ unclaimed: NOTHING_PENDING, agents: settle(context.agents, party, event.at) }),
+        plan,
+        unclaimedBase: null,
+        acks: withAck(context.acks, ack),
         lastAck: { eventId: event.eventId, planSha256: event.planSha256, at: event.at },
         lastReply: {
           requestId: event.requestId,
@@ -271,6 +324,8 @@ export const replanMachine = setup({
           acknowledged_event_id: event.eventId,
           plan_sha256: event.planSha256,
           reason: ACK_ACCEPTED_REASON,
+          plan_changed: ack.plan_changed,
+          plan_change: ack.summary,
         },
       };
     }),
@@ -293,6 +348,7 @@ export const replanMachine = setup({
         type: 'replan.record',
         ack: context.lastAck,
         agents: savedAgents(context.agents),
+        acks: context.acks,
         requestId: event.type === 'replan.ack' ? event.requestId : 0,
       }),
     ),
@@ -307,6 +363,9 @@ export const replanMachine = setup({
     lastAck: null,
     lastReply: null,
     blind: [],
+    plan: UNKNOWN_PLAN,
+    unclaimedBase: null,
+    acks: [],
   },
   invoke: { src: 'agentClock' },
   // Every step only records; each state's eventless transitions then follow who still owes.

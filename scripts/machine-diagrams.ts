@@ -10,10 +10,12 @@ import { focusMachine } from '../machines/focus.js';
 import { gateMachine } from '../machines/gate.js';
 import { hookSessionsMachine } from '../machines/hook-sessions.js';
 import { inboxMachine } from '../machines/inbox.js';
+import { notifierMachine } from '../machines/notifier.js';
 import { pollerMachine } from '../machines/poller.js';
 import { pulseMachine } from '../machines/pulse.js';
 import { replanMachine } from '../machines/replan.js';
 import { sourcesMachine } from '../machines/sources.js';
+import { steerMachine } from '../machines/steer.js';
 import { watcherMachine } from '../machines/watcher.js';
 import { escapeHtml } from '../src/http/status-page/html.js';
 
@@ -34,6 +36,8 @@ export const DRAWN_MACHINES: ReadonlyArray<{ actor: string; machine: AnyStateMac
   { actor: 'sources', machine: sourcesMachine },
   { actor: 'poller', machine: pollerMachine },
   { actor: 'hooks', machine: hookSessionsMachine },
+  { actor: 'steer', machine: steerMachine },
+  { actor: 'notify', machine: notifierMachine },
 ];
 
 export interface Diagram {

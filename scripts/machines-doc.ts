@@ -5,10 +5,12 @@ import { focusMachine } from '../machines/focus.js';
 import { gateMachine } from '../machines/gate.js';
 import { hookSessionsMachine } from '../machines/hook-sessions.js';
 import { inboxMachine } from '../machines/inbox.js';
+import { notifierMachine } from '../machines/notifier.js';
 import { pollerMachine } from '../machines/poller.js';
 import { pulseMachine } from '../machines/pulse.js';
 import { replanMachine } from '../machines/replan.js';
 import { sourcesMachine } from '../machines/sources.js';
+import { steerMachine } from '../machines/steer.js';
 import { watcherMachine } from '../machines/watcher.js';
 import { stateDiagram } from './mermaid.js';
 
@@ -95,6 +97,20 @@ export const MACHINES: readonly DocumentedMachine[] = [
     machine: hookSessionsMachine,
     summary:
       'What the agent hooks told each session: the replan event a stop was held for, and the replan and delivery already told, so each is said (and each stop held) once.',
+  },
+  {
+    systemId: 'steer',
+    file: 'machines/steer.ts',
+    machine: steerMachine,
+    summary:
+      'The one writer of what the user steers with (`pulse guide`, `pulse constrain`, the status page): guidance.md and constraints.md, one atomic write at a time; the log then logs the change as any edit.',
+  },
+  {
+    systemId: 'notify',
+    file: 'machines/notifier.ts',
+    machine: notifierMachine,
+    summary:
+      '`pulse start --notify`: shows each desktop notification once (every agent replanned, an agent held too long, external events that need the user) through notify-send or osascript, one at a time; off without the flag, and silent for good once no notifier is found.',
   },
 ];
 

@@ -106,7 +106,17 @@ program
     'close an MCP session after this long without a request or an open stream (default 30m)',
     parseDurationFlag,
   )
+  .option(
+    '--notify',
+    'desktop notifications (notify-send or osascript): every agent has replanned, an agent held too long, external events that need you',
+  )
+  .option(
+    '--notify-held-after <duration>',
+    'with --notify, how long an agent may owe an ack before it is news (default 5m); implies --notify',
+    parseDurationFlag,
+  )
   .action(async (options: StartOptions) => {
+    if (options.notifyHeldAfter !== undefined) options.notify = true;
     const { runDaemonUntilSignal, startInBackground } = await import('./commands/start.js');
     if (options.detach) console.log(await startInBackground(options, process.argv.slice(3)).catch(fail));
     else await runDaemonUntilSignal(options).catch(fail);
@@ -150,6 +160,42 @@ program
     const report = await readStatus(pulsePaths(options.project ?? '.')).catch(fail);
     console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
   });
+
+/** `pulse guide` and `pulse constrain`: the same command for guidance.md and constraints.md. */
+const steerCommand = (name: 'guide' | 'constrain', file: 'guidance' | 'constraints', what: string) =>
+  program
+    .command(name)
+    .description(
+      `write .pulse/${file}.md (${what}) through the running daemon, and say which agents must now replan; --wait follows each agent's ack and plan diff`,
+    )
+    .argument('[text]', `the new ${file}; - reads it from stdin`)
+    .option('-p, --project <dir>', 'project folder (default: .)')
+    .option('--append', `add the text as a paragraph instead of replacing ${file}.md`)
+    .option(
+      '--edit',
+      `write it in $EDITOR (then $VISUAL, then vi), on a copy of ${file}.md; saved only if changed`,
+    )
+    .option(
+      '--wait',
+      'wait until every agent has acknowledged, printing each ack with its plan diff (exit 3 on timeout)',
+    )
+    .option('--timeout <duration>', 'with --wait, how long to wait (default 10m)', parseDurationFlag)
+    .option('--all', 'every project the running daemon serves')
+    .option(
+      '--port <port>',
+      "with --all, the daemon's port (default: the daemon near this folder, else 8765)",
+      parsePort,
+    )
+    .option('--json', 'print JSON')
+    .action(async (text: string | undefined, options: import('./commands/steer.js').SteerOptions) => {
+      const { runSteer } = await import('./commands/steer.js');
+      process.exitCode = await runSteer(file, text, options, {
+        paths: pulsePaths(options.project ?? '.'),
+      }).catch(fail);
+    });
+
+steerCommand('guide', 'guidance', 'may change the task’s direction');
+steerCommand('constrain', 'constraints', 'may restrict, never widen, what agents may do');
 
 program
   .command('focus')

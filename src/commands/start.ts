@@ -4,6 +4,9 @@ import { surviveTerminalHangup } from '../daemon/terminal-hangup.js';
 import type { LogLevel } from '../log/levels.js';
 import { pulsePaths } from '../store/paths.js';
 
+/** With `--notify`, an agent that has owed an ack this long is news, unless `--notify-held-after` says. */
+const DEFAULT_HELD_AFTER_MS = 5 * 60_000;
+
 /** Shutdown must finish within this; past it the process exits anyway. */
 const SHUTDOWN_LIMIT_MS = 2000;
 
@@ -23,6 +26,8 @@ export interface StartOptions {
   requestTimeout?: number;
   maxSessions?: number;
   sessionIdle?: number;
+  notify?: boolean;
+  notifyHeldAfter?: number;
 }
 
 /**
@@ -48,6 +53,8 @@ const daemonOptions = (options: StartOptions, detached: boolean): DaemonOptions 
     headersTimeout: headersTimeoutMs,
     requestTimeout: requestTimeoutMs,
     sessionIdle: sessionIdleMs,
+    notify,
+    notifyHeldAfter,
     ...rest
   } = options;
   return {
@@ -57,6 +64,7 @@ const daemonOptions = (options: StartOptions, detached: boolean): DaemonOptions 
     headersTimeoutMs,
     requestTimeoutMs,
     sessionIdleMs,
+    notify: notify ? { heldAfterMs: notifyHeldAfter ?? DEFAULT_HELD_AFTER_MS } : undefined,
     // In the background every line goes to .pulse/pulse.log only.
     ...(detached ? { terminal: { write: () => true } } : {}),
   };

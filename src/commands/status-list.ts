@@ -11,6 +11,8 @@ export interface ServedProjectStatus {
   page: string;
   replan: unknown;
   sessions: number;
+  /** Its agents that still owe an ack (absent from an older daemon). */
+  owing?: { agent: string; owes: string }[];
 }
 
 /** What `pulse status` without `-p` reports: the daemon and every project it serves. */
@@ -57,9 +59,9 @@ const stateOf = (replan: unknown): string =>
 export const formatProjectList = ({ daemon, projects }: ProjectList): string =>
   [
     `pulse ${daemon.version} (pid ${daemon.pid}) at ${daemon.url} serves ${projects.length === 1 ? '1 project' : `${projects.length} projects`}${projects.length === 0 ? '.' : ':'}`,
-    ...projects.map(
-      (p) =>
-        `  ${p.id}  ${terminalText(p.root)}: replan ${stateOf(p.replan)}, ${p.sessions} MCP session${p.sessions === 1 ? '' : 's'}, ${p.mcp}`,
-    ),
+    ...projects.flatMap((p) => [
+      `  ${p.id}  ${terminalText(p.root)}: replan ${stateOf(p.replan)}, ${p.sessions} MCP session${p.sessions === 1 ? '' : 's'}, ${p.mcp}`,
+      ...(p.owing ?? []).map((o) => terminalText(`    ${o.agent} owes ${o.owes}`)),
+    ]),
     'One project in full: pulse status -p <dir>',
   ].join('\n');

@@ -1,6 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { EventIndex } from '../../machines/event-index.js';
+import type { ReplanAck } from '../../machines/replan-acks.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
 import { type Discovery, readDiscovery } from '../store/discovery-file.js';
@@ -10,6 +11,8 @@ import { InboxFile } from '../store/inbox-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { requirePulseFolder } from '../store/pulse-folder.js';
 import { folderProblem } from '../store/real-folder.js';
+import { acksOf } from '../store/state-file.js';
+import { agentLabel } from '../system/agent-label.js';
 import {
   type AgentStatus,
   configErrorEffect,
@@ -38,6 +41,8 @@ export interface StatusReport {
   last_acknowledged_at: string | null;
   /** Only from a running daemon: the agents working and the change each still owes. */
   owing?: ReplanAgentStatus[];
+  /** The latest accepted acks, oldest first, each with what became of the plan (from the daemon, else state.json). */
+  acks: ReplanAck[];
   warnings: string[];
   /** Only from a running daemon: what it cannot see or record now (needs_replan is true while any hides guidance). */
   unobservable?: SystemStatus['log']['unobservable'];
@@ -72,6 +77,7 @@ const unusableFolder = (paths: PulsePaths): StatusReport | null => {
     last_acknowledged_event_id: null,
     last_acknowledged_plan_sha256: null,
     last_acknowledged_at: null,
+    acks: [],
     warnings: [],
     unobservable: [{ file: '.pulse/', reason }],
     dead_letters: [],
@@ -136,6 +142,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       events: live.log.events,
       last_acknowledged_event_id: live.replan.last_acknowledged_event_id,
       owing: (live.replan.agents ?? []).filter((agent) => agent.owes !== null),
+      acks: live.replan.acks ?? [],
       last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
       last_acknowledged_at: str(state.last_acknowledged_at),
       warnings: live.watcher.down
@@ -169,6 +176,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
     last_acknowledged_event_id: ackId,
     last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
     last_acknowledged_at: str(state.last_acknowledged_at),
+    acks: acksOf(state),
     warnings,
     focus,
     dead_letters: (await new InboxFile(paths.inbox, paths.deadLetters).loadDeadLetters().catch(() => [])).map(
@@ -177,14 +185,6 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
   };
 };
 
-/** An agent as people know it: its hook session, else its MCP session or name. */
-const agentName = (agent: ReplanAgentStatus): string =>
-  [
-    ...agent.hook_sessions.map((h) => `hook session ${h}`),
-    ...agent.mcp_sessions.map((m) => `MCP session ${m.slice(0, 8)}`),
-    ...agent.names.map((n) => `agent ${n}`),
-  ].join(', ');
-
 /** The readable form of a status report at `now`, safe for a terminal whatever the sources and clients sent. */
 export const formatStatus = (report: StatusReport, now = Date.now()): string => {
   const lines = [
@@ -192,10 +192,11 @@ export const formatStatus = (report: StatusReport, now = Date.now()): string => 
     `daemon:    ${report.daemon.running ? `running (pid ${report.daemon.pid}) at ${report.daemon.url}` : `not running (start it with \`${pulse(`start -p ${shellWord(report.project)}`)}\`)`}`,
     ...formatAgents(report.agents, now),
     `replan:    ${report.pending_replan_event_id !== null ? `PENDING — ${report.pending_replan_event_id} (${report.pending_replan_files.join(', ')})` : report.needs_replan ? 'ON HOLD — pulse cannot see or record guidance changes (below)' : 'nothing pending'}`,
-    ...(report.owing ?? []).map((agent) => `owes ack:  ${terminalText(agentName(agent))} owes ${agent.owes}`),
+    ...(report.owing ?? []).map((agent) => `owes ack:  ${terminalText(agent.label)} owes ${agent.owes}`),
     ...(report.unobservable ?? []).map(({ file, reason }) => `problem:   ${file} ${reason}`),
     `events:    ${report.events}${report.latest_event_id ? `, latest ${report.latest_event_id}` : ''}`,
     `last ack:  ${report.last_acknowledged_event_id ? `${report.last_acknowledged_event_id} at ${report.last_acknowledged_at ?? '?'} (plan ${report.last_acknowledged_plan_sha256?.slice(0, 12) ?? 'none'})` : 'none'}`,
+    ...formatAcks(report.acks, now),
   ];
   if (report.inbox) {
     lines.push(
@@ -220,6 +221,19 @@ export const formatStatus = (report: StatusReport, now = Date.now()): string => 
   for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
   return lines.map(terminalText).join('\n');
 };
+
+/** How many of the latest acks `pulse status` lists. */
+const ACKS_SHOWN = 5;
+
+/** The latest acks, newest first, a line each: who acknowledged which change when, and what became of the plan. */
+const formatAcks = (acks: readonly ReplanAck[], now: number): string[] =>
+  acks
+    .slice(-ACKS_SHOWN)
+    .reverse()
+    .map(
+      (ack) =>
+        `acked:     ${agentLabel(ack.parties)} acknowledged ${ack.event_id} ${ago(ack.at, now)}: ${ack.summary}`,
+    );
 
 /** How long before `now` the time `iso` was, in whole seconds or minutes: `4s ago`, `12m ago`. */
 const ago = (iso: string, now: number) => {

@@ -23,7 +23,7 @@ import { DEFAULT_PORT } from '../package/defaults.js';
 import { type PulsePaths, pulsePaths } from '../store/paths.js';
 import { announceCodeWarm } from './code-warm.js';
 import { portInUseMessage } from './port-holder.js';
-import type { OpenProject, SourcesAtStart } from './project.js';
+import type { NotifyOptions, OpenProject, SourcesAtStart } from './project.js';
 import { createProjectHost, type ProjectHost } from './project-host.js';
 import { askToServe } from './project-requests.js';
 
@@ -53,6 +53,8 @@ export interface DaemonOptions {
   maxSessions?: number;
   /** An MCP session unused (no request, no open stream) for this long is closed. */
   sessionIdleMs?: number;
+  /** Desktop notifications (`--notify`) for the project started, and when an agent held counts as news. */
+  notify?: NotifyOptions | undefined;
 }
 
 /** The HTTP limits in force, as `pulse start` states them. */
@@ -85,6 +87,8 @@ export interface StartFacts {
   /** `.pulse/pulse.log`, or null when nothing goes to a file (`silent`, or it cannot be written). */
   logFile: string | null;
   logLevel: LogLevel;
+  /** Desktop notifications, or null when off. */
+  notify: NotifyOptions | null;
   /** Set when the project was added to a daemon that already served others. */
   joined?: { pid: number; beside: string[] };
 }
@@ -177,6 +181,7 @@ export const startDaemon = async ({
   headersTimeoutMs = Math.min(CONNECTION_DEFAULTS.headersTimeoutMs, requestTimeoutMs),
   maxSessions = SESSION_DEFAULTS.maxSessions,
   sessionIdleMs = SESSION_DEFAULTS.idleMs,
+  notify,
 }: DaemonOptions): Promise<Daemon | JoinedDaemon> => {
   // Before anything is created: a refused start leaves no trace.
   checkTokenPolicy(host, token);
@@ -202,7 +207,11 @@ export const startDaemon = async ({
       add: async (request) => {
         if (host_ === null)
           throw new ProjectRefusedError('This pulse is still starting: try again in a moment.');
-        return (await host_.add({ root: request.root, logLevel: logLevelOf(request.logLevel) })).added;
+        const notifyThere =
+          request.notifyHeldAfterMs === undefined ? undefined : { heldAfterMs: request.notifyHeldAfterMs };
+        return (
+          await host_.add({ root: request.root, logLevel: logLevelOf(request.logLevel), notify: notifyThere })
+        ).added;
       },
       remove: (id) => {
         if (host_ === null)
@@ -223,6 +232,7 @@ export const startDaemon = async ({
       root: paths.projectRoot,
       logLevel,
       token: token || undefined,
+      notifyHeldAfterMs: notify?.heldAfterMs,
     });
     if (added !== null) return { kind: 'joined', added };
     // Who holds the port decides the advice: never a second daemon for this project.
@@ -260,6 +270,7 @@ export const startDaemon = async ({
     sources: opened.sources,
     logFile: opened.logFile,
     logLevel: opened.logLevel,
+    notify: opened.notify,
   });
   const projects = createProjectHost({
     routes: http,
@@ -280,12 +291,14 @@ export const startDaemon = async ({
       startSummary({ ...facts(opened), joined: { pid: process.pid, beside: beside.map((p) => p.id) } }),
   });
   secrets = projects.secrets;
-  const first = await projects.add({ root: paths.projectRoot, logLevel }).catch(async (error: Error) => {
-    await stopListening();
-    await inspecting?.close().catch(() => undefined);
-    // The refusal's message, as the lock or the folder said it.
-    throw error instanceof ProjectRefusedError ? new Error(error.message) : error;
-  });
+  const first = await projects
+    .add({ root: paths.projectRoot, logLevel, notify })
+    .catch(async (error: Error) => {
+      await stopListening();
+      await inspecting?.close().catch(() => undefined);
+      // The refusal's message, as the lock or the folder said it.
+      throw error instanceof ProjectRefusedError ? new Error(error.message) : error;
+    });
   host_ = projects;
   let closing: Promise<void> | null = null;
   const close = (ending = false) => {

@@ -67,7 +67,16 @@ export const createProjectHost = ({
     /** The secrets of every project's sources, for the inspector. */
     secrets: (): string[] => [...opened.values()].flatMap((p) => [...p.secrets()]),
     /** Opens and serves a project; rejects with a `ProjectRefusedError` saying why it cannot. */
-    async add({ root, logLevel }: { root: string; logLevel?: ProjectOptions['logLevel'] | undefined }) {
+    async add({
+      root,
+      logLevel,
+      notify,
+    }: {
+      root: string;
+      logLevel?: ProjectOptions['logLevel'] | undefined;
+      /** Desktop notifications for this project, when its `pulse start` asked (else the daemon's own). */
+      notify?: ProjectOptions['notify'];
+    }) {
       const paths = pulsePaths(root);
       const id = projectId(paths.projectRoot);
       if (actor.getSnapshot().status !== 'active')
@@ -81,11 +90,14 @@ export const createProjectHost = ({
       opening.add(id);
       try {
         const beside = [...opened.values()];
-        const project = await open({ ...options, root, logLevel: logLevel ?? options.logLevel }).catch(
-          (error: Error) => {
-            throw new ProjectRefusedError(error.message);
-          },
-        );
+        const project = await open({
+          ...options,
+          root,
+          logLevel: logLevel ?? options.logLevel,
+          notify: notify ?? options.notify,
+        }).catch((error: Error) => {
+          throw new ProjectRefusedError(error.message);
+        });
         opened.set(id, project);
         routes.attach({
           id,

@@ -76,19 +76,26 @@ export const askToServe = async ({
   root,
   logLevel,
   token,
+  notifyHeldAfterMs,
 }: {
   host: string;
   port: number;
   root: string;
   logLevel: string;
   token: string | undefined;
+  /** With `--notify`: the project's notifications, when an agent held counts as news. */
+  notifyHeldAfterMs?: number | undefined;
 }): Promise<AddedProject | null> => {
   const origin = daemonOrigin(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port);
   // Any program may hold the port: only one that lists projects as pulse does is asked more.
   const probe = await ask(origin, 'GET', '/projects', token, undefined, PROBE_LIMIT_MS);
   const pulseRefusal = probe?.status === 401 && String(probe.body?.fix ?? '').includes('PULSE_TOKEN');
   if (probe === null || (!pulseRefusal && probe.body?.name !== 'pulse-agent')) return null;
-  const answer = await ask(origin, 'POST', '/projects', token, { project: root, log_level: logLevel });
+  const answer = await ask(origin, 'POST', '/projects', token, {
+    project: root,
+    log_level: logLevel,
+    ...(notifyHeldAfterMs === undefined ? {} : { notify_held_after_ms: notifyHeldAfterMs }),
+  });
   if (answer === null || answer.status === 404 || answer.status === 405) return null;
   if (answer.status === 201 && typeof answer.body?.url === 'string')
     return answer.body as unknown as AddedProject;

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import { type AnyActorRef, type InspectionEvent, waitFor } from 'xstate';
 import type { PulseActor } from '../../machines/pulse.js';
@@ -8,6 +8,7 @@ import { sourceCounts } from '../log/activity-rules.js';
 import type { LogLevel } from '../log/levels.js';
 import { createLogger, type Terminal } from '../log/logger.js';
 import { SamplingClients } from '../mcp/sampling-clients.js';
+import { observeForNotifications } from '../notify/notifications.js';
 import { VERSION } from '../package/version.js';
 import { acquireDaemonLock } from '../store/daemon-lock.js';
 import { removeDiscovery, writeDiscovery } from '../store/discovery-file.js';
@@ -51,6 +52,8 @@ export interface OpenProject {
   /** `.pulse/pulse.log`, or null when nothing goes to a file (`silent`, or it cannot be written). */
   logFile: string | null;
   logLevel: LogLevel;
+  /** Desktop notifications (`--notify`), or null when off. */
+  notify: NotifyOptions | null;
   /** The sources' secrets, redacted from what the inspector sends. */
   secrets(): readonly string[];
   /** Stops its actors, removes its discovery file, releases its lock; once. */
@@ -74,6 +77,11 @@ const sourcesAtStart = async (ref: AnyActorRef | undefined): Promise<SourcesAtSt
   return { ...sourceCounts(context), error: context.error, thinker };
 };
 
+/** `pulse start --notify`: desktop notifications, and when an agent held counts as news. */
+export interface NotifyOptions {
+  heldAfterMs: number;
+}
+
 /** What a project needs of the daemon it joins: where it is served and who sees its actors. */
 export interface ProjectOptions {
   root: string;
@@ -87,6 +95,8 @@ export interface ProjectOptions {
   inspect?: ((event: InspectionEvent) => void) | undefined;
   /** The discovery file's extras: the inspector's page, whether a token is needed. */
   discovery?: { inspect_url?: string; token_required?: boolean };
+  /** Desktop notifications for this project (`--notify`); none when undefined. */
+  notify?: NotifyOptions | undefined;
 }
 
 /**
@@ -102,6 +112,7 @@ export const openProject = async ({
   agentIdleMs,
   inspect,
   discovery = {},
+  notify,
 }: ProjectOptions): Promise<OpenProject> => {
   const paths = pulsePaths(root);
   const createdProject = await ensureProjectFolder(paths.projectRoot);
@@ -122,6 +133,7 @@ export const openProject = async ({
   const samplers = new SamplingClients();
   const system = await createPulseSystem(paths, {
     samplers,
+    notify: notify !== undefined,
     ...(agentIdleMs === undefined ? {} : { agentIdleMs }),
     ...(inspect ? { inspect } : {}),
     log: (level, message, fields) => log[level](fields ?? {}, message),
@@ -131,8 +143,16 @@ export const openProject = async ({
     throw error;
   });
   secrets = system.secrets;
-  const unobserve = observeActivity(system.actor, log);
+  const unobserveActivity = observeActivity(system.actor, log);
   system.actor.start();
+  const unobserveNotify =
+    notify === undefined
+      ? () => undefined
+      : observeForNotifications(system.actor, { ...notify, project: basename(paths.projectRoot) }, log);
+  const unobserve = () => {
+    unobserveNotify();
+    unobserveActivity();
+  };
   const loaded = await waitFor(logOf(system.actor), (s) => !s.matches('loading'));
   if (loaded.matches('failed')) {
     await system.stop();
@@ -170,6 +190,7 @@ export const openProject = async ({
     log,
     logFile: logging.file,
     logLevel,
+    notify: notify ?? null,
     secrets: () => secrets(),
     close() {
       closing ??= (async () => {

@@ -1,5 +1,6 @@
 import { EventIndex } from '../../machines/event-index.js';
 import type { LoadedJournal } from '../../machines/event-log.js';
+import { planSnapshot, UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import { emptyFile, eventPath, PULSE_FILES, type TrackedFiles } from '../../machines/pulse-files.js';
 import type { EventStamper } from '../store/event-id.js';
 import { readEventBacklog } from '../store/event-log-file.js';
@@ -30,10 +31,17 @@ export const createJournalLoader =
         files[name] = await readTrackedFile(paths.file(name), emptyFile()).catch(() => emptyFile());
       }
     }
+    // What an agent that owes a change across the restart is held against (the plan at the change died with the old process).
+    const plan = await readTrackedFile(paths.file('plan.md'), emptyFile()).then(
+      planSnapshot,
+      () => UNKNOWN_PLAN,
+    );
     return {
       index,
+      plan,
       ack: state.ack,
       agents: state.agents,
+      acks: state.acks,
       loadedAt: Date.now(),
       files,
       warnings: [...state.warnings, ...warnings],

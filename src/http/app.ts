@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { PulseActor } from '../../machines/pulse.js';
@@ -8,8 +9,8 @@ import { VERSION } from '../package/version.js';
 import { projectId } from '../store/project-id.js';
 import { logOf, replanOf } from '../system/ask-actors.js';
 import { healthProblems } from '../system/health-problems.js';
-import { systemStatus, watcherWarning } from '../system/system-status.js';
-import { isPageRoute, loopbackPeersOnly, requireToken } from './auth.js';
+import { owingAgents, systemStatus, watcherWarning } from '../system/system-status.js';
+import { isPageRoute, loopbackPeersOnly, requireToken, tokenMatcher } from './auth.js';
 import type { ConnectionCounts } from './connection-shedding.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
@@ -26,6 +27,7 @@ import type { SessionLimits } from './session-table.js';
 import { createSourcesTestRoute, sourcesTestLimit } from './sources-test-route.js';
 import { projectsPage, STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
 import { createStatusStream } from './status-stream.js';
+import { createSteerRoute, steerLimit } from './steer-route.js';
 
 /** After the first /mcp request, when the bundle's code cache is worth writing (src/daemon/code-warm.ts). */
 const CODE_WARM_AFTER_MS = 1000;
@@ -42,6 +44,7 @@ interface Surface {
   project: AppProject;
   statusStream: ReturnType<typeof createStatusStream>;
   sourcesTest: ReturnType<typeof createSourcesTestRoute>;
+  steer: ReturnType<typeof createSteerRoute>;
 }
 
 type Handler = (c: Context, surface: Surface) => Response | Promise<Response>;
@@ -99,6 +102,9 @@ export const createDaemonApp = ({
       },
     ));
   const sessionsOf = (id: string) => mcp?.sessions(id) ?? [];
+  // The status pages of this daemon carry it; a write from a page must send it back (a page of another origin cannot read it).
+  const steerToken = randomBytes(24).toString('base64url');
+  const steerTokenMatches = tokenMatcher(steerToken);
   const httpFacts = (project: AppProject) => ({
     sessions: sessionsOf(project.id),
     sampler: project.samplers?.latest()?.client ?? null,
@@ -116,6 +122,11 @@ export const createDaemonApp = ({
         },
       }),
       sourcesTest: createSourcesTestRoute(project.actor),
+      steer: createSteerRoute({
+        project,
+        facts: () => httpFacts(project),
+        steerToken: steerTokenMatches,
+      }),
     });
   };
   /** Stops serving a project: its routes answer 404 from now on, and its MCP sessions are closed. */
@@ -126,7 +137,12 @@ export const createDaemonApp = ({
 
   const origin = (c: Context) => new URL(c.req.url).origin;
   const served = (c: Context) =>
-    list().map((p) => ({ id: p.id, root: p.root, page: projectUrls(origin(c), p.id).page }));
+    list().map((p) => ({
+      id: p.id,
+      root: p.root,
+      page: projectUrls(origin(c), p.id).page,
+      owing: owingAgents(p.actor),
+    }));
   const refuse = (c: Context, unresolved: Unresolved) =>
     c.json({ error: unresolved.error, projects: served(c) }, unresolved.status);
 
@@ -164,6 +180,7 @@ export const createDaemonApp = ({
         status: systemStatus(project.actor, httpFacts(project)),
         served: served(c),
         mcpUrl: projectUrls(origin(c), project.id).mcp,
+        steerToken,
       }),
       200,
       STATUS_PAGE_HEADERS,
@@ -174,6 +191,8 @@ export const createDaemonApp = ({
     ['GET', '/status', (c, s) => c.json(systemStatus(s.project.actor, httpFacts(s.project)))],
     ['GET', '/status/stream', (c, s) => s.statusStream.handle(c)],
     ['POST', '/sources/test', (c, s) => s.sourcesTest[1](c)],
+    ['POST', '/steer', (c, s) => s.steer.write(c)],
+    ['GET', '/steer', (c, s) => s.steer.read(c)],
     ['ALL', '/mcp', async (c, s) => (await mcpRoute()).handle(c, s.project.id)],
   ];
   // A refusal in the form the route's client reads: JSON-RPC for MCP clients, JSON otherwise.
@@ -216,11 +235,14 @@ export const createDaemonApp = ({
           ...projectUrls(origin(c), p.id),
           replan: replanOf(p.actor).getSnapshot().value,
           sessions: mcp?.sessionCount(p.id) ?? 0,
+          owing: owingAgents(p.actor),
         })),
     }),
   );
   app.use('/sources/test', sourcesTestLimit);
   app.use('/p/:id/sources/test', sourcesTestLimit);
+  app.use('/steer', steerLimit);
+  app.use('/p/:id/steer', steerLimit);
   for (const [method, path, handler] of routes) {
     for (const [route, serve] of [
       [`/p/:id${path}`, byId(path, handler)],

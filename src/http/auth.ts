@@ -13,6 +13,11 @@ export const TOKEN_COOKIE = 'pulse_token';
 /** The GET routes a browser tab opens itself; only these take the cookie or `?token=`. */
 const PAGE_ROUTE = /^(?:\/p\/[^/]+)?\/(?:status\/stream)?$/;
 
+/** The header the status page sends its steer token in; a page of another origin cannot read the token to send it. */
+export const STEER_TOKEN_HEADER = 'x-pulse-steer-token';
+/** What the status page sends to steer (it also carries the page's own token and Origin, see steer-route.ts). */
+const STEER_ROUTE = /^(?:\/p\/[^/]+)?\/steer$/;
+
 /** The status page and its stream, of the daemon (`/`) or of one project (`/p/<id>/`). */
 export const isPageRoute = (path: string): boolean => PAGE_ROUTE.test(path);
 
@@ -77,7 +82,7 @@ export const checkTokenPolicy = (host: string, token: string | undefined): void 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** A constant-time comparison with `token` (hashed first, so the length leaks nothing either). */
-const tokenMatcher = (token: string) => {
+export const tokenMatcher = (token: string) => {
   const expected = digest(token);
   return (candidate: string | undefined): boolean =>
     candidate !== undefined && timingSafeEqual(expected, digest(candidate));
@@ -92,7 +97,8 @@ const refusal = (error: string) => ({
  * Every request needs `Authorization: Bearer <token>` (401 with `WWW-Authenticate: Bearer`
  * otherwise). The status page is the exception a browser needs: `GET /?token=…` sets an
  * HttpOnly, SameSite=Strict cookie and redirects to `/`, and that cookie is taken on `/` and
- * `/status/stream` only (and a project's `/p/<id>/` ones), never on `/mcp`, `/hook` or `/status`.
+ * `/status/stream` only (and a project's `/p/<id>/` ones), and on `/steer` for the page's own
+ * writes (which the steer route checks further), never on `/mcp`, `/hook` or `/status`.
  */
 export const requireToken = ({ token }: { token: string }): MiddlewareHandler => {
   const matches = tokenMatcher(token);
@@ -111,6 +117,8 @@ export const requireToken = ({ token }: { token: string }): MiddlewareHandler =>
       }
       if (matches(getCookie(c, TOKEN_COOKIE))) return next();
     }
+    const fromPage = c.req.header(STEER_TOKEN_HEADER) !== undefined;
+    if (STEER_ROUTE.test(c.req.path) && fromPage && matches(getCookie(c, TOKEN_COOKIE))) return next();
     return bearer(c, next);
   };
 };

@@ -12,6 +12,7 @@ export const projectUrls = (origin: string, id: string) => ({
   mcp: `${origin}/p/${id}/mcp`,
   status: `${origin}/p/${id}/status`,
   page: `${origin}/p/${id}/`,
+  steer: `${origin}/p/${id}/steer`,
 });
 
 /** The served projects in one sentence: each id, folder and MCP URL. */

@@ -18,7 +18,12 @@ export interface AddedProject {
 
 /** How the daemon adds and removes projects; each rejects with a sentence the CLI prints. */
 export interface ProjectControl {
-  add(request: { root: string; logLevel?: string | undefined }): Promise<AddedProject>;
+  add(request: {
+    root: string;
+    logLevel?: string | undefined;
+    /** Desktop notifications for it (`--notify`): an agent held this long is news. */
+    notifyHeldAfterMs?: number | undefined;
+  }): Promise<AddedProject>;
   remove(id: string): Promise<{ remaining: number }>;
 }
 
@@ -27,7 +32,11 @@ export class ProjectRefusedError extends Error {
   override name = 'ProjectRefusedError';
 }
 
-const addSchema = z.object({ project: z.string().min(1), log_level: z.string().optional() });
+const addSchema = z.object({
+  project: z.string().min(1),
+  log_level: z.string().optional(),
+  notify_held_after_ms: z.number().int().positive().optional(),
+});
 
 /**
  * Only a pulse CLI on this machine: a loopback peer, no `Origin` (no browser page), our header, a
@@ -73,7 +82,11 @@ export const projectsRoutes = ({
     const body = addSchema.safeParse(await c.req.json().catch(() => undefined));
     if (!body.success) return c.json({ error: 'Send JSON: {"project": "<dir>"}.' }, 400);
     try {
-      return c.json(await control.add({ root: body.data.project, logLevel: body.data.log_level }), 201);
+      const { project, log_level, notify_held_after_ms } = body.data;
+      return c.json(
+        await control.add({ root: project, logLevel: log_level, notifyHeldAfterMs: notify_held_after_ms }),
+        201,
+      );
     } catch (error) {
       return c.json({ error: (error as Error).message }, error instanceof ProjectRefusedError ? 409 : 500);
     }

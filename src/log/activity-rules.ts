@@ -7,10 +7,13 @@ import type { gateMachine } from '../../machines/gate.js';
 import type { ThoughtRecord } from '../../machines/gate-context.js';
 import type { inboxMachine } from '../../machines/inbox.js';
 import { faultList, type LogFaults } from '../../machines/log-faults.js';
+import type { notifierMachine } from '../../machines/notifier.js';
 import type { pollerMachine } from '../../machines/poller.js';
 import type { replanMachine } from '../../machines/replan.js';
 import { sourceBlocked, type sourcesMachine } from '../../machines/sources.js';
+import type { steerMachine } from '../../machines/steer.js';
 import type { watcherMachine } from '../../machines/watcher.js';
+import { agentLabel } from '../system/agent-label.js';
 import { configErrorEffect } from '../system/system-status.js';
 
 // What the activity log says about each actor: a function of the snapshot before and after one
@@ -36,8 +39,21 @@ export const replanRule: Rule<SnapshotFrom<typeof replanMachine>> = (previous, n
       `replan pending: the agent must re-read ${now.pendingFiles.join(', ') || 'the guidance'} and acknowledge`,
     );
   }
-  if (!restored && now.lastAck !== null && now.lastAck.eventId !== was.lastAck?.eventId) {
-    log.info({ event_id: now.lastAck.eventId, plan_sha256: now.lastAck.planSha256 }, 'replan acknowledged');
+  if (restored || now.acks === was.acks) return;
+  // Each accepted ack once, with what became of the plan (one agent's ack is news even when another acknowledged the same event).
+  const seen = new Set(was.acks);
+  for (const ack of now.acks) {
+    if (seen.has(ack)) continue;
+    log.info(
+      {
+        event_id: ack.event_id,
+        agent: agentLabel(ack.parties),
+        plan_sha256: ack.plan_after_sha256,
+        plan_changed: ack.plan_changed,
+        ...(ack.plan_changed ? { added: ack.added, removed: ack.removed } : {}),
+      },
+      ack.plan_changed ? `replan acknowledged: ${ack.summary}` : `replan ${ack.summary}`,
+    );
   }
 };
 
@@ -207,5 +223,42 @@ export const watcherRule: Rule<SnapshotFrom<typeof watcherMachine>> = (previous,
     log.info({ failed_tries: was.failures }, 'the .pulse/ file watcher recovered');
   } else if (now.down !== null && was !== undefined && now.failures > was.failures) {
     log.debug({ error: now.down, failed_tries: now.failures }, 'the .pulse/ watch failed again');
+  }
+};
+
+/**
+ * Desktop notifications: a missing notifier is said once (then none is tried again), a failing
+ * one once until one is shown again; each shown at debug.
+ */
+export const notifyRule: Rule<SnapshotFrom<typeof notifierMachine>> = (previous, next, log) => {
+  const was = previous?.context;
+  const now = next.context;
+  if (now.missing !== null && was?.missing == null) log.warn(`${now.missing}: --notify shows nothing`);
+  if (now.lastError !== null && (was?.lastError ?? null) === null)
+    log.warn({ error: now.lastError }, 'a desktop notification could not be shown; pulse keeps trying');
+  if (was !== undefined && now.shown > was.shown)
+    log.debug({ shown: now.shown }, 'desktop notification shown');
+};
+
+/** Each write of guidance or constraints through pulse (CLI or page), and each one refused. */
+export const steerRule: Rule<SnapshotFrom<typeof steerMachine>> = (previous, next, log) => {
+  if (previous === undefined || next.context.replies === previous.context.replies) return;
+  const seen = new Set(previous.context.replies);
+  for (const reply of next.context.replies) {
+    if (seen.has(reply)) continue;
+    const from = reply.by === 'page' ? 'the status page' : 'the command line';
+    if ('error' in reply)
+      log.warn({ file: reply.file, from }, `write of .pulse/${reply.file}.md refused: ${reply.error}`);
+    else if (reply.written.changed)
+      log.info(
+        {
+          file: reply.written.path,
+          mode: reply.mode,
+          sha256: reply.written.sha256,
+          size: reply.written.size,
+          from,
+        },
+        `${reply.written.path} ${reply.mode === 'append' ? 'added to' : 'replaced'} from ${from}`,
+      );
   }
 };

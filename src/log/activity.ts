@@ -7,10 +7,12 @@ import {
   focusRule,
   gateRule,
   inboxRule,
+  notifyRule,
   pollerRule,
   type Rule,
   replanRule,
   sourcesRule,
+  steerRule,
   watcherRule,
 } from './activity-rules.js';
 
@@ -51,6 +53,8 @@ export const observeActivity = (actor: PulseActor, log: Logger): Unfollow => {
   followId('gate', gateRule);
   followId('focus', focusRule);
   followId('watcher', watcherRule);
+  followId('steer', steerRule);
+  followId('notify', notifyRule);
 
   const pollers = new Map<string, { ref: AnyActorRef; unfollow: Unfollow }>();
   const followPollers = (snapshot: SnapshotFrom<typeof sourcesMachine>) => {

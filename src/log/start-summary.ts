@@ -67,6 +67,11 @@ export const startSummary = (daemon: Daemon): string[] => {
     ...thinkerLines(daemon.sources),
     logLine(daemon),
     limitsLine(daemon),
+    ...(daemon.notify === null
+      ? []
+      : [
+          `Desktop notifications: on (notify-send or osascript): when every agent has replanned, an agent is held over ${formatDuration(daemon.notify.heldAfterMs)}, external events need you`,
+        ]),
     ...(daemon.inspectUrl === null
       ? []
       : [

@@ -25,6 +25,16 @@ export const ackOutput = {
     .string()
     .optional()
     .describe('Why an accepted ack is not durable yet, and what pulse does about it.'),
+  plan_changed: z
+    .boolean()
+    .optional()
+    .describe(
+      'With an accepted ack: whether .pulse/plan.md changed since this agent began to owe the change. An ack with the plan unchanged is accepted, and the user is told so.',
+    ),
+  plan_change: z
+    .string()
+    .optional()
+    .describe('With an accepted ack: what became of the plan, in words, as the user sees it.'),
   agent_id: z
     .string()
     .describe(

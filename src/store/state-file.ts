@@ -1,5 +1,6 @@
 import { copyFile, readFile } from 'node:fs/promises';
 import type { AckRecord, PulseFileName } from '../../machines/pulse-files.js';
+import { ACK_HISTORY, type ReplanAck } from '../../machines/replan-acks.js';
 import type { SavedAgent, TieWay } from '../../machines/replan-agents.js';
 import { formatMicros, systemMicroClock } from './event-id.js';
 import { replaceFile } from './replace-file.js';
@@ -12,6 +13,8 @@ export interface LoadedState {
   ack: AckRecord | null;
   /** The agents working when it was written, and what each owed (our key; PulseAgent ignores it). */
   agents: SavedAgent[];
+  /** The latest acks with their replans (our key; PulseAgent ignores it). */
+  acks: ReplanAck[];
   warnings: string[];
 }
 
@@ -55,6 +58,43 @@ const agentsOf = (raw: Raw): SavedAgent[] => {
       },
     ];
   });
+};
+
+const numberOr0 = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : 0;
+
+/** The `acks` key of a state.json as pulse writes it; an entry that does not read as one is dropped, and only the latest are kept. */
+export const acksOf = (raw: Readonly<Raw>): ReplanAck[] => {
+  if (!Array.isArray(raw.acks)) return [];
+  return raw.acks
+    .flatMap((entry: unknown): ReplanAck[] => {
+      if (typeof entry !== 'object' || entry === null) return [];
+      const e = entry as Raw;
+      const agent = stringOrNull(e.agent);
+      const eventId = stringOrNull(e.event_id);
+      const at = stringOrNull(e.at);
+      if (agent === null || eventId === null || at === null) return [];
+      const strings = (value: unknown): string[] =>
+        Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+      return [
+        {
+          agent,
+          parties: strings(e.parties),
+          event_id: eventId,
+          files: strings(e.files),
+          at,
+          owed_since: stringOrNull(e.owed_since),
+          plan_before_sha256: stringOrNull(e.plan_before_sha256),
+          plan_after_sha256: stringOrNull(e.plan_after_sha256),
+          plan_changed: e.plan_changed === true,
+          added: numberOr0(e.added),
+          removed: numberOr0(e.removed),
+          summary: stringOrNull(e.summary) ?? '',
+          diff: stringOrNull(e.diff),
+        },
+      ];
+    })
+    .slice(-ACK_HISTORY);
 };
 
 /** Pulls what it can out of a state.json that no longer parses, key by key. */
@@ -139,7 +179,11 @@ export class StateFile {
       lastHashes[name as PulseFileName] = stringOrNull(value);
     }
     if (text === null || migrated || warnings.length > 0) await file.#write();
-    return { file, state: { lastHashes, ack: ackOf(file.#raw), agents: agentsOf(file.#raw), warnings } };
+    const saved = file.#raw;
+    return {
+      file,
+      state: { lastHashes, ack: ackOf(saved), agents: agentsOf(saved), acks: acksOf(saved), warnings },
+    };
   }
 
   #migrate(): number | null {
@@ -161,11 +205,16 @@ export class StateFile {
   /**
    * Writes the last ack (PulseAgent's fields) and the agents beside it, always the whole file (so
    * a write that lands clears a failed one); a lone agent needs no record (a restart owes it what
-   * the log owes), so a one-agent state.json keeps PulseAgent's keys only.
+   * the log owes), so a one-agent state.json keeps PulseAgent's keys and the acks only.
    */
-  setReplan(ack: AckRecord | null, agents: readonly SavedAgent[]): Promise<void> {
+  setReplan(
+    ack: AckRecord | null,
+    agents: readonly SavedAgent[],
+    acks: readonly ReplanAck[] = [],
+  ): Promise<void> {
     const keepAgents = agents.length > 1 || 'agents' in this.#raw;
     return this.update({
+      ...(acks.length > 0 || 'acks' in this.#raw ? { acks } : {}),
       ...(ack === null
         ? {}
         : {

@@ -5,10 +5,12 @@ import type { gateMachine } from '../../machines/gate.js';
 import type { GateAckReply } from '../../machines/gate-context.js';
 import type { hookSessionsMachine } from '../../machines/hook-sessions.js';
 import type { inboxMachine } from '../../machines/inbox.js';
+import { planSnapshot } from '../../machines/plan-diff.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { type AckReply, ONE_SHOT, type replanMachine } from '../../machines/replan.js';
 import { needsHearing, type PartyKey, type TieWay } from '../../machines/replan-agents.js';
 import type { SourceTestReply, sourcesMachine } from '../../machines/sources.js';
+import type { SteerRequest, SteerWritten, steerMachine } from '../../machines/steer.js';
 import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
 import { formatMicros, systemMicroClock } from '../store/event-id.js';
 
@@ -21,6 +23,7 @@ export type GateRef = ActorRefFrom<typeof gateMachine>;
 export type InboxRef = ActorRefFrom<typeof inboxMachine>;
 export type HookSessionsRef = ActorRefFrom<typeof hookSessionsMachine>;
 export type SourcesRef = ActorRefFrom<typeof sourcesMachine>;
+export type SteerRef = ActorRefFrom<typeof steerMachine>;
 
 /** A request the actor system could not serve; the message says why. */
 export class PulseUnavailableError extends Error {
@@ -33,6 +36,7 @@ export const gateOf = (actor: PulseActor): GateRef => actor.system.get('gate') a
 export const inboxOf = (actor: PulseActor): InboxRef => actor.system.get('inbox') as InboxRef;
 export const hooksOf = (actor: PulseActor): HookSessionsRef => actor.system.get('hooks') as HookSessionsRef;
 export const sourcesOf = (actor: PulseActor): SourcesRef => actor.system.get('sources') as SourcesRef;
+export const steerOf = (actor: PulseActor): SteerRef => actor.system.get('steer') as SteerRef;
 
 let nextRequestId = 1;
 
@@ -151,6 +155,7 @@ export const ackReplan = async (
     eventId,
     target: target ? { id: target.id, path: target.path } : null,
     planSha256: files['plan.md'].sha256,
+    plan: planSnapshot(files['plan.md']),
     at: formatMicros(systemMicroClock()).iso,
     agent,
   });
@@ -237,4 +242,47 @@ export const askSourceTest = async (
   if (reply === undefined)
     throw new PulseUnavailableError(`The test of source "${source}" did not end within ${waitMs / 1000} s.`);
   return reply;
+};
+
+/** A write of guidance or constraints the steer actor refused: the message says why and the fix. */
+export class SteerRefusedError extends Error {
+  override name = 'SteerRefusedError';
+}
+
+/** A steer write done: what the file holds now, and the event pulse logged for exactly that text. */
+export interface SteerDone {
+  written: SteerWritten;
+  /** The logged event whose hash is the text written; null when the file already said it, or another edit came first. */
+  eventId: string | null;
+}
+
+/** How far back from the log's end the event of a write is looked for. */
+const WRITE_EVENT_LOOK_BACK = 1000;
+
+/**
+ * Asks the steer actor to write guidance or constraints, waits for its reply, then reconciles
+ * (read-your-writes) and finds the event the log owner logged for exactly the text written: the
+ * latest event of that file with that hash. Throws `SteerRefusedError` with the reason when the
+ * write is refused.
+ */
+export const askSteer = async (
+  actor: PulseActor,
+  request: Omit<SteerRequest, 'requestId'>,
+): Promise<SteerDone> => {
+  const steer = steerOf(actor);
+  const requestId = nextRequestId++;
+  steer.send({ type: 'steer.write', requestId, ...request });
+  const answered = await waitFor(steer, (s) => s.context.replies.some((r) => r.requestId === requestId), {
+    timeout: REQUEST_TIMEOUT_MS,
+  });
+  const reply = answered.context.replies.find((r) => r.requestId === requestId)!;
+  if ('error' in reply) throw new SteerRefusedError(reply.error);
+  const { written } = reply;
+  if (!written.changed) return { written, eventId: null };
+  await reconcile(actor);
+  const event = logOf(actor)
+    .getSnapshot()
+    .context.index.recentWhere((path) => path === written.path, WRITE_EVENT_LOOK_BACK, WRITE_EVENT_LOOK_BACK)
+    .find((e) => e.sha256 === written.sha256);
+  return { written, eventId: event?.id ?? null };
 };

@@ -7,14 +7,16 @@ import type { DeadLetter, InboxContext } from '../../machines/inbox.js';
 import { type FileFault, faultList } from '../../machines/log-faults.js';
 import type { PollerContext } from '../../machines/poller.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import type { PulseEvent } from '../../machines/pulse-files.js';
+import { INVALIDATING_PATHS, type PulseEvent } from '../../machines/pulse-files.js';
 import { needsReplan } from '../../machines/replan.js';
+import type { ReplanAck } from '../../machines/replan-acks.js';
 import type { AgentBook, TieWay } from '../../machines/replan-agents.js';
 import { pollerId, type ServerSummary, type SourcesContext, sourceBlocked } from '../../machines/sources.js';
 import type { WatcherContext } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import type { SessionFacts } from '../http/session-table.js';
 import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
+import { agentLabel } from './agent-label.js';
 import { logOf, replanOf } from './ask-actors.js';
 
 export interface PollerStatus {
@@ -79,6 +81,10 @@ export interface SystemStatus {
     /** Every agent working in the project and the change it still owes an ack, oldest first. */
     agents: ReplanAgentStatus[];
     last_acknowledged_event_id: string | null;
+    /** The latest accepted acks, oldest first, each with what became of the plan (`summary`, `diff`). */
+    acks: ReplanAck[];
+    /** The latest guidance and constraints changes, newest first. */
+    changes: Pick<PulseEvent, 'id' | 'path' | 'kind' | 'timestamp'>[];
   };
   log: {
     state: string;
@@ -124,6 +130,10 @@ export interface SystemStatus {
 /** One agent as the replan lifecycle knows it: its parties, how they were tied, and what it owes. */
 export interface ReplanAgentStatus {
   id: string;
+  /** Who it is, in words: its hook sessions, MCP sessions and names. */
+  label: string;
+  /** Its parties as keys: `session:<id>`, `hook:<host>:<id>`, `agent:<name>`, `one-shot`. */
+  parties: string[];
   mcp_sessions: string[];
   /** Hook sessions as `<host>:<session id>`. */
   hook_sessions: string[];
@@ -134,6 +144,8 @@ export interface ReplanAgentStatus {
   owes_files: string[];
   tied_by: TieWay | null;
   acked_at: string | null;
+  /** Since when it owes (ISO), or null. */
+  owing_since: string | null;
 }
 
 /** The replan's agents for `/status`. */
@@ -144,6 +156,8 @@ const replanAgentsStatus = (book: AgentBook): ReplanAgentStatus[] =>
       keys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
     return {
       id,
+      label: agentLabel(keys),
+      parties: keys,
       mcp_sessions: after('session:'),
       hook_sessions: after('hook:'),
       names: [...after('agent:'), ...keys.filter((k) => k === 'one-shot')],
@@ -151,8 +165,21 @@ const replanAgentsStatus = (book: AgentBook): ReplanAgentStatus[] =>
       owes_files: agent.owes?.pendingFiles ?? [],
       tied_by: agent.tiedBy,
       acked_at: agent.ackedAt,
+      owing_since: agent.owingSince === null ? null : new Date(agent.owingSince).toISOString(),
     };
   });
+
+/** An agent that still owes an ack, in words, and the change it owes. */
+export interface OwingAgent {
+  agent: string;
+  owes: string;
+}
+
+/** The agents of a project that still owe an ack, oldest first: for the list of projects served. */
+export const owingAgents = (actor: PulseActor): OwingAgent[] =>
+  replanAgentsStatus(replanOf(actor).getSnapshot().context.agents).flatMap((agent) =>
+    agent.owes === null ? [] : [{ agent: agent.label, owes: agent.owes }],
+  );
 
 export interface ActorStatus {
   id: string;
@@ -178,9 +205,25 @@ export interface AgentStatus {
 
 /** How many logged events `recent_events` lists (as many as the context resource shows). */
 export const RECENT_EVENTS = 20;
+/** How many guidance and constraints changes `replan.changes` lists, and how far back in the log it looks for them. */
+const RECENT_CHANGES = 10;
+const CHANGES_LOOK_BACK = 5000;
+
+const brief = ({ id, path, kind, timestamp }: PulseEvent) => ({ id, path, kind, timestamp });
 
 /** The actors the root starts, in the order a reader follows a change through them. */
-const CORE_ACTORS = ['log', 'replan', 'watcher', 'inbox', 'gate', 'focus', 'sources', 'hooks'] as const;
+const CORE_ACTORS = [
+  'log',
+  'replan',
+  'watcher',
+  'inbox',
+  'gate',
+  'focus',
+  'sources',
+  'hooks',
+  'steer',
+  'notify',
+] as const;
 
 /** One event as status shows it: the title, never the detail. */
 export interface EventSummary {
@@ -434,6 +477,10 @@ export const systemStatus = (
       pending_replan_files: replan.context.pendingFiles,
       agents: replanAgentsStatus(replan.context.agents),
       last_acknowledged_event_id: replan.context.lastAck?.eventId ?? null,
+      acks: replan.context.acks,
+      changes: log.context.index
+        .recentWhere((path) => INVALIDATING_PATHS.has(path), RECENT_CHANGES, CHANGES_LOOK_BACK)
+        .map(brief),
     },
     log: {
       state: stateName(log.value),
@@ -506,9 +553,6 @@ export const systemStatus = (
       down: watcher?.context.down ?? null,
       failures: watcher?.context.failures ?? 0,
     },
-    recent_events: log.context.index
-      .recent(RECENT_EVENTS)
-      .map(({ id, path, kind, timestamp }) => ({ id, path, kind, timestamp }))
-      .reverse(),
+    recent_events: log.context.index.recent(RECENT_EVENTS).map(brief).reverse(),
   };
 };

@@ -5,11 +5,13 @@ import { focusMachine } from '../../machines/focus.js';
 import { gateMachine } from '../../machines/gate.js';
 import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
 import { type InboxEventMessage, inboxMachine } from '../../machines/inbox.js';
+import { notifierMachine } from '../../machines/notifier.js';
 import { pollerMachine } from '../../machines/poller.js';
 import { type PulseActor, pulseMachine } from '../../machines/pulse.js';
 import { replanMachine } from '../../machines/replan.js';
 import { HEARD_REFRESH_MS } from '../../machines/replan-agents.js';
 import { sourcesMachine } from '../../machines/sources.js';
+import { steerMachine } from '../../machines/steer.js';
 import { watcherMachine } from '../../machines/watcher.js';
 import { createItemAcceptor } from '../effects/accept-items.js';
 import { drainFromInbox } from '../effects/drain-inbox.js';
@@ -23,6 +25,7 @@ import { createSourceTester } from '../effects/test-source.js';
 import { createFolderWatcher } from '../effects/watch-folder.js';
 import { redactSecrets } from '../log/redact-secrets.js';
 import type { SamplingClients } from '../mcp/sampling-clients.js';
+import { createDesktopNotifier } from '../notify/desktop-notifier.js';
 import { ClientPool } from '../sources/client/client-pool.js';
 import { createStderrBudget } from '../sources/client/stderr-budget.js';
 import { readingOf } from '../sources/items/reading.js';
@@ -32,6 +35,7 @@ import { InboxFile } from '../store/inbox-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { SeenStore } from '../store/seen-store.js';
 import { StateFile } from '../store/state-file.js';
+import { writeSteerFile } from '../store/steer-file.js';
 import { chooseThinker } from '../thinkers/choose-thinker.js';
 import { withTimeout } from '../thinkers/thinker.js';
 import { thoughtError } from '../thinkers/thought-error.js';
@@ -68,6 +72,8 @@ export interface SystemOptions {
   samplers?: SamplingClients;
   /** An agent's hook session or name unheard for this long is no longer waited for (the MCP session idle limit). */
   agentIdleMs?: number;
+  /** Desktop notifications on (`pulse start --notify`). */
+  notify?: boolean;
 }
 
 /** The replan's clock: every minute, agents unheard for `idleMs` leave. */
@@ -93,6 +99,7 @@ export const createPulseSystem = async (
     env = process.env,
     samplers,
     agentIdleMs = 30 * 60_000,
+    notify = false,
   }: SystemOptions = {},
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
@@ -132,7 +139,7 @@ export const createPulseSystem = async (
         actors: {
           loadJournal: fromPromise(createJournalLoader({ paths, stamper, state })),
           reconcileFiles: fromPromise(({ input }) => reconcile(input)),
-          saveReplan: fromPromise(({ input }) => stateFile.setReplan(input.ack, input.agents)),
+          saveReplan: fromPromise(({ input }) => stateFile.setReplan(input.ack, input.agents, input.acks)),
         },
         guards: { filesUnchanged: ({ context }) => filesUnchanged(paths, context.files) },
       }),
@@ -181,6 +188,13 @@ export const createPulseSystem = async (
         actors: {
           loadFocus: fromPromise(async () => ({ ...(await readFocus(paths.dir)), now: Date.now() })),
         },
+      }),
+      notifier: notifierMachine.provide({
+        actors: { notifyDesktop: fromPromise(({ input }) => createDesktopNotifier({ env })(input)) },
+        guards: { enabled: () => notify },
+      }),
+      steer: steerMachine.provide({
+        actors: { writeSteer: fromPromise(({ input }) => writeSteerFile(paths.dir, input)) },
       }),
       sources: sourcesMachine.provide({
         actors: {

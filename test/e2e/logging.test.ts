@@ -93,7 +93,11 @@ describe('the log file and --log-level', () => {
       event_id: pending,
       files: ['.pulse/guidance.md'],
     });
-    expect(lines.find((line) => line.msg === 'replan acknowledged')).toMatchObject({ event_id: pending });
+    // The ack left plan.md as it was: the log says so in words.
+    expect(lines.find((line) => line.msg === 'replan acknowledged without changing the plan')).toMatchObject({
+      event_id: pending,
+      plan_changed: false,
+    });
     expect(msgs, 'file events are debug').not.toContain('file event logged');
     // The terminal has the same records, readable and without colour (stderr is a pipe here).
     expect(daemon.output()).toMatch(

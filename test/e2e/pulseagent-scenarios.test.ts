@@ -188,6 +188,9 @@ describe('replan and acknowledgement (test_policy.py)', () => {
       plan_sha256: planSha,
       reason: REASONS.accepted,
       durable: true,
+      // Extra fields only: what became of the plan since the change.
+      plan_changed: true,
+      plan_change: 'the plan changed: 1 line added, 1 removed',
     });
 
     const next = await s.shouldInterrupt(decision.latest_event_id);

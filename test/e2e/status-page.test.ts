@@ -1,13 +1,12 @@
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, needBrowser, shotsDir, text, watchedPage as watched } from '../helpers/browser.js';
 import {
   callTool,
   connectClient,
@@ -29,13 +28,6 @@ import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js
  * downloaded browser) shows the page changing as the user and the agent act.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-/** Where the screenshots go: PULSE_SHOTS_DIR when set (to look at them), else a temp dir. */
-const shotsDir = async () => {
-  const dir = process.env.PULSE_SHOTS_DIR ?? (await mkdtemp(join(tmpdir(), 'pulse-shots-')));
-  await mkdir(dir, { recursive: true });
-  return dir;
-};
 const PLANTED = 'PLANTED-GUIDANCE-never-on-the-page';
 const HOSTILE_TITLE = '<img src=x onerror="document.title=\'pwned\'">Budget review';
 
@@ -254,15 +246,6 @@ describe('the status page over plain HTTP', () => {
   });
 });
 
-/** Why the browser test cannot run here, or null when Debian's Chromium is installed. */
-const NO_BROWSER = existsSync(CHROMIUM)
-  ? null
-  : `no Chromium at ${CHROMIUM}: scripts/install-browser.sh installs Debian's chromium (as root or with sudo)`;
-
-/** Debian's Chromium under playwright-core. */
-const launchChromium = (): Promise<Browser> =>
-  chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox'] });
-
 describe('the status page in Chromium', () => {
   let browser: Browser | undefined;
   let shots: string;
@@ -276,29 +259,9 @@ describe('the status page in Chromium', () => {
     await cleanUp();
   });
 
-  const text = (page: Page, selector: string) => page.locator(selector).first().textContent();
-
-  const needBrowser = (context: { skip: (note: string) => void }) => {
-    if (NO_BROWSER === null) return;
-    // CI installs the browser first (.ci/run) and never lets this test skip.
-    if (process.env.PULSE_REQUIRE_BROWSER === '1') throw new Error(NO_BROWSER);
-    console.warn(`skipped the status page in Chromium: ${NO_BROWSER}`);
-    context.skip(NO_BROWSER);
-  };
-
-  /** A page that records CSP violations, script errors and every request it makes. */
   const watchedPage = async (options: { javaScriptEnabled?: boolean } = {}) => {
     browser ??= await launchChromium();
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, ...options });
-    const problems: string[] = [];
-    const requests: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' || /Content Security Policy|Refused to/.test(message.text()))
-        problems.push(message.text());
-    });
-    page.on('request', (request) => requests.push(new URL(request.url()).pathname));
-    return { page, problems, requests };
+    return watched(browser, options);
   };
 
   /** The text of the cards and diagrams, every relative time masked (they tick between two loads). */
@@ -536,8 +499,13 @@ describe('the status page in Chromium', () => {
     await start(project, ['--port', String(daemon.port)]);
     await expect.poll(() => text(page, '#conn'), { timeout: 15_000 }).toBe('Live');
     expect(await page.evaluate('window.samePage')).toBe(true);
-    // The stream cut off shows as a failed load of it: the only error, and no CSP violation.
-    expect(problems.filter((p) => !/^Failed to load resource: net::/.test(p))).toEqual([]);
+    // The stream cut off shows as a failed load of it (a 404 when it reconnects while the project
+    // is detached or not yet attached): the only error, and no CSP violation.
+    expect(
+      problems.filter(
+        (p) => !/^Failed to load resource: (net::|the server responded with a status of 404)/.test(p),
+      ),
+    ).toEqual([]);
     expect(new Set(requests)).toEqual(new Set(['/', '/status/stream']));
   }, 90_000);
 });

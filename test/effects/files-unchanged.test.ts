@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { EventIndex } from '../../machines/event-index.js';
 import { eventLogMachine, type LoadedJournal, type ReconcileOutput } from '../../machines/event-log.js';
+import { UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import { PULSE_FILES, type TrackedFiles, untrackedFiles } from '../../machines/pulse-files.js';
 import { isUnchanged, RACY_WINDOW_MS, readTrackedFile } from '../../src/effects/read-tracked-file.js';
 import { filesUnchanged } from '../../src/effects/reconcile-files.js';
@@ -96,6 +97,8 @@ describe('the event log answers a caller at once when files are unchanged', () =
     index: EventIndex.empty(),
     ack: null,
     agents: [],
+    acks: [],
+    plan: UNKNOWN_PLAN,
     loadedAt: 0,
     files: untrackedFiles(),
     warnings: [],

@@ -125,6 +125,8 @@ describe('the status stream', () => {
       'focus',
       'sources',
       'hooks',
+      'steer',
+      'notify',
     ]);
     expect(reader.frames[0]).toMatchObject({ event: 'status', retry: 1234 });
   });

@@ -7,6 +7,7 @@ import {
   type ReconcileInput,
   type ReconcileOutput,
 } from '../../machines/event-log.js';
+import { UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import { type AckRecord, untrackedFiles } from '../../machines/pulse-files.js';
 import { nothingFound } from '../helpers/reconcile-output.js';
 
@@ -35,6 +36,8 @@ const start = ({
     index: EventIndex.empty(),
     ack: null,
     agents: [],
+    acks: [],
+    plan: UNKNOWN_PLAN,
     loadedAt: 0,
     files: untrackedFiles(),
     warnings: [],
@@ -140,7 +143,7 @@ describe('the log owner and what it cannot see or record', () => {
       },
     });
     await idle();
-    ref.send({ type: 'replan.record', ack: ACK, agents: [], requestId: 7 });
+    ref.send({ type: 'replan.record', ack: ACK, agents: [], acks: [], requestId: 7 });
     const failed = await waitFor(ref, (s) => s.context.ackError?.requestId === 7);
     expect(failed.matches({ ready: { ack: 'retrying' } })).toBe(true);
     expect(failed.context.ack).toEqual(ACK);

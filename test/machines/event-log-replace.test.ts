@@ -8,6 +8,7 @@ import {
   type ReconcileOutput,
 } from '../../machines/event-log.js';
 import { REPLACE_WINDOW_MS, REPLACING_REASON } from '../../machines/log-faults.js';
+import { UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import {
   emptyFile,
   eventPath,
@@ -66,6 +67,8 @@ const start = (initial: Partial<Record<PulseFileName, string>>) => {
           index: EventIndex.empty(),
           ack: null,
           agents: [],
+          acks: [],
+          plan: UNKNOWN_PLAN,
           loadedAt: 0,
           files: known,
           warnings: [],

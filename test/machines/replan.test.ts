@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   type AnyActorScope,
@@ -9,6 +10,7 @@ import {
   transition,
 } from 'xstate';
 import type { PendingReplan } from '../../machines/event-index.js';
+import { type PlanSnapshot, UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import type { AckRecord, PulseEvent } from '../../machines/pulse-files.js';
 import { ACK_ACCEPTED_REASON, needsReplan, type ReplanEvent, replanMachine } from '../../machines/replan.js';
 
@@ -112,6 +114,9 @@ describe('replanMachine: restoring from the log owner', () => {
       lastAck: null,
       lastReply: null,
       blind: [],
+      plan: UNKNOWN_PLAN,
+      unclaimedBase: null,
+      acks: [],
     });
   });
 
@@ -323,6 +328,9 @@ describe('replanMachine: an accepted ack', () => {
       acknowledged_event_id: g1.id,
       plan_sha256: PLAN_SHA,
       reason: ACK_ACCEPTED_REASON,
+      // No reading of the plan at the change came with these events: pulse says it cannot tell.
+      plan_changed: true,
+      plan_change: expect.stringMatching(/^pulse had no reading of the plan at the change/),
     });
     expect(ACK_ACCEPTED_REASON).toBe('Replan acknowledged for the latest guidance or constraints event.');
   });
@@ -401,5 +409,173 @@ describe('replanMachine: what the log owner cannot see', () => {
     expect(acked.context.lastReply?.accepted).toBe(true);
     expect(needsReplan(acked.context)).toBe(true);
     expect(needsReplan(faults(acked)[0].context)).toBe(false);
+  });
+});
+
+describe('replanMachine: each ack carries its replan', () => {
+  const plan = (text: string | null): PlanSnapshot => ({
+    sha256: text === null ? null : createHash('sha256').update(text).digest('hex'),
+    text,
+    size: text === null ? null : Buffer.byteLength(text),
+  });
+  const BEFORE = plan('# Plan\n\n1. Rewrite the parser\n2. Ship it\n');
+  const AFTER = plan('# Plan\n\n1. Patch the parser\n2. Ship it\n3. Tell the user\n');
+  const hear = (snapshot: Snapshot, party: string) =>
+    transition(replanMachine, snapshot, { type: 'agent.heard', party, at: 1000, closes: true })[0];
+  const change = (snapshot: Snapshot, at: PlanSnapshot, ...events: PulseEvent[]) =>
+    transition(replanMachine, snapshot, { type: 'log.appended', events, plan: at })[0];
+  const ackBy = (snapshot: Snapshot, party: string, eventId: string, target: PulseEvent, at: PlanSnapshot) =>
+    transition(replanMachine, snapshot, {
+      type: 'replan.ack',
+      requestId: 3,
+      eventId,
+      target: { id: target.id, path: target.path },
+      planSha256: at.sha256,
+      plan: at,
+      at: AT,
+      agent: party,
+    })[0];
+  const twoAgents = () => hear(hear(restored(none), 'session:a'), 'session:b');
+
+  it("records each agent's ack with the diff of plan.md from the change to its ack, and says so in the reply", () => {
+    const g1 = logged(GUIDANCE);
+    const pending = change(twoAgents(), BEFORE, g1);
+    const first = ackBy(pending, 'session:a', g1.id, g1, AFTER);
+    expect(first.context.lastReply).toMatchObject({
+      accepted: true,
+      plan_changed: true,
+      plan_change: 'the plan changed: 2 lines added, 1 removed',
+    });
+    const [record] = first.context.acks;
+    expect(record).toMatchObject({
+      agent: 'session:a',
+      parties: ['session:a'],
+      event_id: g1.id,
+      files: [GUIDANCE],
+      plan_before_sha256: BEFORE.sha256,
+      plan_after_sha256: AFTER.sha256,
+      plan_changed: true,
+      added: 2,
+      removed: 1,
+    });
+    expect(record!.diff).toBe(
+      [
+        '--- plan.md at the change',
+        '+++ plan.md at the ack',
+        '@@ -1,4 +1,5 @@',
+        ' # Plan',
+        ' ',
+        '-1. Rewrite the parser',
+        '+1. Patch the parser',
+        ' 2. Ship it',
+        '+3. Tell the user',
+      ].join('\n'),
+    );
+    // The other agent acknowledges with the plan as the first one left it: for it the plan did change too.
+    const second = ackBy(first, 'session:b', g1.id, g1, AFTER);
+    expect(second.context.acks).toHaveLength(2);
+    expect(second.context.acks[1]).toMatchObject({
+      agent: 'session:b',
+      plan_changed: true,
+      summary: 'the plan changed: 2 lines added, 1 removed; no edit since the previous ack of this change',
+    });
+    expect(second.value).toBe('acknowledged');
+  });
+
+  it('accepts an ack with the plan untouched, and says plainly that the plan did not change', () => {
+    const g1 = logged(GUIDANCE);
+    const done = ackBy(change(twoAgents(), BEFORE, g1), 'session:a', g1.id, g1, BEFORE);
+    expect(done.context.lastReply).toMatchObject({
+      accepted: true,
+      plan_changed: false,
+      plan_change: 'acknowledged without changing the plan',
+    });
+    expect(done.context.acks[0]).toMatchObject({ plan_changed: false, diff: null, added: 0, removed: 0 });
+  });
+
+  it('diffs against the plan at the first change an agent owed, however many came before its ack', () => {
+    const g1 = logged(GUIDANCE);
+    const c2 = logged(CONSTRAINTS);
+    const MIDDLE = plan('# Plan\n\n1. Patch the parser\n2. Ship it\n');
+    const owed = change(change(twoAgents(), BEFORE, g1), MIDDLE, c2);
+    const done = ackBy(owed, 'session:a', c2.id, c2, AFTER);
+    expect(done.context.acks[0]).toMatchObject({
+      plan_before_sha256: BEFORE.sha256,
+      files: [GUIDANCE, CONSTRAINTS],
+      added: 2,
+      removed: 1,
+    });
+  });
+
+  it('holds a newcomer against the plan at the change it comes to owe, not the plan when it came', () => {
+    const g1 = logged(GUIDANCE);
+    const pending = change(restored(none), BEFORE, g1);
+    const late = hear(pending, 'session:late');
+    expect(late.context.agents['session:late']).toMatchObject({ planBase: BEFORE, owingSince: 1000 });
+    expect(ackBy(late, 'session:late', g1.id, g1, AFTER).context.acks[0]).toMatchObject({
+      plan_before_sha256: BEFORE.sha256,
+      plan_changed: true,
+    });
+  });
+
+  it('keeps the last 20 acks, oldest first, and sends them with the agents for state.json', () => {
+    let snapshot = twoAgents();
+    for (let i = 0; i < 25; i++) {
+      const event = logged(GUIDANCE);
+      snapshot = ackBy(change(snapshot, BEFORE, event), 'session:a', event.id, event, AFTER);
+    }
+    expect(snapshot.context.acks).toHaveLength(20);
+    const last = logged(GUIDANCE);
+    const [, actions] = transition(replanMachine, change(snapshot, BEFORE, last), {
+      type: 'replan.ack',
+      requestId: 4,
+      eventId: last.id,
+      target: last,
+      planSha256: null,
+      at: AT,
+      agent: 'session:a',
+    });
+    const record = actions.find((action) => action.type === 'xstate.sendTo')!.params;
+    expect(record).toMatchObject({ event: { type: 'replan.record', acks: expect.any(Array) } });
+    expect((record as unknown as { event: { acks: unknown[] } }).event.acks).toHaveLength(20);
+  });
+
+  it('restores the acks state.json kept, and holds an agent that owed across the restart against the plan at load', () => {
+    const g1 = logged(GUIDANCE);
+    const [snapshot] = transition(replanMachine, loading(), {
+      type: 'replan.restored',
+      pending: { pendingEventId: g1.id, pendingFiles: [GUIDANCE] },
+      lastAck: null,
+      agents: [
+        {
+          parties: ['hook:claude:s1'],
+          owes_event_id: g1.id,
+          owes_files: [GUIDANCE],
+          acked_at: null,
+          tied_by: null,
+        },
+      ],
+      at: 5000,
+      plan: BEFORE,
+      acks: [
+        {
+          agent: 'session:old',
+          parties: ['session:old'],
+          event_id: 'evt_20261129T090000000000Z_00000001',
+          files: [GUIDANCE],
+          at: AT,
+          owed_since: null,
+          plan_before_sha256: null,
+          plan_after_sha256: null,
+          plan_changed: false,
+          added: 0,
+          removed: 0,
+          summary: 'acknowledged without changing the plan',
+          diff: null,
+        },
+      ],
+    });
+    expect(snapshot.context.acks).toHaveLength(1);
+    expect(snapshot.context.agents['hook:claude:s1']).toMatchObject({ planBase: BEFORE, owingSince: 5000 });
   });
 });

@@ -498,8 +498,13 @@ class PathRun {
         plan_sha256: plan,
         reason: REASONS.accepted,
         durable: true,
+        plan_changed: expect.any(Boolean),
+        plan_change: expect.any(String),
         agent_id: expect.stringMatching(/^session:/),
       });
+      // Said plainly when the plan did not change; never both.
+      const { plan_changed, plan_change } = reply as { plan_changed: boolean; plan_change: string };
+      expect(plan_change === 'acknowledged without changing the plan').toBe(!plan_changed);
       this.ack = { eventId: id, planSha256: plan };
       this.planEditedSinceAck = false;
     } else {

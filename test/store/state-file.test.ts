@@ -1,6 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ReplanAck } from '../../machines/replan-acks.js';
 import { StateFile } from '../../src/store/state-file.js';
 import { removeProject, tempProject } from '../helpers/daemon.js';
 
@@ -84,6 +85,39 @@ describe('StateFile', () => {
     });
     const reloaded = await StateFile.load(path, '/p');
     expect(reloaded.state.ack).toEqual(ACK);
+  });
+
+  it('keeps the acks with their replans beside PulseAgent’s keys, reads them back, and drops an entry that does not read as one', async () => {
+    const { path } = await stateIn(JSON.stringify({ ...SCHEMA_1, schema_version: 2 }));
+    const { file } = await StateFile.load(path, '/p');
+    const replanned: ReplanAck = {
+      agent: 'session:a',
+      parties: ['session:a', 'hook:claude:s1'],
+      event_id: ACK.eventId,
+      files: ['.pulse/guidance.md'],
+      at: ACK.at,
+      owed_since: '2026-11-29T10:15:00.000Z',
+      plan_before_sha256: 'd'.repeat(64),
+      plan_after_sha256: ACK.planSha256,
+      plan_changed: true,
+      added: 1,
+      removed: 1,
+      summary: 'the plan changed: 1 line added, 1 removed',
+      diff: '--- plan.md at the change\n+++ plan.md at the ack\n@@ -1 +1 @@\n-a\n+b',
+    };
+    await file.setReplan(ACK, [], [replanned]);
+    const saved = await onDisk(path);
+    // PulseAgent reads its own keys, as it wrote them.
+    expect(saved).toMatchObject({
+      schema_version: 2,
+      last_acknowledged_event_id: ACK.eventId,
+      last_acknowledged_plan_sha256: ACK.planSha256,
+      last_acknowledged_at: ACK.at,
+      written_by: 'PulseAgent 0.1.0',
+    });
+    expect(saved.acks).toEqual([replanned]);
+    await writeFile(path, JSON.stringify({ ...saved, acks: [replanned, { agent: 7 }, 'junk'] }));
+    expect((await StateFile.load(path, '/p')).state.acks).toEqual([replanned]);
   });
 
   it('serialises concurrent updates: the file ends up with every patch', async () => {

@@ -1,4 +1,6 @@
+import type { ReplanAck } from '../../../machines/replan-acks.js';
 import { toolSummary } from '../../sources/client/tool-safety.js';
+import { agentLabel } from '../../system/agent-label.js';
 import type { SystemStatus } from '../../system/system-status.js';
 import type { ThinkerStatus } from '../../thinkers/thinker-in-force.js';
 import { actorOf, stateLine } from './states.js';
@@ -66,16 +68,103 @@ const replan = (s: SystemStatus): Child => {
 const owingAgents = (agents: SystemStatus['replan']['agents']): Child => {
   const owing = agents.filter((agent) => agent.owes !== null);
   if (owing.length === 0) return null;
-  const who = (agent: (typeof owing)[number]) =>
-    [
-      ...agent.hook_sessions.map((hook) => `hook session ${hook}`),
-      ...agent.mcp_sessions.map((session) => `MCP session ${shortSession(session)}`),
-      ...agent.names.map((name) => `agent ${name}`),
-    ].join(' + ');
   return h(
     'ul',
     { id: 'replan-owing' },
-    owing.map((agent) => h('li', {}, [who(agent), ' owes ', h('code', {}, agent.owes)])),
+    owing.map((agent) => h('li', {}, [agent.label, ' owes ', h('code', {}, agent.owes)])),
+  );
+};
+
+const fileName = (path: string) => path.split('/').at(-1) ?? path;
+
+/** A unified diff as lines, each marked as added, removed or a hunk's header: text only. */
+const diffView = (diff: string): Child =>
+  h(
+    'pre',
+    { class: 'diff' },
+    diff.split('\n').map((line) =>
+      h(
+        'span',
+        {
+          class: line.startsWith('@@')
+            ? 'hunk'
+            : line.startsWith('+') && !line.startsWith('+++')
+              ? 'add'
+              : line.startsWith('-') && !line.startsWith('---')
+                ? 'del'
+                : null,
+        },
+        `${line}\n`,
+      ),
+    ),
+  );
+
+/** One ack under its change: who, when, and what became of the plan (the diff folded away). */
+const ackLine = (ack: ReplanAck): Child =>
+  h(
+    'li',
+    { class: ack.plan_changed ? 'ack' : 'ack unchanged' },
+    agentLabel(ack.parties),
+    ack.plan_changed
+      ? [' acknowledged ', time(ack.at), ': ', ack.summary]
+      : [' ', h('span', { class: 'chip warn' }, ack.summary), ' ', time(ack.at)],
+    ack.diff && h('details', {}, h('summary', {}, 'the plan’s diff'), diffView(ack.diff)),
+  );
+
+/**
+ * The latest guidance and constraints changes, newest first, each with who acknowledged it when
+ * (and what became of the plan) and who still owes it.
+ */
+const history = (s: SystemStatus): Child => {
+  const r = s.replan;
+  if (r.changes.length === 0)
+    return h('p', { class: 'muted' }, 'No guidance or constraints change logged yet.');
+  return h(
+    'ol',
+    { class: 'history', id: 'history-list' },
+    r.changes.map((change, index) => {
+      const acks = r.acks.filter((ack) => ack.event_id === change.id).reverse();
+      const owing = r.agents.filter((agent) => agent.owes === change.id);
+      const later = index > 0;
+      return h(
+        'li',
+        { 'data-event': change.id },
+        h(
+          'div',
+          {},
+          h('code', {}, fileName(change.path)),
+          ` ${change.kind} `,
+          time(change.timestamp),
+          ' ',
+          h('code', { class: 'muted' }, change.id),
+        ),
+        h(
+          'ul',
+          {},
+          acks.map(ackLine),
+          owing.map((agent) =>
+            h(
+              'li',
+              { class: 'owing' },
+              agent.label,
+              ' still owes it',
+              agent.owing_since && [' (held since ', time(agent.owing_since), ')'],
+            ),
+          ),
+          acks.length === 0 &&
+            owing.length === 0 &&
+            h(
+              'li',
+              { class: 'muted' },
+              r.pending_replan_event_id === change.id
+                ? 'No agent is working: the next one to come owes it.'
+                : later
+                  ? 'No ack of its own: the agents acknowledged a later change.'
+                  : 'No agent acknowledged it, and none owes it now: those working then have left.',
+            ),
+        ),
+      );
+    }),
   );
 };
 
@@ -282,6 +371,7 @@ export const CARDS: readonly Card[] = [
   },
   { id: 'delivery', title: 'Delivery to the agent', wide: false, render: delivery },
   { id: 'inbox', title: 'Inbox', wide: false, render: inbox },
+  { id: 'history', title: 'Changes and acknowledgements', wide: true, render: history },
   { id: 'actors', title: 'Actors', wide: true, render: actors },
   { id: 'log', title: 'Event log', wide: false, render: log },
   { id: 'focus', title: 'Focus', wide: false, render: focus },

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { html, raw } from 'hono/html';
-import type { SystemStatus } from '../../system/system-status.js';
+import type { OwingAgent, SystemStatus } from '../../system/system-status.js';
 import { SCRIPT, STYLE } from './assets.generated.js';
 import { CARDS, type Card } from './cards.js';
 import { diagramView } from './diagrams.js';
@@ -72,7 +72,15 @@ export interface ServedLink {
   root: string;
   /** Its status page. */
   page: string;
+  /** Its agents that still owe an ack, and the change each owes. */
+  owing: readonly OwingAgent[];
 }
+
+/** Who in a project still owes an ack, for the list of projects: a line each, or that nobody does. */
+const owingList = (owing: readonly OwingAgent[]) =>
+  owing.length === 0
+    ? html`<div class="muted">No agent owes an acknowledgement.</div>`
+    : html`<ul class="owing">${owing.map((o) => html`<li>${o.agent} owes <code>${o.owes}</code></li>`)}</ul>`;
 
 const servedNav = (served: readonly ServedLink[], project: string) =>
   served.length < 2
@@ -83,9 +91,21 @@ const servedNav = (served: readonly ServedLink[], project: string) =>
           : html`<a href="${p.page}" title="${p.root}">${p.id}</a> `,
       )}</nav>`;
 
+/** One form of the steer card: a file's new text (or a paragraph to add), saved through `POST steer`. */
+const steerForm = (file: 'guidance' | 'constraints', what: string, placeholder: string) =>
+  html`<form class="steer" id="steer-${file}" data-file="${file}"><fieldset disabled><legend>${file}.md <span class="muted">${what}</span></legend><textarea name="text" rows="4" placeholder="${placeholder}" aria-label="New ${file}"></textarea><div class="steer-row"><label><input type="radio" name="mode" value="replace" checked> replace the file</label><label><input type="radio" name="mode" value="append"> add as a paragraph</label><button type="button" class="load">Load the current text</button><button type="submit">Save ${file}</button></div><p class="steer-result" role="status" aria-live="polite"></p></fieldset></form>`;
+
+/**
+ * The steer card: outside the cards the stream redraws, so what the user types stays; its forms
+ * are enabled by the script (the page's CSP lets no form submit by itself).
+ */
+const steerCard = () =>
+  html`<section class="card wide" id="steer"><h2>Steer the agents</h2><p class="muted">Saving writes the file as if you had saved it yourself: every agent working in the project must replan and acknowledge it before its next tool call. Below, who still owes it and what each did with its plan.</p><div class="steer-forms">${steerForm('guidance', 'may change the task’s direction', 'e.g. Prefer a smaller patch; leave the public API alone.')}${steerForm('constraints', 'may restrict, never widen, what agents may do', 'e.g. Do not run migrations against the shared database.')}</div><p class="muted" id="steer-needs-script">Saving from this page needs JavaScript; or run <code>pulse guide "…"</code>.</p></section>`;
+
 /**
  * `GET /p/<id>/` (and `/` while one project is served): the status page of `project`, showing
  * `status` until the stream takes over, with a link to each other project this daemon serves.
+ * `steerToken` is the daemon's token for the page's writes, which a page of another origin cannot read.
  */
 export const statusPage = ({
   project,
@@ -93,6 +113,7 @@ export const statusPage = ({
   status,
   served = [],
   mcpUrl = '/mcp',
+  steerToken = '',
 }: {
   project: string;
   version: string;
@@ -100,12 +121,14 @@ export const statusPage = ({
   served?: readonly ServedLink[];
   /** The project's MCP endpoint, as the footer names it. */
   mcpUrl?: string;
+  steerToken?: string;
 }) => html`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
+<meta name="pulse-steer-token" content="${steerToken}">
 <title>${status.replan.pending_replan_event_id ? 'Replan pending · ' : ''}pulse · ${basename(project)}</title>
 <style>${raw(STYLE)}</style>
 </head>
@@ -117,6 +140,7 @@ export const statusPage = ({
 ${servedNav(served, project)}
 </header>
 <main>
+${steerCard()}
 ${CARDS.map(card(status))}
 <section class="card wide" id="machines"><h2>Machines</h2><p class="muted">Each actor's statechart, drawn from its machine definition: the highlighted boxes are the states it is in now. Hover a box for what the state means.</p>${DIAGRAMS.map(figure(status))}</section>
 </main>
@@ -144,7 +168,8 @@ export const projectsPage = ({ version, served }: { version: string; served: rea
 </header>
 <main>
 <section class="card wide" id="projects"><h2>Projects</h2><ul>${served.map(
-    (p) => html`<li><a href="${p.page}">${p.id}</a> <span class="mono">${p.root}</span></li>`,
+    (p) =>
+      html`<li><a href="${p.page}">${p.id}</a> <span class="mono">${p.root}</span>${owingList(p.owing)}</li>`,
   )}</ul></section>
 </main>
 <footer>pulse ${version} · the same as JSON: <a href="/projects">/projects</a></footer>

@@ -5,6 +5,7 @@ import { CARDS } from '../cards.js';
 import { diagramView } from '../diagrams.js';
 import { time } from '../view.js';
 import { fill, refreshTimes } from './dom.js';
+import { setUpSteering } from './steer.js';
 
 const byId = (id: string): HTMLElement => document.getElementById(id)!;
 
@@ -56,6 +57,7 @@ const connect = () => {
   };
 };
 
+setUpSteering();
 setConnection('connecting', 'Connecting…');
 setInterval(refreshTimes, 1000);
 connect();
