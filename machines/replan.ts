@@ -373,7 +373,7 @@ export const replanMachine = setup({
     // Orthogonal to the lifecycle: acks are judged as ever, and the answers say the plan is on hold.
     'log.faults': { actions: ['recordBlind', 'notifyGate'] },
     // Not saved: on restart every agent owes what the log holds after the last ack.
-    'log.appended': { guard: 'hasInvalidating', actions: 'recordInvalidation' },
+    'log.appended': { guard: 'hasInvalidating', actions: ['recordInvalidation', 'notifyGate'] },
     'agent.heard': [
       {
         guard: { type: 'isNewParty', params: ({ event }) => ({ party: event.party }) },
@@ -395,7 +395,11 @@ export const replanMachine = setup({
         'saveState',
       ],
     },
-    'replan.ack': [{ guard: 'isAcceptable', actions: ['acceptAck', 'saveState'] }, { actions: 'rejectAck' }],
+    // The gate follows the unclaimed change, which an ack can clear while others still owe theirs.
+    'replan.ack': [
+      { guard: 'isAcceptable', actions: ['acceptAck', 'saveState', 'notifyGate'] },
+      { actions: 'rejectAck' },
+    ],
   },
   initial: 'loading',
   states: {

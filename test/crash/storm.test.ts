@@ -259,6 +259,7 @@ describe('crash suite', () => {
       const daemon = daemons.at(-1)!;
       const client = await connectClient(daemon.url);
       const everything = listed.map((item) => item.id);
+      let last = 'not read yet';
       await waitUntil(
         async () => {
           const { answer, pending } = await checkIn(client, 'the last life');
@@ -274,14 +275,14 @@ describe('crash suite', () => {
             );
           }
           const { seen, live, dead } = itemsOf(await readPulseStore(project));
-          return (
-            live.length === 0 && deliveries.lost(everything, [], dead).length === 0 && seen.length === ITEMS
-          );
+          const lost = deliveries.lost(everything, [], dead);
+          last = `${live.length} in the inbox, ${seen.length} seen, ${dead.length} dead, ${lost.length} not dealt with (${lost.slice(0, 5).join(', ')})`;
+          return live.length === 0 && lost.length === 0 && seen.length === ITEMS;
         },
         {
           timeoutMs: 30_000,
           intervalMs: 50,
-          describe: () => `every one of the ${ITEMS} items dealt with (${replay})`,
+          describe: () => `every one of the ${ITEMS} items dealt with (${replay}); last seen: ${last}`,
         },
       );
       await client.close();

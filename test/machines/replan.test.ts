@@ -437,6 +437,27 @@ describe('replanMachine: each ack carries its replan', () => {
     })[0];
   const twoAgents = () => hear(hear(restored(none), 'session:a'), 'session:b');
 
+  it('tells the gate the hold is over at the first ack, while another agent still owes its own', () => {
+    const g1 = logged(GUIDANCE);
+    const pending = change(twoAgents(), BEFORE, g1);
+    const { next, actions } = transitionBeside('gate', pending, {
+      type: 'replan.ack',
+      requestId: 3,
+      eventId: g1.id,
+      target: { id: g1.id, path: g1.path },
+      planSha256: AFTER.sha256,
+      plan: AFTER,
+      at: AT,
+      agent: 'session:a',
+    });
+    // session:b still owes its ack, so the lifecycle stays pending: no state entry tells the gate.
+    expect(next.value).toBe('pending');
+    const sent = actions
+      .filter((action) => action.type === 'xstate.sendTo')
+      .map((action) => (action.params as { event: unknown }).event);
+    expect(sent).toContainEqual({ type: 'replan.status', pending: false });
+  });
+
   it("records each agent's ack with the diff of plan.md from the change to its ack, and says so in the reply", () => {
     const g1 = logged(GUIDANCE);
     const pending = change(twoAgents(), BEFORE, g1);
