@@ -11,16 +11,26 @@ const CODEX_FIXTURE = new URL(
   import.meta.url,
 );
 
+/** What opencode 1.18.33 passed pulse's plugin for a bash call, captured from the real CLI. */
+const OPENCODE_FIXTURE = new URL(
+  '../../test/fixtures/hooks/opencode-1.18.33/tool.execute.before-bash.json',
+  import.meta.url,
+);
+
 /**
  * Each agent's hook input for one shell call in `project`, as the agent writes it: Claude Code's
- * PreToolUse, Codex's captured one with its `/PROJECT` replaced, Cursor's beforeShellExecution.
- * All three ask for the same command, so the daemon does the same work for each.
+ * PreToolUse, Codex's captured one with its `/PROJECT` replaced, Cursor's beforeShellExecution,
+ * and what pulse's opencode plugin posts (opencode's captured hook arguments, with the project).
+ * All ask for the same command, so the daemon does the same work for each.
  */
 export const hookInputs = async (project: string): Promise<Record<HookAgent, string>> => {
   const codex = (await readFile(CODEX_FIXTURE, 'utf8')).replaceAll('/PROJECT', project);
   if (!codex.includes(`"command": "${COMMAND}"`))
     throw new Error(`The Codex fixture no longer runs "${COMMAND}": ${codex}`);
+  const opencode = JSON.parse(await readFile(OPENCODE_FIXTURE, 'utf8'));
+  opencode.output.args = { command: COMMAND, description: 'Create a file' };
   return {
+    opencode: JSON.stringify({ directory: project, ...opencode }),
     claude: JSON.stringify({
       session_id: 'bench-session',
       transcript_path: join(project, 'transcript.jsonl'),
@@ -56,13 +66,15 @@ const parse = (text: string): Record<string, unknown> | null => {
 
 /**
  * Whether an answer, in `agent`'s format, holds the call and names the pending event `eventId`:
- * Claude Code and Codex `permissionDecision: "deny"`, Cursor `permission: "deny"`. A fail-open
+ * Claude Code and Codex `permissionDecision: "deny"`, Cursor `permission: "deny"`, pulse's opencode
+ * plugin `hold` (which it throws). A fail-open
  * "change nothing" (the daemon not reached, another project's daemon) does not.
  */
 export const holdsCall = (agent: HookAgent, answer: string, eventId: string): boolean => {
   const json = parse(answer);
   if (json === null) return false;
   if (agent === 'cursor') return json.permission === 'deny' && String(json.agent_message).includes(eventId);
+  if (agent === 'opencode') return String(json.hold ?? '').includes(eventId);
   const specific = json.hookSpecificOutput as Record<string, unknown> | undefined;
   return (
     specific?.permissionDecision === 'deny' && String(specific.permissionDecisionReason).includes(eventId)

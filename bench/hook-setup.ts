@@ -32,6 +32,7 @@ export const setUpHook = async (
     ...args,
   ]);
   const place = setupDialectOf(agent).hooks!;
+  if (!('layout' in place)) throw new Error(`${agent} takes pulse's hooks as a plugin, not as handlers in a file`);
   const file = join(project, place.file);
   const doc = JSON.parse(await readFile(file, 'utf8')) as { hooks?: Record<string, unknown[]> };
   const handler = place.layout

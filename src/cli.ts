@@ -2,7 +2,7 @@
 import { constants } from 'node:os';
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import type { StartOptions } from './commands/start.js';
-import { type HookAgent, isHookAgent } from './hooks/events.js';
+import { HOOK_AGENTS, type HookAgent, isHookAgent } from './hooks/events.js';
 import { LOG_LEVELS } from './log/levels.js';
 import { DEFAULT_PORT } from './package/defaults.js';
 import { VERSION } from './package/version.js';
@@ -196,8 +196,8 @@ program
   .addOption(
     new Option(
       '--hooks <transport>',
-      'how hooks reach the daemon: http (Claude Code posts them itself), curl (a shell line), node (pulse hook); default http for claude, else curl when installed',
-    ).choices(['http', 'curl', 'node']),
+      "how hooks reach the daemon: http (Claude Code posts them itself), curl (a shell line), node (pulse hook), plugin (opencode's only way: pulse's plugin posts them); default http for claude, plugin for opencode, else curl when installed",
+    ).choices(['http', 'curl', 'node', 'plugin']),
   )
   .option(
     '--autostart',
@@ -212,7 +212,7 @@ program
         port?: number;
         write?: boolean;
         force?: boolean;
-        hooks?: 'http' | 'curl' | 'node';
+        hooks?: 'http' | 'curl' | 'node' | 'plugin';
         autostart?: boolean;
         json?: boolean;
       },
@@ -243,8 +243,8 @@ program
 program
   .command('hook')
   .description("answer an agent's hook: reads its JSON on stdin, holds tool calls while a replan is pending")
-  .argument('<agent>', 'claude, codex or cursor', (value: string) => {
-    if (!isHookAgent(value)) throw new InvalidArgumentError('Expected claude, codex or cursor.');
+  .argument('<agent>', HOOK_AGENTS.join(', '), (value: string) => {
+    if (!isHookAgent(value)) throw new InvalidArgumentError(`Expected one of ${HOOK_AGENTS.join(', ')}.`);
     return value;
   })
   .option('--event <name>', "the agent's hook event (default: the input's hook_event_name)")

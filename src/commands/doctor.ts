@@ -83,7 +83,7 @@ export const runDoctor = async ({
       problem(
         'agents',
         'no agent is set up for pulse in this project: nothing checks in, no hook holds a call',
-        pulse(`setup <claude|codex|cursor|vscode> --write -p ${root}`),
+        pulse(`setup <${SETUP_AGENTS.join('|')}> --write -p ${root}`),
       ),
     );
   }

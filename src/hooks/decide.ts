@@ -106,7 +106,8 @@ export const decide = (call: HookCall, facts: HookFacts): Decision => {
     case 'stop':
       if (hold === null) return { verdict: { hold: joined(attention) }, remember: told };
       if (memory.stopHeldFor === hold.key) return { verdict: { notice: hold.still() }, remember: {} };
-      return { verdict: { hold: hold.stop() }, remember: { stopHeldFor: hold.key } };
+      // The reason told the session: Gemini and pulse's opencode plugin send it back as the next prompt, which must not tell it again.
+      return { verdict: { hold: hold.stop() }, remember: { stopHeldFor: hold.key, toldPending: hold.key } };
     case 'post-tool':
       // The next tool call is held anyway; saying it after every read would only repeat it.
       return { verdict: { context: joined(attention) }, remember: told };

@@ -2,6 +2,7 @@ import type { HookDialect, HookPhase } from './dialect.js';
 import { claudeDialect } from './dialects/claude.js';
 import { codexDialect } from './dialects/codex.js';
 import { cursorDialect } from './dialects/cursor.js';
+import { opencodeDialect } from './dialects/opencode.js';
 
 /**
  * Every agent whose hooks pulse answers, by the name in its hook route (`/hook/<agent>/<event>`)
@@ -11,6 +12,7 @@ const DIALECTS = {
   claude: claudeDialect,
   codex: codexDialect,
   cursor: cursorDialect,
+  opencode: opencodeDialect,
 } as const satisfies Record<string, HookDialect>;
 
 export type HookAgent = keyof typeof DIALECTS;

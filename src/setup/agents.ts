@@ -3,12 +3,14 @@ import type { AgentSetup, SetupDialect, SetupTarget } from './agent-parts.js';
 import { claudeSetup } from './agents/claude.js';
 import { codexSetup } from './agents/codex.js';
 import { cursorSetup } from './agents/cursor.js';
+import { opencodeSetup } from './agents/opencode.js';
 import { vscodeSetup } from './agents/vscode.js';
 
 const SETUPS: Record<SetupAgent, SetupDialect> = {
   claude: claudeSetup,
   codex: codexSetup,
   cursor: cursorSetup,
+  opencode: opencodeSetup,
   vscode: vscodeSetup,
 };
 
