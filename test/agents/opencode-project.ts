@@ -35,7 +35,10 @@ export interface PulseProject {
 export const setUpProject = async (
   started: Started,
   prefix: string,
-  { prepare, extra = {} }: { prepare?: (project: string) => Promise<void>; extra?: Record<string, unknown> } = {},
+  {
+    prepare,
+    extra = {},
+  }: { prepare?: (project: string) => Promise<void>; extra?: Record<string, unknown> } = {},
 ): Promise<PulseProject> => {
   const project = await realpath(await tempProject(prefix));
   started.projects.push(project);
@@ -138,7 +141,11 @@ const streamEvents = async (url: string, events: BusEvent[], wake: () => void, s
  * stopped with the test. The TUI runs this same server (in a worker), so a stop held here is one
  * held in the TUI.
  */
-export const serveScripted = async (started: Started, project: string, steps: Step[]): Promise<OpencodeServer> => {
+export const serveScripted = async (
+  started: Started,
+  project: string,
+  steps: Step[],
+): Promise<OpencodeServer> => {
   const { model, home } = await scriptedModel(started, project, steps);
   const child = spawn(OPENCODE_BIN, ['serve', '--port', '0'], {
     cwd: project,
@@ -165,7 +172,7 @@ export const serveScripted = async (started: Started, project: string, steps: St
     },
   });
   const events: BusEvent[] = [];
-  let waiters: Array<() => void> = [];
+  const waiters: Array<() => void> = [];
   const wake = () => {
     for (const waiter of waiters.splice(0)) waiter();
   };
