@@ -146,6 +146,12 @@ const cursorShell = (project: string, command: string): Hook => ({
   input: { ...cursorBase(project, 'beforeShellExecution'), command, cwd: project },
 });
 
+/** What pulse's opencode plugin posts for a tool call: the project, and opencode's `tool.execute.before` input and output. */
+const opencodeTool = (project: string, tool: string, args: Input): Hook => ({
+  event: 'tool.execute.before',
+  input: { directory: project, input: { tool, sessionID: SESSION, callID: 'call_1' }, output: { args } },
+});
+
 const CASES: AgentCase[] = [
   {
     agent: 'claude',
@@ -233,7 +239,39 @@ const CASES: AgentCase[] = [
     news$: (output) => (output.followup_message as string | undefined) ?? null,
     letBe: { permission: 'allow' },
   },
+  {
+    agent: 'opencode',
+    write: (project) =>
+      opencodeTool(project, 'bash', { command: 'npm install left-pad', description: 'install' }),
+    read: (project) => opencodeTool(project, 'read', { filePath: join(project, '.pulse', 'guidance.md') }),
+    planEdits: (project) => [
+      opencodeTool(project, 'edit', {
+        filePath: join(project, '.pulse', 'plan.md'),
+        oldString: 'a',
+        newString: 'b',
+      }),
+      opencodeTool(project, 'write', { filePath: join(project, '.pulse', 'plan.md'), content: '# Plan\n' }),
+    ],
+    ack: (project, eventId) => opencodeTool(project, 'pulse_pulse_ack_replan', { event_id: eventId }),
+    stop: (project) => ({
+      event: 'session.idle',
+      input: { directory: project, input: { sessionID: SESSION } },
+    }),
+    news: (project, session) => ({
+      event: 'chat.message',
+      input: { directory: project, input: { sessionID: session } },
+    }),
+    // The plugin throws `hold` (the model reads it as the tool's result), or sends it as the next prompt.
+    held: (output) => (output.hold as string | undefined) ?? null,
+    stopHeld: (output) => (output.hold as string | undefined) ?? null,
+    news$: (output) => (output.context as string | undefined) ?? null,
+    letBe: {},
+  },
 ];
+
+/** Where the agent's answer tells the user a line: Claude Code's and Codex's `systemMessage`, the opencode plugin's `notice`; Cursor's has no place. */
+const userLine = (agent: HookAgent): string | null =>
+  agent === 'cursor' ? null : agent === 'opencode' ? 'notice' : 'systemMessage';
 
 const startProject = async (prefix: string) => {
   const project = await tempProject(prefix);
@@ -289,7 +327,8 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     // Sent back once already, the agent may stop: a stop hook never loops.
     const secondStop = await runHook(agent, c.stop(project, true));
     expect(c.stopHeld(secondStop.output)).toBeNull();
-    if (agent !== 'cursor') expect(secondStop.output.systemMessage).toContain(eventId);
+    const line = userLine(agent);
+    if (line !== null) expect(secondStop.output[line]).toContain(eventId);
 
     // What the agent needs to replan runs: reading, the plan edit, the ack.
     expect(c.held((await runHook(agent, c.read(project))).output), 'reading').toBeNull();
@@ -340,7 +379,8 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     await daemon.stop();
 
     // Claude Code and Codex show the line as a systemMessage (Codex shows no hook's stderr).
-    const told = (line: string) => (c.agent === 'cursor' ? c.letBe : { ...c.letBe, systemMessage: line });
+    const where = userLine(c.agent);
+    const told = (line: string) => (where === null ? c.letBe : { ...c.letBe, [where]: line });
     const down = await runHook(c.agent, c.write(project));
     expect(down.stderr).toBe(
       `pulse: daemon not reachable for ${project} (no .pulse/daemon.json: the daemon is not running); not enforcing replans. Start it with: pulse start -p ${project}\n`,
