@@ -38,7 +38,7 @@ export const setUpProject = async (
   {
     prepare,
     extra = {},
-  }: { prepare?: (project: string) => Promise<void>; extra?: Record<string, unknown> } = {},
+  }: { prepare?: (project: string) => Promise<unknown>; extra?: Record<string, unknown> } = {},
 ): Promise<PulseProject> => {
   const project = await realpath(await tempProject(prefix));
   started.projects.push(project);
@@ -120,7 +120,7 @@ const streamEvents = async (url: string, events: BusEvent[], wake: () => void, s
   const response = await fetch(new URL('/event', url), { signal });
   const decoder = new TextDecoder();
   let buffer = '';
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
     buffer += decoder.decode(chunk, { stream: true });
     for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
       const data = buffer

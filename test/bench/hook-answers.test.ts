@@ -8,6 +8,7 @@ const EVENTS: Record<HookAgent, string> = {
   claude: 'PreToolUse',
   codex: 'PreToolUse',
   cursor: 'beforeShellExecution',
+  opencode: 'tool.execute.before',
 };
 
 /** What the daemon prints for a held call, in the agent's format. */
