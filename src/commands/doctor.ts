@@ -5,6 +5,7 @@ import { checkCodexHome } from '../doctor/codex-checks.js';
 import { checkDaemon } from '../doctor/daemon-checks.js';
 import { type Finding, problem } from '../doctor/finding.js';
 import { checkGitIgnore } from '../doctor/git-checks.js';
+import { checkOpencode } from '../doctor/opencode-checks.js';
 import { HOOK_AGENTS } from '../hooks/events.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse } from '../package/pulse-command.js';
@@ -77,6 +78,7 @@ export const runDoctor = async ({
     anySetUp ||= checked.setUp;
     findings.push(...checked.findings);
     if (agent === 'codex' && checked.setUp) findings.push(...(await checkCodexHome(root, env)));
+    if (agent === 'opencode' && checked.setUp) findings.push(...(await checkOpencode(root, env)));
   }
   if (!anySetUp) {
     findings.push(

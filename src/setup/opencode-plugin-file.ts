@@ -20,7 +20,8 @@ export interface PluginSetup {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The first line: whose file it is, which pulse wrote it, and the hash of the rest as it wrote it. */
-const MARKER = /^\/\/ pulse-agent (\S+) opencode plugin, written by `pulse setup opencode` \(sha256 ([0-9a-f]{64}) /;
+const MARKER =
+  /^\/\/ pulse-agent (\S+) opencode plugin, written by `pulse setup opencode` \(sha256 ([0-9a-f]{64}) /;
 
 /** The plugin file for a setup: the marker line, `const PULSE = {…}`, the compiled plugin. */
 export const pluginFileText = (setup: PluginSetup): string => {
@@ -70,7 +71,7 @@ export const pluginEdit =
       found.kind === 'other'
         ? 'is not pulse\'s plugin (its first line is not "// pulse-agent <version> opencode plugin")'
         : found.kind === 'edited'
-          ? 'is pulse\'s plugin, changed since pulse wrote it'
+          ? "is pulse's plugin, changed since pulse wrote it"
           : found.setup.port !== setup.port || found.setup.project !== setup.project
             ? `is pulse's plugin for another port or project (127.0.0.1:${found.setup.port}, ${found.setup.project})`
             : null;

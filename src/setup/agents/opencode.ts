@@ -80,7 +80,12 @@ export const opencodeSetup: SetupDialect = {
         part: 'hooks',
         file: PLUGIN.file,
         why: `opencode has no command hooks: pulse's plugin posts each hook from opencode's own process. It names this project's path and port on this machine: keep ${PLUGIN.file} out of git`,
-        edit: pluginEdit({ port: target.port, project: target.project, server: 'pulse', pulse: target.pulse }),
+        edit: pluginEdit({
+          port: target.port,
+          project: target.project,
+          server: 'pulse',
+          pulse: target.pulse,
+        }),
       },
       agentsMdPart(),
     ],
