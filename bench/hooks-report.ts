@@ -6,7 +6,7 @@ import { HOOK_ROWS } from './hooks.js';
 export const TARGETS = { ratioToNode: 0.25 };
 
 /** The rows judged against the target: the hooks `pulse setup` writes by default. */
-const JUDGED: readonly HookRow[] = ['claude-http', 'codex-curl', 'cursor-curl'];
+const JUDGED: readonly HookRow[] = ['claude-http', 'opencode-plugin', 'codex-curl', 'cursor-curl'];
 
 export interface HooksReport extends RunInfo {
   plan: HooksPlan;
@@ -20,6 +20,7 @@ const label = (row: HookRow, { programs }: HooksResult): string =>
     sh: `\`sh -c true\` (${programs.sh.replace(/^.*\//, '')} here): the shell taken for Cursor, running nothing`,
     curl: "`curl --version`: curl's own start, no request",
     'claude-http': 'Claude Code, http: one POST to the daemon, no process',
+    'opencode-plugin': "opencode, plugin: pulse's `tool.execute.before`, one fetch to the daemon, no process",
     'codex-curl': 'Codex, curl: `bash -c` the PreToolUse line',
     'cursor-curl': 'Cursor, curl: `sh -c` the beforeShellExecution line',
     'codex-node': 'node fallback: `bash -c` `node bin.cjs hook codex --event PreToolUse`',
@@ -89,6 +90,7 @@ const reading = ({ result }: HooksReport): string => {
   return `Every figure is wall time in the bench process; for a command, from \`spawn()\` to the child's exit with its output read, so each command row includes starting a process from Node (fork, exec, three pipes), which \`sh -c true\` shows at its smallest. The floors split the command hooks into their parts. In this run (p50s):
 
 - **Claude Code, http: ${ms(t('claude-http'))}, ${ratio(ratioOf(result, 'claude-http'))}.** No process at all: a TCP connection to 127.0.0.1, the hook JSON posted, the daemon's answer (\`POST /hook\`: reconcile with the files, decide, format the refusal), the connection closed. Claude Code makes this request from its own running process, so this is the whole cost of a hook to it.
+- **opencode, plugin: ${ms(t('opencode-plugin'))}, ${ratio(ratioOf(result, 'opencode-plugin'))}.** No process either: pulse's plugin, loaded from the file setup wrote, runs its \`tool.execute.before\` in opencode's own process; one \`fetch\` to the daemon, whose hold it throws. Here it runs on Node's \`fetch\` (opencode runs it on Bun's).
 - **Codex, curl: ${ms(t('codex-curl'))}, ${ratio(ratioOf(result, 'codex-curl'))}.** ${curlParts('codex-curl', 'bash')} The line's fail-open branch runs only when curl fails.
 - **Cursor, curl: ${ms(t('cursor-curl'))}, ${ratio(ratioOf(result, 'cursor-curl'))}.** The same curl through \`sh -c\`, assumed to be how Cursor runs a hook command (it runs them through a shell; which one is not documented). Here \`/bin/sh\` is \`${result.programs.sh}\`; on macOS it is bash, so there this row costs about what the Codex row does. ${curlParts('cursor-curl', 'sh')}
 - **node fallback: ${ms(t('codex-node'))}, ${ratio(ratioOf(result, 'codex-node'))}.** \`--hooks node\`, for machines without curl or a POSIX shell, starts Node, so it can never come near 0.25×: its floor is \`node -e 0\` (${ms(t('node'))}) plus the shell (${ms(t('bash'))}). pulse's part is the rest, ${ms(t('codex-node') - t('node') - t('bash'))}: \`dist/bundle/bin.cjs\`, the hook's modules bundled into one CommonJS file (which skips starting Node's ESM loader) with \`node:http\`, reads stdin and \`.pulse/daemon.json\` synchronously, asks the daemon once and writes the answer. In its profiled run (${ms(profiled)} sampled every 100 µs, ${result.profiledFiles} project files caught running code), Node's bootstrap and module loader ("node internals") took ${pct(selfOf('node internals'))}, compiling and the runtime's own start ("(native / V8)") ${pct(selfOf('(native / V8)'))}, pulse's own code (the bundle) ${pct(selfOf('bundle/') + selfOf('src/'))}; the inclusive rows are pulse's functions with all they call (the round trip is inside \`runHook\`).
@@ -112,17 +114,17 @@ export const formatSection = (report: HooksReport): string => {
 
 The agent runs a hook before every tool call and waits for it, so its cost is added to each
 call. \`pulse setup\` writes, per agent, the cheapest way to reach the daemon's
-\`POST /hook/<agent>/<event>\`: Claude Code posts the hook JSON itself (\`--hooks http\`), Codex
-and Cursor run a one-line \`curl\` through a shell (\`--hooks curl\`); \`--hooks node\` runs
+\`POST /hook/<agent>/<event>\`: Claude Code posts the hook JSON itself (\`--hooks http\`), opencode runs
+pulse's plugin, which posts it from opencode's process, Codex and Cursor run a one-line \`curl\` through a shell (\`--hooks curl\`); \`--hooks node\` runs
 \`pulse hook\` where there is no curl. Target: a command hook's p50 at most
 ${ratio(TARGETS.ratioToNode)} of \`node -e 0\`'s, the start of an empty Node process, measured side
 by side; Claude Code's HTTP hook is held to the same bar.
 
 ${runLines(report)}
 - Programs: ${result.programs.bash} (\`/bin/bash\`), \`/bin/sh\` → \`${result.programs.sh}\`, ${result.programs.curl}
-- Setup: one daemon (\`pulse start --port 0 --log-level warn\`) on a fresh temp project; the built CLI's \`pulse setup claude --write\`, \`pulse setup codex --write\` and \`pulse setup cursor --write\` (their defaults: http, curl, curl) for that port, and \`pulse setup codex --write --hooks node\` in a second folder; each row's hook is read back from the file setup wrote (\`.claude/settings.local.json\`, \`.codex/hooks.json\`, \`.cursor/hooks.json\`). Then guidance.md is edited so a replan is pending, and every hook run must answer with a refusal naming that event (\`permissionDecision: "deny"\`, Cursor's \`permission: "deny"\`) or the run fails: a fast wrong answer is not a result.
-- Inputs: each agent's JSON for the same shell call, \`touch src-file\`, so the daemon does the same work for each: Codex's captured from Codex 0.171 (\`test/fixtures/hooks/codex-0.171.0/PreToolUse-Bash.json\`, its \`/PROJECT\` replaced), Claude Code's PreToolUse and Cursor's beforeShellExecution in their documented shapes.
-- How each runs: Claude's as one \`node:http\` POST from the bench process to the handler's \`url\` with its headers, a fresh connection per call (\`agent: false\`); Codex's as Codex runs hook commands, \`/bin/bash -c '<command>'\` (seen with the real Codex 0.171), the JSON on stdin, in the project folder; Cursor's through \`/bin/sh -c\` (an assumption: Cursor runs hook commands through a shell); the node fallback's through \`/bin/bash -c\` as Codex would run it.
+- Setup: one daemon (\`pulse start --port 0 --log-level warn\`) on a fresh temp project; the built CLI's \`pulse setup claude --write\`, \`pulse setup opencode --write\`, \`pulse setup codex --write\` and \`pulse setup cursor --write\` (their defaults: http, plugin, curl, curl) for that port, and \`pulse setup codex --write --hooks node\` in a second folder; each row's hook is read back from the file setup wrote (\`.claude/settings.local.json\`, \`.opencode/plugins/pulse.js\`, \`.codex/hooks.json\`, \`.cursor/hooks.json\`). Then guidance.md is edited so a replan is pending, and every hook run must answer with a refusal naming that event (\`permissionDecision: "deny"\`, Cursor's \`permission: "deny"\`, the plugin's throw) or the run fails: a fast wrong answer is not a result.
+- Inputs: each agent's JSON for the same shell call, \`touch src-file\`, so the daemon does the same work for each: Codex's captured from Codex 0.171 (\`test/fixtures/hooks/codex-0.171.0/PreToolUse-Bash.json\`, its \`/PROJECT\` replaced), opencode's \`tool.execute.before\` arguments captured from opencode 1.18.33 (\`test/fixtures/hooks/opencode-1.18.33/tool.execute.before-bash.json\`, its command replaced), Claude Code's PreToolUse and Cursor's beforeShellExecution in their documented shapes.
+- How each runs: Claude's as one \`node:http\` POST from the bench process to the handler's \`url\` with its headers, a fresh connection per call (\`agent: false\`); opencode's as its plugin hook called in the bench process with those arguments; Codex's as Codex runs hook commands, \`/bin/bash -c '<command>'\` (seen with the real Codex 0.171), the JSON on stdin, in the project folder; Cursor's through \`/bin/sh -c\` (an assumption: Cursor runs hook commands through a shell); the node fallback's through \`/bin/bash -c\` as Codex would run it.
 - Runs: ${plan.warmup} warm-up rounds, then ${count(plan.runs)} rounds of one run of each row, which goes first rotating round by round.
 - Profile: one more node-fallback run under \`node --cpu-prof --cpu-prof-interval 100\`, the same input.
 
