@@ -228,7 +228,7 @@ program
 program
   .command('doctor')
   .description(
-    "check that pulse works for this project: the daemon, each agent's entries, hooks and permissions, Codex trust and hook review, git; each problem with its fix",
+    "check that pulse works for this project: the daemon, each agent's entries, hooks and permissions, Codex trust and hook review, opencode's project config, git; each problem with its fix",
   )
   .option('-p, --project <dir>', 'project folder', '.')
   .option('--port <port>', `the port to expect when no daemon runs (default ${DEFAULT_PORT})`, parsePort)
