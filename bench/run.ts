@@ -4,11 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { GATE_DEFAULTS } from '../machines/gate-settings.js';
 import { parseSimArgs } from '../sim/args.js';
 import { writeDeliverySection } from '../sim/doc.js';
-import { deliveryTable } from '../sim/report.js';
-import { runRows, settingsOf } from '../sim/rows.js';
+import { runExperiment, settingsOf } from '../sim/rows.js';
 import { measureAbandonedSessions, type SessionsPlan } from './abandoned-sessions.js';
 import * as sessionsReport from './abandoned-sessions-report.js';
 import { type CallCostPlan, measureCallCost } from './call-cost.js';
@@ -163,9 +161,9 @@ const runSources = async (root: string, run: RunInfo) => {
 const runDelivery = async (_root: string, run: RunInfo) => {
   const options = parseSimArgs([]);
   const started = performance.now();
-  const table = deliveryTable(await runRows(options), options.maxAttempts, GATE_DEFAULTS.maxAttempts);
-  console.log(`\n${table}\n`);
-  await writeDeliverySection(DOC, { table, command: run.command, settings: settingsOf(options) });
+  const { tables } = await runExperiment(options);
+  console.log(`\n${tables.loss}\n\n${tables.latency}\n\n${tables.targets}\n\n${tables.outage}\n`);
+  await writeDeliverySection(DOC, { tables, command: run.command, settings: settingsOf(options) });
   log(`delivery: took ${Math.round((performance.now() - started) / 1000)} s; rewrote its section of ${DOC}`);
 };
 

@@ -14,6 +14,8 @@ export interface Thought {
   by: string;
   /** Why another thinker than the configured one judged, e.g. no client offers sampling. */
   note: string | null;
+  /** When the thinker answered (ms since the epoch), when it says; else the reflection's time counts. */
+  at?: number;
 }
 
 /** What the agent reports per delivered event. */

@@ -18,6 +18,8 @@ export interface InboxEvent {
   /** Stable across restarts: derived from the source name and the source's item id. */
   id: string;
   source: string;
+  /** The server its source polls (absent in events written before pulse recorded it). */
+  server?: string;
   item_id: string;
   title: string;
   starts_at: string | null;
@@ -43,4 +45,41 @@ export interface PolledSource {
   args: Record<string, unknown>;
   intervalMs: number;
   enabled: boolean;
+  /** `"allow_side_effects": true`: its tool is polled even when it says it writes or destroys. */
+  allowSideEffects?: boolean;
+}
+
+/** The hints a tool gives about itself in `tools/list` (MCP tool annotations), as it gave them. */
+export interface ToolHints {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/**
+ * What a source's tool says of its side effects, and what pulse does about it: polls a tool that
+ * says it only reads; polls one that says nothing, with a warning; refuses one that says it
+ * writes or destroys, unless the source allows side effects.
+ */
+export interface ToolSafety {
+  /** The hints as the tool declared them; null when it declares no annotations at all. */
+  hints: ToolHints | null;
+  verdict: 'read_only' | 'undeclared' | 'allowed' | 'refused';
+  /** The warning, the refusal with its fix, or why side effects are polled; null for a read-only tool. */
+  message: string | null;
+}
+
+/**
+ * An item a source listed that another source of the same server had listed first (the same
+ * id, or the same link and title): not a second event, but said in the context.
+ */
+export interface AlsoListed {
+  at: string;
+  /** The source that listed it again. */
+  source: string;
+  /** The source whose event it is. */
+  first: string;
+  item_id: string;
+  title: string;
 }

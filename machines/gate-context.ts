@@ -56,6 +56,25 @@ export interface ThoughtRecord {
   unjudged: number;
 }
 
+/**
+ * What failed in a thought: the `answer` (unusable, or a server error on that one request), asked
+ * again at the next reflection, for the next answer may well be good; or the `endpoint`
+ * (unreachable, late, overloaded, refusing), backed off, for asking again soon only adds load.
+ */
+export type FailureKind = 'answer' | 'endpoint';
+
+/** A failed thought: when, why in a few words, and when the gate asks the thinker again. */
+export interface ThinkFailure {
+  at: number;
+  kind: FailureKind;
+  /** e.g. `HTTP 500`, `no answer within 60 s`, `an answer without usable judgements`. */
+  reason: string;
+  /** How long the thinker's endpoint asked to be left alone (`Retry-After`), or null when it did not say. */
+  retryAfterMs: number | null;
+  /** When the backoff ends; new events end it sooner, unless a `Retry-After` holds. */
+  retryAt: number;
+}
+
 export interface GateContext extends GateSettings {
   focusUntil: number | null;
   replanPending: boolean;
@@ -76,10 +95,14 @@ export interface GateContext extends GateSettings {
   putBack: number;
   deadLettered: number;
   thinkFailures: number;
-  /** Failed thoughts since the last usable one: the backoff doubles with each. */
+  /** Failed thoughts since the last usable one. */
   failedInARow: number;
+  /** The endpoint's failures in a row, since the last usable thought or failed answer: the backoff doubles with each. */
+  endpointFailuresInARow: number;
   /** How many events the last failed thought had been given. */
   failedBatch: number;
+  /** The last failed thought, while no usable one has come since. */
+  lastFailure: ThinkFailure | null;
   lastThought: ThoughtRecord | null;
   gated: Record<Gate, number>;
   lastGate: Gate | null;
@@ -138,7 +161,9 @@ export const initialGateContext = (input: GateInput | undefined): GateContext =>
   deadLettered: 0,
   thinkFailures: 0,
   failedInARow: 0,
+  endpointFailuresInARow: 0,
   failedBatch: 0,
+  lastFailure: null,
   lastThought: null,
   gated: { awaiting: 0, focus: 0, answering: 0, cooldown: 0 },
   lastGate: null,

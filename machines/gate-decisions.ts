@@ -12,8 +12,10 @@ import {
   stripUrgency,
   type Thought,
 } from './delivery-rules.js';
+import { errorMessage } from './error-message.js';
 import type { InboxEvent } from './external.js';
-import type { Ack, Claim, GateContext, JudgedEvent } from './gate-context.js';
+import type { Ack, Claim, GateContext, JudgedEvent, ThinkFailure } from './gate-context.js';
+import { BACKLOG_EVENTS, retryDelayMs } from './gate-settings.js';
 import type { Settlement } from './inbox.js';
 
 /*
@@ -73,6 +75,8 @@ const thoughtRecord = (context: GateContext, thought: Thought): Partial<GateCont
     });
   return {
     failedInARow: 0,
+    endpointFailuresInARow: 0,
+    lastFailure: null,
     lastThought: {
       at: context.reflectedAt ?? 0,
       by: thought.by,
@@ -124,17 +128,56 @@ export const isUsable = (context: GateContext, thought: Thought | undefined): bo
   return speak.length + quiet.length > 0;
 };
 
-/** A failed thought, counted: every drained event goes back with one more attempt, or to the dead letters. */
-export const thoughtFailed = (context: GateContext): GateDecision => {
-  const { settle, counters } = settling(context, context.reflectedAt ?? 0, { failed: context.batch });
+/** What the gate knows of a failed thought when it settles it: the sentence for status, and the failure but its retry time. */
+export type FailureNote = Omit<ThinkFailure, 'retryAt'> & { message: string };
+
+/** The longest reason kept from an error that names none. */
+const REASON_MAX = 80;
+
+/**
+ * A thinker's error as a failure note. The daemon's thinkers throw errors that carry when they
+ * failed, why in a few words and the endpoint's `Retry-After` (src/thinkers/thought-error.ts);
+ * any other error counts as failing at `fallbackAt`, with its message as the reason.
+ */
+export const failureOf = (error: unknown, fallbackAt: number): FailureNote => {
+  const carried = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
+  const message = errorMessage(error);
+  return {
+    message: `The thinker failed: ${message}`,
+    at: typeof carried.at === 'number' ? carried.at : fallbackAt,
+    reason: typeof carried.reason === 'string' ? carried.reason : message.slice(0, REASON_MAX),
+    // A failure that does not say what failed is taken for the endpoint's: backing off is the safe side.
+    kind: carried.kind === 'answer' ? 'answer' : 'endpoint',
+    retryAfterMs:
+      typeof carried.retryAfterMs === 'number' && carried.retryAfterMs >= 0 ? carried.retryAfterMs : null,
+  };
+};
+
+/**
+ * A failed thought, counted: every drained event goes back with one more attempt, or to the dead
+ * letters, and the thinker is asked again after `retryDelayMs`: at the next reflection after a
+ * failed answer, backing off only while the endpoint fails (a backlog at the timer's pace).
+ */
+export const thoughtFailed = (context: GateContext, note: FailureNote): GateDecision => {
+  const { settle, counters } = settling(context, note.at, { failed: context.batch });
+  const failedInARow = context.failedInARow + 1;
+  const endpointFailuresInARow = note.kind === 'endpoint' ? context.endpointFailuresInARow + 1 : 0;
+  const wait =
+    context.batch.length >= BACKLOG_EVENTS
+      ? context.reflectEveryMs
+      : retryDelayMs(context, endpointFailuresInARow, note.retryAfterMs);
+  const { message, ...failure } = note;
   return {
     settle,
     changes: {
       ...counters,
       batch: [],
       thinkFailures: context.thinkFailures + 1,
-      failedInARow: context.failedInARow + 1,
+      failedInARow,
+      endpointFailuresInARow,
       failedBatch: context.batch.length,
+      lastError: message,
+      lastFailure: { ...failure, retryAt: note.at + wait },
     },
   };
 };

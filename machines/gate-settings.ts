@@ -9,11 +9,14 @@ export interface GateSettings {
   maxAttempts: number;
   reflectEveryMs: number;
   thinkTimeoutMs: number;
-  /** The wait after a failed thought; it doubles with each failure in a row, up to `RETRY_BACKOFF_MAX_FACTOR` times. */
-  retryBackoffMs: number;
+  /** The longest wait between asks of a failing thinker (a `Retry-After` included); above `RETRY_CAP_MAX_MS` counts as that. */
+  retryCapMs: number;
 }
 
 export type GateInput = Partial<GateSettings>;
+
+/** However a thinker fails, and whatever its endpoint asks, it is asked again within 5 minutes. */
+export const RETRY_CAP_MAX_MS = 300_000;
 
 export const GATE_DEFAULTS: GateSettings = {
   threshold: 0.5,
@@ -22,11 +25,8 @@ export const GATE_DEFAULTS: GateSettings = {
   maxAttempts: 5,
   reflectEveryMs: 120_000,
   thinkTimeoutMs: 60_000,
-  retryBackoffMs: 360_000,
+  retryCapMs: RETRY_CAP_MAX_MS,
 };
-
-/** The backoff after failed thoughts in a row stops doubling at this many times `retryBackoffMs`. */
-export const RETRY_BACKOFF_MAX_FACTOR = 2;
 
 /**
  * How long the gate waits after an insert for more: a poll that hit the per-tick cap is followed
@@ -41,11 +41,22 @@ export const INSERT_QUIET_MS = CATCH_UP_MS + 1_000;
  */
 export const BACKLOG_EVENTS = INBOX_CAPACITY / 4;
 
-/** The wait before trying again after `failedInARow` failed thoughts. */
-export const retryBackoffMs = (
-  settings: Pick<GateSettings, 'retryBackoffMs'>,
-  failedInARow: number,
-): number => settings.retryBackoffMs * Math.min(2 ** Math.max(0, failedInARow - 1), RETRY_BACKOFF_MAX_FACTOR);
+/**
+ * The wait before asking the thinker again after its endpoint failed `endpointFailuresInARow`
+ * times in a row: the next reflection after a failed answer or the endpoint's first failure, then
+ * twice as long with each more, never longer than the cap (at most `RETRY_CAP_MAX_MS`). A
+ * `Retry-After` the endpoint sent is waited out, within the same cap. Never sooner than the next
+ * reflection, whatever the cap says.
+ */
+export const retryDelayMs = (
+  settings: Pick<GateSettings, 'reflectEveryMs' | 'retryCapMs'>,
+  endpointFailuresInARow: number,
+  retryAfterMs: number | null = null,
+): number => {
+  const cap = Math.min(settings.retryCapMs, RETRY_CAP_MAX_MS);
+  const doubled = settings.reflectEveryMs * 2 ** Math.max(0, endpointFailuresInARow - 1);
+  return Math.max(settings.reflectEveryMs, Math.min(cap, Math.max(doubled, retryAfterMs ?? 0)));
+};
 
 /** The settings given, without unknown keys or values that are not numbers: what is left out keeps its value. */
 export const definedSettings = (input: GateInput | undefined): GateInput =>

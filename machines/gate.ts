@@ -6,7 +6,7 @@ import type { Ack, Claim, DrainOutput, Gate, GateContext, GateEvent } from './ga
 import { initialGateContext } from './gate-context.js';
 import * as decisions from './gate-decisions.js';
 import type { GateInput } from './gate-settings.js';
-import { BACKLOG_EVENTS, definedSettings, INSERT_QUIET_MS, retryBackoffMs } from './gate-settings.js';
+import { BACKLOG_EVENTS, definedSettings, INSERT_QUIET_MS, retryDelayMs } from './gate-settings.js';
 
 /** What applying a decision needs of an action's arguments. */
 interface DecisionArgs {
@@ -73,7 +73,9 @@ export const gateMachine = setup({
     settleThought: enqueueActions((args, { thought }: { thought: Thought }) =>
       apply(args, decisions.thoughtSettled(args.context, thought)),
     ),
-    settleFailedThought: enqueueActions((args) => apply(args, decisions.thoughtFailed(args.context))),
+    settleFailedThought: enqueueActions((args, { failure }: { failure: decisions.FailureNote }) =>
+      apply(args, decisions.thoughtFailed(args.context, failure)),
+    ),
     withdrawOffer: enqueueActions((args, { delivery }: { delivery: Delivery }) =>
       apply(args, decisions.offerWithdrawn(args.context, delivery)),
     ),
@@ -99,6 +101,11 @@ export const gateMachine = setup({
     isUsable: ({ context }, { thought }: { thought: Thought }) => decisions.isUsable(context, thought),
     isBacklog: ({ context }) => context.failedBatch >= BACKLOG_EVENTS,
     isInsert: ({ event }) => event.type === 'gate.reflect' && event.reason === 'inserted',
+    // New events end a backoff, but not one the thinker's endpoint asked for with `Retry-After`.
+    endsBackoff: ({ context, event }) =>
+      event.type === 'gate.reflect' &&
+      event.reason === 'inserted' &&
+      context.lastFailure?.retryAfterMs == null,
     drainedNothing: (_, { events }: { events: InboxEvent[] }) => events.length === 0,
     hasDelivery: ({ context }) => context.delivery !== null,
     isCurrentDelivery: ({ context }, { ack }: { ack: Ack & Caller }) =>
@@ -112,7 +119,8 @@ export const gateMachine = setup({
     insertQuiet: INSERT_QUIET_MS,
     // A stream of inserts that never pauses still gets a reflection at the timer's pace.
     insertSettleMax: ({ context }) => context.reflectEveryMs,
-    retryBackoff: ({ context }) => retryBackoffMs(context, context.failedInARow),
+    retryBackoff: ({ context }) =>
+      retryDelayMs(context, context.endpointFailuresInARow, context.lastFailure?.retryAfterMs ?? null),
   },
 }).createMachine({
   id: 'gate',
@@ -187,9 +195,15 @@ export const gateMachine = setup({
         thinkTimeout: {
           target: 'thoughtFailed',
           actions: {
-            type: 'noteError',
+            type: 'settleFailedThought',
             params: ({ context }) => ({
-              message: `The thinker did not answer within ${context.thinkTimeoutMs} ms.`,
+              failure: {
+                message: `The thinker did not answer within ${context.thinkTimeoutMs} ms.`,
+                at: (context.reflectedAt ?? 0) + context.thinkTimeoutMs,
+                reason: `no answer within ${context.thinkTimeoutMs / 1000} s`,
+                kind: 'endpoint',
+                retryAfterMs: null,
+              },
             }),
           },
         },
@@ -206,31 +220,40 @@ export const gateMachine = setup({
           {
             target: 'thoughtFailed',
             actions: {
-              type: 'noteError',
-              params: { message: 'The thinker answered nothing usable for the events it was given.' },
+              type: 'settleFailedThought',
+              params: ({ context, event }) => ({
+                failure: {
+                  message: 'The thinker answered nothing usable for the events it was given.',
+                  at: event.output?.at ?? context.reflectedAt ?? 0,
+                  reason: 'an answer that judged none of the events',
+                  kind: 'answer',
+                  retryAfterMs: null,
+                },
+              }),
             },
           },
         ],
         onError: {
           target: 'thoughtFailed',
           actions: {
-            type: 'noteError',
-            params: ({ event }) => ({ message: `The thinker failed: ${errorMessage(event.error)}` }),
+            type: 'settleFailedThought',
+            params: ({ context, event }) => ({
+              failure: decisions.failureOf(event.error, context.reflectedAt ?? 0),
+            }),
           },
         },
       },
     },
     thoughtFailed: {
       description:
-        'Transient: the thinker threw, timed out or covered no event. Every drained event goes back to the inbox front with one more attempt, or to the dead letters once out of attempts. The gate backs off, unless the batch was a backlog big enough to fill the inbox while it waited.',
-      entry: 'settleFailedThought',
+        'Transient: the thinker threw, timed out or covered no event. Every drained event went back to the inbox front with one more attempt, or to the dead letters once out of attempts. The gate backs off, unless the batch was a backlog big enough to fill the inbox while it waited.',
       always: [{ guard: 'isBacklog', target: 'idle' }, { target: 'backingOff' }],
     },
     backingOff: {
       description:
-        'A thought failed and its events are back in the inbox. The thinker is asked again when new events arrive (they make one thought with the failed ones) or once the backoff has passed, which doubles with each failure in a row; the timer and check-ins do not ask it meanwhile.',
+        'A thought failed and its events are back in the inbox. The thinker is asked again at the next reflection, then twice as long after each failure in a row, at most 5 minutes, and not before a Retry-After its endpoint sent (capped too); new events end the wait sooner (they make one thought with the failed ones) unless a Retry-After holds. The timer and check-ins do not ask it meanwhile.',
       after: { retryBackoff: { target: 'idle', actions: 'deferReflection' } },
-      on: { 'gate.reflect': { guard: 'isInsert', target: 'settling' } },
+      on: { 'gate.reflect': { guard: 'endsBackoff', target: 'settling' } },
     },
     judged: {
       description: 'Transient: urgent events make a delivery; otherwise back to idle.',

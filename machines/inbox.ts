@@ -1,6 +1,6 @@
 import { type ActorRef, assign, enqueueActions, fromPromise, type Snapshot, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
-import type { ExternalItem, InboxEvent } from './external.js';
+import type { AlsoListed, ExternalItem, InboxEvent } from './external.js';
 
 export const INBOX_CAPACITY = 200;
 export const PER_TICK_CAP = 20;
@@ -9,6 +9,8 @@ export const PER_TICK_CAP = 20;
 export interface Offer {
   pollId: number;
   source: string;
+  /** The server the source polls: an item another source of it listed first is not new. */
+  server: string;
   items: ExternalItem[];
   replyTo: ActorRef<Snapshot<unknown>, OfferReply>;
 }
@@ -25,6 +27,7 @@ export interface OfferReply {
 
 export interface AcceptInput {
   source: string;
+  server: string;
   items: ExternalItem[];
   /** How many may enter now: the per-tick cap, bounded by the room left. */
   limit: number;
@@ -35,6 +38,8 @@ export interface AcceptInput {
 export interface AcceptOutput {
   inserted: InboxEvent[];
   capped: boolean;
+  /** Items another source of the server listed first: not inserted, said in the context. */
+  alsoListed?: AlsoListed[];
 }
 
 /** An event that left the inbox without being dealt with: out of attempts, or pushed out at capacity. */
@@ -59,6 +64,8 @@ export interface Settlement {
 }
 
 export const DEAD_LETTERS_KEPT = 50;
+/** How many items listed again by another source the inbox keeps to show. */
+export const ALSO_LISTED_KEPT = 20;
 
 /** A settlement as the `persistSettlement` effect writes it: with the dead letters it made (overflow included). */
 export interface SettlementWrite {
@@ -84,6 +91,8 @@ export interface InboxContext {
   lastDrain: { requestId: number; events: InboxEvent[] } | null;
   /** The most recent dead letters (the file keeps them all). */
   deadLetters: DeadLetter[];
+  /** The most recent items a second source of a server listed, told once under the first. */
+  alsoListed: AlsoListed[];
   deadLettered: number;
   /** Settlements taken and not written yet, oldest first: written one at a time, in order. */
   unsaved: SettlementWrite[];
@@ -169,6 +178,7 @@ export const inboxMachine = setup({
     lastDrain: null,
     deadLetters: [],
     deadLettered: 0,
+    alsoListed: [],
     unsaved: [],
     settleSaved: 0,
     settleError: null,
@@ -180,7 +190,13 @@ export const inboxMachine = setup({
       actions: assign(({ context, event }) => ({
         offers: [
           ...context.offers,
-          { pollId: event.pollId, source: event.source, items: event.items, replyTo: event.replyTo },
+          {
+            pollId: event.pollId,
+            source: event.source,
+            server: event.server,
+            items: event.items,
+            replyTo: event.replyTo,
+          },
         ],
       })),
     },
@@ -279,6 +295,7 @@ export const inboxMachine = setup({
                     .map((e) => e.item_id);
                   return {
                     source: offer.source,
+                    server: offer.server,
                     items: offer.items,
                     limit: Math.min(context.perTickCap, room),
                     held,
@@ -293,6 +310,9 @@ export const inboxMachine = setup({
                       events,
                       offers: rest,
                       inserted: context.inserted + event.output.inserted.length,
+                      alsoListed: [...context.alsoListed, ...(event.output.alsoListed ?? [])].slice(
+                        -ALSO_LISTED_KEPT,
+                      ),
                     });
                     const reply: OfferReply = {
                       type: 'inbox.offered',

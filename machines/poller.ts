@@ -1,11 +1,15 @@
 import { assign, fromPromise, sendTo, setup } from 'xstate';
-import type { ExternalItem, PolledSource } from './external.js';
+import type { ExternalItem, PolledSource, ToolSafety } from './external.js';
 import type { OfferReply } from './inbox.js';
 
-/** The outcome of one call to a source's tool. Failures are data: the effect never throws. */
+/**
+ * The outcome of one call to a source's tool, with what its tool says of its side effects.
+ * Failures are data: the effect never throws. A refusal (`refused`) is a tool that says it
+ * writes or destroys, which was not called.
+ */
 export type FetchOutcome =
-  | { ok: true; items: ExternalItem[]; at: number; durationMs: number; jitter: number }
-  | { ok: false; error: string; at: number; durationMs: number; jitter: number };
+  | { ok: true; items: ExternalItem[]; tool?: ToolSafety; at: number; durationMs: number; jitter: number }
+  | { ok: false; error: string; refused?: ToolSafety; at: number; durationMs: number; jitter: number };
 
 export const RETRY_BASE_MS = 1_000;
 export const RETRY_CAP_MS = 5 * 60_000;
@@ -26,6 +30,8 @@ export interface PollerContext {
   lastPollAt: number | null;
   nextPollAt: number | null;
   lastError: string | null;
+  /** What the source's tool said of its side effects at the last poll that read it; null before. */
+  tool: ToolSafety | null;
   jitter: number;
   /**
    * How long the last call took. The next poll waits a whole interval after it ends, so a server
@@ -63,6 +69,10 @@ export const pollerMachine = setup({
   },
   guards: {
     fetchSucceeded: ({ event }) => 'output' in event && (event.output as FetchOutcome).ok,
+    toolRefused: ({ event }) => {
+      const outcome = 'output' in event ? (event.output as FetchOutcome) : null;
+      return outcome !== null && !outcome.ok && outcome.refused !== undefined;
+    },
     shouldCatchUp: ({ event }) => event.type === 'inbox.offered' && event.capped && event.roomLeft > 0,
   },
   actions: {
@@ -72,6 +82,7 @@ export const pollerMachine = setup({
         type: 'inbox.offer' as const,
         pollId: context.polls,
         source: context.source.name,
+        server: context.source.server,
         items: context.pending,
         replyTo: self,
       }),
@@ -86,6 +97,7 @@ export const pollerMachine = setup({
     lastPollAt: null,
     nextPollAt: null,
     lastError: null,
+    tool: null,
     jitter: 0,
     lastDurationMs: 0,
     pending: [],
@@ -104,6 +116,20 @@ export const pollerMachine = setup({
         input: ({ context }) => context.source,
         onDone: [
           {
+            guard: 'toolRefused',
+            target: 'refused',
+            actions: assign(({ event }) => {
+              const outcome = event.output;
+              if (outcome.ok) return {};
+              return {
+                tool: outcome.refused ?? null,
+                lastError: outcome.error,
+                lastPollAt: outcome.at,
+                lastDurationMs: outcome.durationMs,
+              };
+            }),
+          },
+          {
             guard: 'fetchSucceeded',
             target: 'offering',
             actions: assign(({ event }) => {
@@ -111,6 +137,7 @@ export const pollerMachine = setup({
               if (!outcome.ok) return {};
               return {
                 pending: outcome.items,
+                tool: outcome.tool ?? null,
                 lastListed: outcome.items.length,
                 lastPollAt: outcome.at,
                 lastDurationMs: outcome.durationMs,
@@ -177,6 +204,10 @@ export const pollerMachine = setup({
         'The last poll hit the per-tick cap: polling again soon so items do not scroll out of the source.',
       after: { catchUpDelay: 'polling' },
       on: { 'poller.pollNow': 'polling' },
+    },
+    refused: {
+      description:
+        "The source's tool says it writes or destroys (readOnlyHint: false or destructiveHint: true) and the source does not allow side effects: it was not called, and is not polled until sources.json changes.",
     },
     backingOff: {
       description: 'The last poll failed: waiting an exponentially growing, jittered delay before retrying.',

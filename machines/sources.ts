@@ -1,6 +1,6 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
-import type { PolledSource } from './external.js';
+import type { PolledSource, ToolSafety } from './external.js';
 import type { GateSettings } from './gate-settings.js';
 import { pollerMachine } from './poller.js';
 
@@ -19,6 +19,20 @@ export interface ServerSummary {
   disabled: string | null;
 }
 
+/**
+ * Who judges external events: the rule thinker (per-source urgency and rules, against the
+ * threshold), the agent itself (it receives every event and says in its ack what it did), a
+ * model behind an OpenAI-compatible endpoint, or the connected agent's model through MCP sampling.
+ */
+export type ThinkerKind = 'rules' | 'agent' | 'model' | 'sampling';
+
+/** The thinker sources.json asks for, as status names it: never its endpoint or key. */
+export interface ThinkerSetting {
+  kind: ThinkerKind;
+  /** The model's name with `"thinker": "model"`, else null. */
+  model: string | null;
+}
+
 /** What the sources supervisor keeps of a loaded config: no server secrets, only what pollers need. */
 export interface LoadedSources {
   sources: PolledSource[];
@@ -28,6 +42,7 @@ export interface LoadedSources {
   warnings: string[];
   /** The reflection gate's settings from the same file (defaults where it says nothing). */
   gate: GateSettings;
+  thinker: ThinkerSetting;
 }
 
 /** An item as a source test shows it. */
@@ -63,10 +78,17 @@ export interface SourceTestResult {
   item_count: number;
   /** With `raw`: what the tool answered, when it answered. */
   raw: RawAnswer | null;
+  /** What the tool says of its side effects in `tools/list`; null when that could not be read. */
+  tool: ToolSafety | null;
 }
 
 /** A test that read nothing, and why. */
-export const failedTest = (source: string, server: string, error: string): SourceTestResult => ({
+export const failedTest = (
+  source: string,
+  server: string,
+  error: string,
+  tool: ToolSafety | null = null,
+): SourceTestResult => ({
   source,
   server,
   ok: false,
@@ -74,6 +96,7 @@ export const failedTest = (source: string, server: string, error: string): Sourc
   items: [],
   item_count: 0,
   raw: null,
+  tool,
 });
 
 /** The most items a test result lists, so that a huge answer stays a readable one. */
@@ -89,6 +112,8 @@ export interface SourcesContext {
   servers: ServerSummary[];
   fingerprints: Record<string, string>;
   warnings: string[];
+  /** The thinker of the last good config (the rules before one is loaded). */
+  thinker: ThinkerSetting;
   /** The last config error; while it holds, the last good config keeps running, if there was one. */
   error: string | null;
   /** Whether a config was ever loaded: pollers then run for the last good one through a broken edit. */
@@ -216,6 +241,7 @@ export const sourcesMachine = setup({
     servers: [],
     fingerprints: {},
     warnings: [],
+    thinker: { kind: 'rules', model: null },
     error: null,
     goodConfigLoaded: false,
     loads: 0,
@@ -267,6 +293,7 @@ export const sourcesMachine = setup({
               servers: next.servers,
               fingerprints: next.fingerprints,
               warnings: next.warnings,
+              thinker: next.thinker,
               error: null,
               goodConfigLoaded: true,
               loads: context.loads + 1,

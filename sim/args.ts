@@ -7,6 +7,8 @@ export interface SimOptions {
   qs: number[];
   /** Both modes when the flag is left out. */
   catchUp: boolean[];
+  /** Also run catch-up on with the seed's retry rule, for the latency comparison (on unless `--seed-rule off`). */
+  seedRule: boolean;
   window: number;
   cap: number;
   seeds: number;
@@ -49,6 +51,7 @@ export const parseSimArgs = (argv: string[]): SimOptions => {
       'first-burst': { type: 'string' },
       q: { type: 'string' },
       'catch-up': { type: 'string' },
+      'seed-rule': { type: 'string' },
       window: { type: 'string' },
       cap: { type: 'string' },
       seeds: { type: 'string' },
@@ -82,11 +85,16 @@ export const parseSimArgs = (argv: string[]): SimOptions => {
   if (catchUp !== undefined && catchUp !== 'on' && catchUp !== 'off') {
     throw new SimArgsError(`--catch-up must be on or off, got "${catchUp}".`);
   }
+  const seedRule = values['seed-rule'];
+  if (seedRule !== undefined && seedRule !== 'on' && seedRule !== 'off') {
+    throw new SimArgsError(`--seed-rule must be on or off, got "${seedRule}".`);
+  }
   const attempts = values['max-attempts'];
   return {
     scenarios,
     qs: values.q === undefined ? [...SEED_QS] : [probability(values.q)],
     catchUp: catchUp === undefined ? [false, true] : [catchUp === 'on'],
+    seedRule: seedRule !== 'off',
     window: number('window', values.window, 90, 1),
     cap: number('cap', values.cap, 20, 1),
     seeds: number('seeds', values.seeds, 10, 1),

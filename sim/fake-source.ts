@@ -25,6 +25,8 @@ export const createFakeSource = (plan: ArrivalPlan, window: number) => {
   const times = arrivalTimes(plan);
   return {
     arrived: times.length,
+    /** When the source first listed an item (`item-12` is the 13th to arrive): where its latency starts. */
+    listedFrom: (itemId: string): number => times[Number(itemId.slice('item-'.length))]!,
     /** What the source lists at `now`. */
     list(now: number): ExternalItem[] {
       let count = 0;

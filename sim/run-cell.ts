@@ -6,7 +6,7 @@ import { type FetchOutcome, pollerMachine } from '../machines/poller.js';
 import { createItemAcceptor } from '../src/effects/accept-items.js';
 import { drainFromInbox } from '../src/effects/drain-inbox.js';
 import { createFakeSource } from './fake-source.js';
-import { createFakeThinker } from './fake-thinker.js';
+import { createFakeThinker, type Outage } from './fake-thinker.js';
 import { memoryInboxFile, memorySeenStore } from './memory-stores.js';
 import { pipelineBusy } from './pipeline-busy.js';
 import { prng } from './prng.js';
@@ -27,6 +27,13 @@ export interface CellConfig {
   catchUp: boolean;
   /** The gate's `maxAttempts` (its default is 5); `Infinity` retries without bound, as the seed does. */
   maxAttempts: number;
+  /**
+   * After a failed thought: `ours` asks again at the next reflection, then twice as long after each
+   * failure in a row (at most 5 minutes); `seed` asks again at every reflection, as the seed does.
+   */
+  retry: 'ours' | 'seed';
+  /** A stretch in which the thinker's endpoint is down (every call fails), if any. */
+  outage?: Outage;
 }
 
 /** What one seeded run of a cell counted. */
@@ -42,6 +49,8 @@ export interface SeedResult {
   deadLettered: number;
   deliveries: number;
   catchUps: number;
+  /** Per event told, from when its source first listed it to the ack of its first delivery, in ms. */
+  latenciesMs: number[];
 }
 
 const SOURCE = 'sim';
@@ -66,7 +75,7 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
     },
     config.window,
   );
-  const thinker = createFakeThinker(config.q, prng(seed));
+  const thinker = createFakeThinker(config.q, prng(seed), config.outage);
   const acceptItems = createItemAcceptor({
     inbox: memoryInboxFile(),
     seen: memorySeenStore(),
@@ -131,6 +140,8 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
             reflectEveryMs: config.reflectMs,
             maxAttempts: config.maxAttempts,
             cooldownMs: 0,
+            // A cap of one reflection interval is the seed's rule: every reflection asks again.
+            ...(config.retry === 'seed' ? { retryCapMs: config.reflectMs } : {}),
           },
         },
         { src: 'poller', id: 'poller', systemId: `poller:${SOURCE}`, input: { source: polled } },
@@ -145,6 +156,7 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
   const pollerRef = root.system.get(`poller:${SOURCE}`) as ActorRefFrom<typeof pollerMachine>;
 
   const timesDelivered = new Map<string, number>();
+  const latenciesMs: number[] = [];
   let deliveries = 0;
   let requestId = 0;
 
@@ -174,8 +186,11 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
           throw new Error(`The gate refused the ack of ${delivery.deliveryId}.`);
         }
         deliveries++;
-        for (const e of delivery.events)
-          timesDelivered.set(e.item_id, (timesDelivered.get(e.item_id) ?? 0) + 1);
+        for (const e of delivery.events) {
+          const times = (timesDelivered.get(e.item_id) ?? 0) + 1;
+          timesDelivered.set(e.item_id, times);
+          if (times === 1) latenciesMs.push(clock.now() - source.listedFrom(e.item_id));
+        }
         continue;
       }
       return;
@@ -200,13 +215,33 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
       deadLettered: gate.getSnapshot().context.deadLettered,
       deliveries,
       catchUps: pollerRef.getSnapshot().context.catchUps,
+      latenciesMs,
     };
   } finally {
     root.stop();
   }
 };
 
-/** A cell's seeds summed (and think calls averaged), as the seed's table reports them. */
+/** Delivery latency over a cell's events told, in seconds: the median, the 95th percentile and the longest. */
+export interface Latency {
+  p50_s: number;
+  p95_s: number;
+  max_s: number;
+}
+
+/** The nearest-rank percentile `p` (0..1) of sorted values. */
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
+
+/** The latency of the events told, from their times in ms; null when none was told. */
+export const latencyOf = (latenciesMs: readonly number[]): Latency | null => {
+  if (latenciesMs.length === 0) return null;
+  const sorted = [...latenciesMs].sort((a, b) => a - b);
+  const s = (ms: number) => Math.round(ms / 1_000);
+  return { p50_s: s(percentile(sorted, 0.5)), p95_s: s(percentile(sorted, 0.95)), max_s: s(sorted.at(-1)!) };
+};
+
+/** A cell's seeds summed (and think calls averaged), as the seed's table reports them, with the latency over all its seeds. */
 export interface CellResult {
   arrived: number;
   delivered: number;
@@ -215,6 +250,7 @@ export interface CellResult {
   think_calls_mean: number;
   dropped: number;
   dead_lettered: number;
+  latency: Latency | null;
 }
 
 /** Runs seeds 1..`seeds` of a cell and sums them. */
@@ -232,5 +268,6 @@ export const runCell = async (config: CellConfig, seeds: number): Promise<CellRe
     think_calls_mean: Math.round((10 * sum((r) => r.thinkCalls)) / runs.length) / 10,
     dropped: sum((r) => r.dropped),
     dead_lettered: sum((r) => r.deadLettered),
+    latency: latencyOf(runs.flatMap((r) => r.latenciesMs)),
   };
 };

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { sourceBlocked } from '../../machines/sources.js';
+import { toolSummary } from '../sources/client/tool-safety.js';
 import { loadSourcesConfig } from '../sources/config/load-config.js';
 import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
@@ -47,6 +48,7 @@ export const listSources = async (paths: PulsePaths, env: NodeJS.ProcessEnv): Pr
       failures: 0,
       items_seen: 0,
       catch_ups: 0,
+      tool_check: null,
     }),
   );
   const servers = summaries.map((server) =>
@@ -75,13 +77,18 @@ const formatServer = (s: ServerStatus): string => {
   return `- ${s.name} (${where}): ${s.state}${s.detail === null ? '' : `: ${s.detail}`}`;
 };
 
-/** One source on one line: what it polls and how its last poll went, or why it does not run. */
-const formatSource = (p: PollerStatus, servers: readonly ServerStatus[]): string => {
-  if (p.disabled_reason === null) return `- ${formatPoller(p)}`;
+/** One source on a line: what it polls and how its last poll went, or why it does not run; then its tool's annotations. */
+const formatSource = (p: PollerStatus, servers: readonly ServerStatus[]): string[] => {
+  if (p.disabled_reason === null) {
+    const check = p.tool_check;
+    const tool = check === null ? [] : [`  tool annotations: ${toolSummary(check)}`];
+    const warning = check?.verdict === 'undeclared' ? [`  warning: ${check.message}`] : [];
+    return [`- ${formatPoller(p)}`, ...tool, ...warning];
+  }
   // The server's line above says why at length.
   const serverDisabled = p.enabled && servers.some((s) => s.name === p.server && s.state === 'disabled');
   const why = serverDisabled ? `its server "${p.server}" is disabled (above)` : p.disabled_reason;
-  return `- ${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): disabled: ${why}`;
+  return [`- ${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): disabled: ${why}`];
 };
 
 /** The readable form of `pulse sources list`, safe for a terminal. */
@@ -94,7 +101,7 @@ export const formatSourceList = (list: SourceList): string => {
   if (list.error) lines.push(`config error: ${list.error} (${configErrorEffect(list.keeps_last_good)})`);
   if (list.servers.length > 0) lines.push('servers:', ...list.servers.map(formatServer));
   if (list.pollers.length === 0) lines.push('no sources configured in .pulse/sources.json');
-  else lines.push('sources:', ...list.pollers.map((p) => formatSource(p, list.servers)));
+  else lines.push('sources:', ...list.pollers.flatMap((p) => formatSource(p, list.servers)));
   // A disabled server's line says it already.
   const told = list.servers.flatMap((s) => (s.state === 'disabled' && s.detail !== null ? [s.detail] : []));
   for (const warning of list.warnings)

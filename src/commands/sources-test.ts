@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { failedTest, type SourceTestResult, sourceBlocked } from '../../machines/sources.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { ClientPool } from '../sources/client/client-pool.js';
+import { toolSummary } from '../sources/client/tool-safety.js';
 import { loadSourcesConfig } from '../sources/config/load-config.js';
 import { readingOf } from '../sources/items/reading.js';
 import { MAX_SOURCE_TEST_MS, runSourceTest } from '../sources/source-test.js';
@@ -96,7 +97,8 @@ const formatRaw = ({ raw }: SourceTestResult): string[] => {
 /** The readable form of `pulse sources test`, safe for a terminal whatever the server answered. */
 export const formatSourceTest = (report: SourceTestReport): string => {
   const lines = report.note === null ? [] : [`note: ${report.note}`];
-  if (!report.ok) lines.push(`${report.source}: poll failed: ${report.error}`);
+  const failed = report.tool?.verdict === 'refused' ? 'refused, not called' : 'poll failed';
+  if (!report.ok) lines.push(`${report.source}: ${failed}: ${report.error}`);
   else {
     lines.push(`${report.source}: ${report.item_count} item(s) (nothing marked seen)`);
     for (const item of report.items)
@@ -104,6 +106,8 @@ export const formatSourceTest = (report: SourceTestReport): string => {
     const more = report.item_count - report.items.length;
     if (more > 0) lines.push(`… and ${more} more`);
   }
+  if (report.tool !== null) lines.push(`tool annotations: ${toolSummary(report.tool)}`);
+  if (report.tool?.verdict === 'undeclared') lines.push(`warning: ${report.tool.message}`);
   lines.push(...formatRaw(report));
   return lines.map(terminalText).join('\n');
 };

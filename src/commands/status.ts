@@ -22,6 +22,7 @@ import {
   watchDownWarning,
 } from '../system/system-status.js';
 import { terminalText } from '../text/terminal-text.js';
+import { thinkerLine } from '../thinkers/thinker-in-force.js';
 
 /** What `pulse status` reports, from the running daemon or, when none runs, from the files. */
 export interface StatusReport {
@@ -210,7 +211,10 @@ export const formatStatus = (report: StatusReport, now = Date.now()): string => 
   lines.push(...formatDeadLetters(report.dead_letters));
   if (report.sources) {
     lines.push(sourcesLine(report.sources));
-    for (const poller of report.sources.pollers) lines.push(`source:    ${formatPoller(poller)}`);
+    for (const poller of report.sources.pollers) {
+      lines.push(`source:    ${formatPoller(poller)}`);
+      if (poller.tool_check?.verdict === 'undeclared') lines.push(`warning:   ${poller.tool_check.message}`);
+    }
     for (const warning of report.sources.warnings) lines.push(`warning:   ${warning}`);
   }
   for (const warning of report.warnings) lines.push(`warning:   ${warning}`);
@@ -256,6 +260,7 @@ export const formatGate = (gate: GateStatus): string[] => {
       ` (threshold ${s.threshold}, lease ${seconds(s.leaseMs)}, cooldown ${seconds(s.cooldownMs)}, max attempts ${s.maxAttempts})` +
       `${gate.last_error ? `; last error: ${gate.last_error}` : ''}`,
   ];
+  lines.push(`thinker:   ${thinkerLine(gate.thinker)}`);
   const t = gate.last_thought;
   if (t !== null) {
     const quiet = t.events.filter((e) => e.verdict === 'quiet').length;
@@ -264,11 +269,6 @@ export const formatGate = (gate: GateStatus): string[] => {
       ...t.events
         .filter((e) => e.why !== undefined)
         .map((e) => `           "${e.title}": ${e.urgency} (${e.why})`),
-    );
-  }
-  if (gate.failed_in_a_row > 0) {
-    lines.push(
-      `thinker:   ${gate.failed_in_a_row} failed thought${gate.failed_in_a_row === 1 ? '' : 's'} in a row; backing off before asking again`,
     );
   }
   const d = gate.delivery;
@@ -298,7 +298,9 @@ export const formatDeadLetters = (dead: readonly DeadLetterStatus[]): string[] =
           ),
       ];
 
-/** One poller on one line. */
+/** One poller on one line; one whose tool was refused says why and how to fix it. */
 export const formatPoller = (p: PollerStatus): string =>
-  `${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): ${p.state}, ${p.items_seen} items, ` +
-  `last poll ${p.last_poll_at ?? 'never'}, next ${p.next_poll_at ?? '-'}${p.last_error ? `, last error: ${p.last_error}` : ''}`;
+  p.tool_check?.verdict === 'refused'
+    ? `${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): REFUSED: ${p.tool_check.message}`
+    : `${p.source} (${p.server}.${p.tool}, every ${p.interval_sec}s): ${p.state}, ${p.items_seen} items, ` +
+      `last poll ${p.last_poll_at ?? 'never'}, next ${p.next_poll_at ?? '-'}${p.last_error ? `, last error: ${p.last_error}` : ''}`;

@@ -16,15 +16,18 @@ import { projectId } from '../store/project-id.js';
 import { ensureProjectFolder, ensurePulseFolder } from '../store/pulse-folder.js';
 import { logOf } from '../system/ask-actors.js';
 import { createPulseSystem } from '../system/wiring.js';
+import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
 
 /** How long opening a project waits for sources.json to be read, to say what it holds. */
 const SOURCES_WAIT_MS = 2000;
 
-/** What sources.json held at start. */
+/** What sources.json held at start, and who judges external events then (no agent is connected yet). */
 export interface SourcesAtStart {
   sources: number;
   servers: number;
   error: string | null;
+  /** Absent when an older daemon that was asked to serve the project sent the summary. */
+  thinker?: ThinkerStatus;
 }
 
 /** One project a daemon serves: its own lock, files, log and actor system. */
@@ -62,7 +65,13 @@ const sourcesAtStart = async (ref: AnyActorRef | undefined): Promise<SourcesAtSt
   );
   if (read === null) return null;
   const context = read.context as SourcesContext;
-  return { ...sourceCounts(context), error: context.error };
+  const thinker = thinkerInForce(context.thinker, null, {
+    failedInARow: 0,
+    lastFailure: null,
+    maxAttempts: 0,
+    asking: false,
+  });
+  return { ...sourceCounts(context), error: context.error, thinker };
 };
 
 /** What a project needs of the daemon it joins: where it is served and who sees its actors. */

@@ -39,6 +39,7 @@ export const createSourcesLoader =
       args: s.args,
       intervalMs: s.intervalMs,
       enabled: s.enabled,
+      allowSideEffects: s.allowSideEffects ?? false,
     }));
     const fingerprints: Record<string, string> = {};
     for (const source of config?.sources ?? []) {
@@ -47,5 +48,9 @@ export const createSourcesLoader =
     }
     const gate = { ...GATE_DEFAULTS, ...config?.reflection.gate };
     const servers = config?.serverSummaries ?? [];
-    return { sources, servers, fingerprints, warnings: config?.warnings ?? [], gate };
+    const thinker = {
+      kind: config?.reflection.thinker ?? 'rules',
+      model: config?.reflection.model?.model ?? null,
+    };
+    return { sources, servers, fingerprints, warnings: config?.warnings ?? [], gate, thinker };
   };

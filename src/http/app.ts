@@ -99,13 +99,17 @@ export const createDaemonApp = ({
       },
     ));
   const sessionsOf = (id: string) => mcp?.sessions(id) ?? [];
+  const httpFacts = (project: AppProject) => ({
+    sessions: sessionsOf(project.id),
+    sampler: project.samplers?.latest()?.client ?? null,
+  });
 
   const attach = (project: AppProject): void => {
     surfaces.set(project.id, {
       project,
       statusStream: createStatusStream({
         actor: project.actor,
-        sessions: () => sessionsOf(project.id),
+        facts: () => httpFacts(project),
         onSessionsChange: (listener) => {
           sessionListeners.add(listener);
           return () => sessionListeners.delete(listener);
@@ -157,7 +161,7 @@ export const createDaemonApp = ({
       statusPage({
         project: project.root,
         version: VERSION,
-        status: systemStatus(project.actor, sessionsOf(project.id)),
+        status: systemStatus(project.actor, httpFacts(project)),
         served: served(c),
         mcpUrl: projectUrls(origin(c), project.id).mcp,
       }),
@@ -167,7 +171,7 @@ export const createDaemonApp = ({
 
   const routes: [method: 'GET' | 'POST' | 'ALL', path: string, handler: Handler][] = [
     ['GET', '/healthz', health],
-    ['GET', '/status', (c, s) => c.json(systemStatus(s.project.actor, sessionsOf(s.project.id)))],
+    ['GET', '/status', (c, s) => c.json(systemStatus(s.project.actor, httpFacts(s.project)))],
     ['GET', '/status/stream', (c, s) => s.statusStream.handle(c)],
     ['POST', '/sources/test', (c, s) => s.sourcesTest[1](c)],
     ['ALL', '/mcp', async (c, s) => (await mcpRoute()).handle(c, s.project.id)],

@@ -2,13 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { PulseActor } from '../../machines/pulse.js';
-import { systemStatus } from '../system/system-status.js';
-import type { SessionFacts } from './session-table.js';
+import { type HttpFacts, systemStatus } from '../system/system-status.js';
 
 export interface StatusStreamOptions {
   actor: PulseActor;
-  /** The open MCP sessions, listed as connected agents. */
-  sessions?: () => readonly SessionFacts[];
+  /** The open MCP sessions, listed as connected agents, and the client the sampling thinker would ask. */
+  facts?: () => HttpFacts;
   /** Calls `listener` whenever a session comes, goes or is used; returns how to stop. */
   onSessionsChange?: (listener: () => void) => () => void;
   /** Streams open at once; one more is refused with 503. */
@@ -35,7 +34,7 @@ const realWait = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { sig
  */
 export const createStatusStream = ({
   actor,
-  sessions = () => [],
+  facts = () => ({}),
   onSessionsChange = () => () => undefined,
   maxStreams = 16,
   heartbeatMs = 15_000,
@@ -71,7 +70,7 @@ export const createStatusStream = ({
     try {
       let last = '';
       const sendIfChanged = async (first: boolean) => {
-        const data = JSON.stringify(systemStatus(actor, sessions()));
+        const data = JSON.stringify(systemStatus(actor, facts()));
         if (data === last) return;
         last = data;
         await stream.writeSSE({ event: 'status', data, ...(first ? { retry: retryMs } : {}) });

@@ -171,6 +171,13 @@ export const sourcesRule: Rule<SnapshotFrom<typeof sourcesMachine>> = (previous,
 export const pollerRule: Rule<SnapshotFrom<typeof pollerMachine>> = (previous, next, log) => {
   const was = previous?.context.failures ?? 0;
   const now = next.context;
+  // What the tool says of its side effects, once per verdict: a refusal or a tool that declares nothing is worth a warning.
+  const tool = now.tool;
+  if (tool !== null && tool.message !== null && tool.verdict !== previous?.context.tool?.verdict) {
+    const fields = { source: now.source.name, annotations: tool.hints };
+    if (tool.verdict === 'allowed') log.info(fields, tool.message);
+    else log.warn(fields, tool.message);
+  }
   if (was === 0 && now.failures > 0) {
     log.warn(
       { source: now.source.name, error: now.lastError, retry_at: iso(now.nextPollAt) },

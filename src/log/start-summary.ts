@@ -4,6 +4,7 @@ import { pulse } from '../package/pulse-command.js';
 import { SETUP_AGENTS } from '../setup/agent-names.js';
 import { shellQuote } from '../setup/hook-handlers.js';
 import { formatDuration } from '../text/duration.js';
+import { thinkerLine } from '../thinkers/thinker-in-force.js';
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
@@ -13,6 +14,12 @@ const sourcesLine = (sources: SourcesAtStart | null): string => {
   if (sources.sources === 0) return 'Sources: none (.pulse/sources.json)';
   return `Sources: ${plural(sources.sources, 'source')} from ${plural(sources.servers, 'server')}`;
 };
+
+/** Who judges external events at start; none without sources, and none to say while sources.json is being read. */
+const thinkerLines = (sources: SourcesAtStart | null): string[] =>
+  sources?.thinker === undefined || sources.error !== null || sources.sources === 0
+    ? []
+    : [`Thinker: ${thinkerLine(sources.thinker)}`];
 
 const logLine = ({ logFile, logLevel }: Daemon): string => {
   if (logFile !== null) return `Log: ${logFile} (--log-level ${logLevel})`;
@@ -57,6 +64,7 @@ export const startSummary = (daemon: Daemon): string[] => {
     ...(first === undefined ? [] : [`Created .pulse/${[first, ...rest].join(', ')}`]),
     `Watching ${daemon.paths.dir}`,
     sourcesLine(daemon.sources),
+    ...thinkerLines(daemon.sources),
     logLine(daemon),
     limitsLine(daemon),
     ...(daemon.inspectUrl === null

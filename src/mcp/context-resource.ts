@@ -127,6 +127,7 @@ export const contextNow = (actor: PulseActor): string => {
     delivery: gate.delivery,
     recent: gate.recent,
     deadLetters: inbox.deadLetters,
+    alsoListed: inbox.alsoListed,
   });
   lastRender.set(actor, { from, text });
   return text;

@@ -1,4 +1,4 @@
-import type { PolledSource } from '../../machines/external.js';
+import type { PolledSource, ToolSafety } from '../../machines/external.js';
 import {
   failedTest,
   type RawAnswer,
@@ -7,6 +7,7 @@ import {
 } from '../../machines/sources.js';
 import { redactSecrets } from '../log/redact-secrets.js';
 import type { ClientPool } from './client/client-pool.js';
+import { checkTool } from './client/tool-safety.js';
 import { extractItems, type ItemReading } from './items/extract.js';
 import { keysFound } from './items/result-keys.js';
 
@@ -30,7 +31,7 @@ const rawAnswer = (result: unknown, secrets: readonly string[]): RawAnswer => {
 
 /**
  * Calls a source's tool once through `pool` and reads its items as its poller would, marking
- * nothing seen. Never throws: a failed call or an answer without items is a result with the
+ * nothing seen; a tool that says it writes or destroys is not called, as its poller would not. Never throws: a failed call or an answer without items is a result with the
  * error (its server named, secrets redacted); with `raw`, what the tool answered comes too.
  */
 export const runSourceTest = async (
@@ -39,10 +40,14 @@ export const runSourceTest = async (
   { raw, secrets, reading }: { raw: boolean; secrets: readonly string[]; reading: ItemReading },
 ): Promise<SourceTestResult> => {
   let result: unknown;
+  let tool: ToolSafety | null = null;
   try {
+    tool = await checkTool(pool, source);
+    // A test calls the tool as its poller would: not at all when it says it writes or destroys.
+    if (tool.verdict === 'refused') return failedTest(source.name, source.server, tool.message!, tool);
     result = await pool.callTool(source.server, source.tool, source.args);
   } catch (error) {
-    return failedTest(source.name, source.server, redactSecrets(messageOf(error), secrets));
+    return failedTest(source.name, source.server, redactSecrets(messageOf(error), secrets), tool);
   }
   const answer = raw ? rawAnswer(result, secrets) : null;
   try {
@@ -59,9 +64,10 @@ export const runSourceTest = async (
       })),
       item_count: items.length,
       raw: answer,
+      tool,
     };
   } catch (error) {
     const text = `server "${source.server}", tool "${source.tool}": ${redactSecrets(messageOf(error), secrets)}`;
-    return { ...failedTest(source.name, source.server, text), raw: answer };
+    return { ...failedTest(source.name, source.server, text, tool), raw: answer };
   }
 };

@@ -1,5 +1,5 @@
 import type { AnyActorRef, StateValue } from 'xstate';
-import type { InboxEvent } from '../../machines/external.js';
+import type { InboxEvent, ToolSafety } from '../../machines/external.js';
 import type { FocusContext } from '../../machines/focus.js';
 import type { Gate, GateContext } from '../../machines/gate-context.js';
 import { GATE_DEFAULTS, type GateSettings } from '../../machines/gate-settings.js';
@@ -14,6 +14,7 @@ import { pollerId, type ServerSummary, type SourcesContext, sourceBlocked } from
 import type { WatcherContext } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import type { SessionFacts } from '../http/session-table.js';
+import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
 import { logOf, replanOf } from './ask-actors.js';
 
 export interface PollerStatus {
@@ -33,6 +34,8 @@ export interface PollerStatus {
   failures: number;
   items_seen: number;
   catch_ups: number;
+  /** What its tool says of its side effects in `tools/list`, and what pulse does about it; null before a poll has read it. */
+  tool_check: ToolSafety | null;
 }
 
 /** A configured server as `/status` and `pulse sources list` show it: never a secret. */
@@ -195,6 +198,8 @@ export interface DeadLetterStatus extends EventSummary {
 /** The reflection gate: what is out, what held it, and where events went. */
 export interface GateStatus {
   state: string;
+  /** The configured thinker, who judges now, and why when that is not it. */
+  thinker: ThinkerStatus;
   /** The delivery set aside or out to an agent. */
   delivery: {
     delivery_id: string;
@@ -252,11 +257,13 @@ export const deadLetterStatus = (d: DeadLetter): DeadLetterStatus => ({
 const gateStatus = (
   gate: { value: unknown; context: GateContext } | undefined,
   inbox: InboxContext | undefined,
+  thinker: ThinkerStatus,
 ): GateStatus => {
   const c = gate?.context;
   const delivery = c?.delivery ?? null;
   return {
     state: gate ? stateName(gate.value) : 'stopped',
+    thinker,
     delivery:
       delivery === null
         ? null
@@ -297,7 +304,7 @@ const gateStatus = (
       maxAttempts: c?.maxAttempts ?? GATE_DEFAULTS.maxAttempts,
       reflectEveryMs: c?.reflectEveryMs ?? GATE_DEFAULTS.reflectEveryMs,
       thinkTimeoutMs: c?.thinkTimeoutMs ?? GATE_DEFAULTS.thinkTimeoutMs,
-      retryBackoffMs: c?.retryBackoffMs ?? GATE_DEFAULTS.retryBackoffMs,
+      retryCapMs: c?.retryCapMs ?? GATE_DEFAULTS.retryCapMs,
     },
     dead_letters: (inbox?.deadLetters ?? []).map(deadLetterStatus),
     dead_lettered: inbox?.deadLettered ?? 0,
@@ -364,8 +371,18 @@ const serverState = (server: ServerSummary, pollers: readonly PollerStatus[]) =>
     : { state: 'failing' as const, detail: last.last_error };
 };
 
-/** Reads the snapshots, and the open MCP `sessions` the HTTP layer holds; sends nothing. */
-export const systemStatus = (actor: PulseActor, sessions: readonly SessionFacts[] = []): SystemStatus => {
+/** What the HTTP layer knows beside the snapshots: its open MCP sessions, and the latest that can sample. */
+export interface HttpFacts {
+  sessions?: readonly SessionFacts[];
+  /** The client name of the session the sampling thinker would ask, or null when none can sample. */
+  sampler?: string | null;
+}
+
+/** Reads the snapshots, and what the HTTP layer knows (`HttpFacts`); sends nothing. */
+export const systemStatus = (
+  actor: PulseActor,
+  { sessions = [], sampler = null }: HttpFacts = {},
+): SystemStatus => {
   const log = logOf(actor).getSnapshot();
   const replan = replanOf(actor).getSnapshot();
   const inbox = (actor.system.get('inbox') as AnyActorRef | undefined)?.getSnapshot() as
@@ -406,6 +423,7 @@ export const systemStatus = (actor: PulseActor, sessions: readonly SessionFacts[
       failures: c?.failures ?? 0,
       items_seen: c?.itemsInserted ?? 0,
       catch_ups: c?.catchUps ?? 0,
+      tool_check: c?.tool ?? null,
     };
   });
   return {
@@ -433,7 +451,16 @@ export const systemStatus = (actor: PulseActor, sessions: readonly SessionFacts[
       dropped: inbox?.context.dropped ?? 0,
       last_error: inbox?.context.lastError ?? null,
     },
-    gate: gateStatus(gate, inbox?.context),
+    gate: gateStatus(
+      gate,
+      inbox?.context,
+      thinkerInForce(sources?.context.thinker ?? { kind: 'rules', model: null }, sampler, {
+        failedInARow: gate?.context.failedInARow ?? 0,
+        lastFailure: gate?.context.lastFailure ?? null,
+        maxAttempts: gate?.context.maxAttempts ?? GATE_DEFAULTS.maxAttempts,
+        asking: gate !== undefined && ['reflecting', 'thinking'].includes(stateName(gate.value)),
+      }),
+    ),
     sources: {
       error: sources?.context.error ?? null,
       keeps_last_good:

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { createActor, fromCallback, fromPromise, type InspectionEvent } from 'xstate';
-import { errorMessage } from '../../machines/error-message.js';
 import { eventLogMachine } from '../../machines/event-log.js';
 import { focusMachine } from '../../machines/focus.js';
 import { gateMachine } from '../../machines/gate.js';
@@ -35,6 +34,7 @@ import { SeenStore } from '../store/seen-store.js';
 import { StateFile } from '../store/state-file.js';
 import { chooseThinker } from '../thinkers/choose-thinker.js';
 import { withTimeout } from '../thinkers/thinker.js';
+import { thoughtError } from '../thinkers/thought-error.js';
 
 /**
  * The inbox's `offerAllSeen` guard: an offer is answered at once only when each of its items was
@@ -168,9 +168,10 @@ export const createPulseSystem = async (
             return withTimeout(thinker, timeoutMs)
               .think(input.events, input.now)
               .then(
-                (judgements) => ({ judgements, by, note }),
+                (judgements) => ({ judgements, by, note, at: Date.now() }),
                 (error: unknown) => {
-                  throw new Error(redactSecrets(`${by}: ${errorMessage(error)}`, secrets()));
+                  const redact = (text: string) => redactSecrets(text, secrets());
+                  throw thoughtError(error, { by, at: Date.now(), redact });
                 },
               );
           }),

@@ -1,3 +1,4 @@
+import type { FailureKind } from '../../machines/gate-context.js';
 import { redactSecrets } from '../log/redact-secrets.js';
 import { AnswerTooLargeError, boundedFetch } from '../sources/client/bounded-fetch.js';
 import type { ModelConfig } from '../sources/config/model-config.js';
@@ -11,12 +12,53 @@ export class ModelCallError extends Error {
   override name = 'ModelCallError';
   /** The HTTP status, when the server answered one. */
   readonly status: number | null;
+  /** What went wrong in a few words, without the URL: `HTTP 500`, `no answer within 30 s`. */
+  readonly reason: string;
+  /** How long the server asked to be left alone (its `Retry-After`), or null. */
+  readonly retryAfterMs: number | null;
+  /** Whether this answer failed (asked again at the next reflection) or the endpoint did (backed off). */
+  readonly kind: FailureKind;
 
-  constructor(message: string, { status = null, cause }: { status?: number | null; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    {
+      reason,
+      kind,
+      status = null,
+      retryAfterMs = null,
+      cause,
+    }: {
+      reason: string;
+      kind: FailureKind;
+      status?: number | null;
+      retryAfterMs?: number | null;
+      cause?: unknown;
+    },
+  ) {
     super(message, { cause });
     this.status = status;
+    this.reason = reason;
+    this.kind = kind;
+    this.retryAfterMs = retryAfterMs;
   }
 }
+
+/**
+ * An HTTP 500 is one request's server error, as a garbled answer is one answer's: the next may be
+ * good. Any other status (429, 502–504, a refused key, a wrong URL) and any `Retry-After` say the
+ * endpoint is down, overloaded or misconfigured, and asking again soon only adds load.
+ */
+const statusKind = (status: number, retryAfter: number | null): FailureKind =>
+  status === 500 && retryAfter === null ? 'answer' : 'endpoint';
+
+/** A `Retry-After` header as a wait from `now`: seconds, or an HTTP date; null when absent or unreadable. */
+export const retryAfterMs = (header: string | null, now = Date.now()): number | null => {
+  if (header === null) return null;
+  const text = header.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const date = Date.parse(text);
+  return Number.isFinite(date) ? Math.max(0, date - now) : null;
+};
 
 /** The system and user messages of one request. */
 export interface Prompt {
@@ -74,26 +116,45 @@ const repliedText = (body: string, url: string): string => {
   } catch {
     throw new ModelCallError(
       `${url} answered something that is not JSON (it began: ${JSON.stringify(body.slice(0, 120))})`,
+      { reason: 'an answer that is not JSON', kind: 'answer' },
     );
   }
   const message = answer.choices?.[0]?.message;
   const text = textOf(message?.content);
   if (text !== null && text !== '') return text;
   if (typeof message?.refusal === 'string')
-    throw new ModelCallError(`the model refused: ${message.refusal.slice(0, 200)}`);
-  throw new ModelCallError(`${url} answered without choices[0].message.content`);
+    throw new ModelCallError(`the model refused: ${message.refusal.slice(0, 200)}`, {
+      reason: 'the model refused',
+      kind: 'answer',
+    });
+  throw new ModelCallError(`${url} answered without choices[0].message.content`, {
+    reason: 'an answer without a message',
+    kind: 'answer',
+  });
 };
 
 const unreachable = (error: unknown, url: string, timeoutMs: number): ModelCallError => {
   const name = (error as Error)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') {
-    return new ModelCallError(`${url} did not answer within ${timeoutMs / 1000} s`, { cause: error });
+    return new ModelCallError(`${url} did not answer within ${timeoutMs / 1000} s`, {
+      reason: `no answer within ${timeoutMs / 1000} s`,
+      kind: 'endpoint',
+      cause: error,
+    });
   }
   if (error instanceof AnswerTooLargeError)
-    return new ModelCallError(`${url}: ${error.message}`, { cause: error });
+    return new ModelCallError(`${url}: ${error.message}`, {
+      reason: 'an answer too large',
+      kind: 'answer',
+      cause: error,
+    });
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   const why = cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error);
-  return new ModelCallError(`could not reach ${url}: ${why}`, { cause: error });
+  return new ModelCallError(`could not reach ${url}: ${why}`, {
+    reason: `unreachable${cause?.code === undefined ? '' : ` (${cause.code})`}`,
+    kind: 'endpoint',
+    cause: error,
+  });
 };
 
 /**
@@ -123,9 +184,15 @@ export const askChatCompletions = async (
     const body = await response.text();
     if (!response.ok) {
       const retry = response.headers.get('retry-after');
+      const wait = retryAfterMs(retry);
       throw new ModelCallError(
-        `${url} answered HTTP ${response.status}${retry === null ? '' : ` (retry after ${retry} s)`}: ${JSON.stringify(body.slice(0, 200))}`,
-        { status: response.status },
+        `${url} answered HTTP ${response.status}${retry === null ? '' : ` (Retry-After: ${retry})`}: ${JSON.stringify(body.slice(0, 200))}`,
+        {
+          reason: `HTTP ${response.status}`,
+          kind: statusKind(response.status, wait),
+          status: response.status,
+          retryAfterMs: wait,
+        },
       );
     }
     const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');

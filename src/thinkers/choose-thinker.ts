@@ -5,6 +5,7 @@ import { createModelThinker } from './model-thinker.js';
 import { createRuleThinker } from './rule-thinker.js';
 import { createSamplingThinker } from './sampling-thinker.js';
 import type { Thinker } from './thinker.js';
+import { judgeOf } from './thinker-in-force.js';
 
 /** The thinker for one thought, and how status names it. */
 export interface ChosenThinker {
@@ -13,9 +14,6 @@ export interface ChosenThinker {
   /** Why it is not the thinker the config asks for. */
   note: string | null;
 }
-
-export const NO_SAMPLING_CLIENT =
-  'no connected MCP client declared the sampling capability: the rule thinker judged instead';
 
 /**
  * The thinker `sources.json` asks for, chosen again at each thought. The rule thinker judges by
@@ -30,26 +28,15 @@ export const chooseThinker = (
 ): ChosenThinker => {
   const rules = createRuleThinker(config?.sources ?? []);
   const model = config?.reflection.model ?? null;
-  switch (config?.reflection.thinker) {
-    case 'model':
-      if (model !== null)
-        return {
-          thinker: createModelThinker(model),
-          by: `model ${model.model}`,
-          note: null,
-        };
-      break;
-    case 'sampling': {
-      const sampler = samplers?.latest() ?? null;
-      if (sampler === null) return { thinker: rules, by: 'rules', note: NO_SAMPLING_CLIENT };
-      return {
-        thinker: createSamplingThinker(sampler, { timeoutMs, maxEvents: MODEL_DEFAULTS.max_events }),
-        by: `sampling (${sampler.client})`,
-        note: null,
-      };
-    }
-    case 'agent':
-      return { thinker: rules, by: 'agent (rules order the events)', note: null };
-  }
-  return { thinker: rules, by: 'rules', note: null };
+  const sampler = samplers?.latest() ?? null;
+  const setting = { kind: config?.reflection.thinker ?? 'rules', model: model?.model ?? null } as const;
+  const { by, note } = judgeOf(setting, sampler?.client ?? null);
+  if (setting.kind === 'model' && model !== null) return { thinker: createModelThinker(model), by, note };
+  if (setting.kind === 'sampling' && sampler !== null)
+    return {
+      thinker: createSamplingThinker(sampler, { timeoutMs, maxEvents: MODEL_DEFAULTS.max_events }),
+      by,
+      note,
+    };
+  return { thinker: rules, by, note };
 };

@@ -39,6 +39,9 @@ export const ANSWER_JSON_SCHEMA = {
 /** A model's answer that holds no judgements pulse can use. */
 export class UnusableAnswerError extends Error {
   override name = 'UnusableAnswerError';
+  readonly reason = 'an answer without usable judgements';
+  /** The endpoint answered: the next answer may be good (see `FailureKind`). */
+  readonly kind = 'answer';
 }
 
 /** Every balanced `{…}` in the text, outermost first, skipping braces inside JSON strings. */

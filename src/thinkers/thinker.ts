@@ -10,10 +10,12 @@ export interface Thinker {
 export class ThinkTimeoutError extends Error {
   override name = 'ThinkTimeoutError';
   readonly timeoutMs: number;
+  readonly reason: string;
 
   constructor(timeoutMs: number) {
     super(`The thinker did not answer within ${timeoutMs} ms.`);
     this.timeoutMs = timeoutMs;
+    this.reason = `no answer within ${timeoutMs / 1000} s`;
   }
 }
 

@@ -100,7 +100,7 @@ describe('pulse start', () => {
     ]);
   });
 
-  it('counts the sources and their servers in the summary once sources.json is read, and says when it is broken', async () => {
+  it('counts the sources and their servers in the summary once sources.json is read, names the thinker, and says when it is broken', async () => {
     const dir = await project();
     const server = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 60_000)'] };
     const source = { server: 'cal', tool: 'list_events', interval_sec: 300 };
@@ -118,8 +118,24 @@ describe('pulse start', () => {
     );
     const two = await start(dir);
     await waitUntil(() => two.output().includes('Connect an agent:'), { describe: () => 'the summary' });
-    expect(two.output()).toMatch(/^Sources: 2 sources from 1 server$/m);
+    expect(two.output()).toMatch(/^Sources: 2 sources from 1 server\nThinker: rules$/m);
     expect(await two.stop()).toBe(0);
+
+    // The thinker asked for cannot judge yet: the summary says who does meanwhile, and why.
+    await save(
+      sources,
+      JSON.stringify({
+        mcpServers: { cal: server },
+        sources: [{ name: 'a', ...source }],
+        reflection: { thinker: 'sampling' },
+      }),
+    );
+    const sampling = await start(dir);
+    await waitUntil(() => sampling.output().includes('Connect an agent:'), { describe: () => 'the summary' });
+    expect(sampling.output()).toMatch(
+      /^Thinker: sampling configured, rules judging now: no connected client offers sampling; the rules judge until one connects$/m,
+    );
+    expect(await sampling.stop()).toBe(0);
 
     await save(sources, '{ "mcpServers": ');
     const broken = await start(dir);

@@ -12,8 +12,10 @@ import {
   startDaemon,
   tempProject,
   waitForDelivery,
+  waitUntil,
 } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
+import { startModelServer } from '../helpers/model-server.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 
 /*
@@ -134,3 +136,55 @@ describe('pulse status lists the connected agents', () => {
     expect((await statusJson(dir)).agents).toBeUndefined();
   }, 60_000);
 });
+
+describe('pulse status names the thinker in force', () => {
+  it('says nobody judges while a failed model waits out its Retry-After, and when it is asked again', async () => {
+    const model = await startModelServer({
+      fallback: { kind: 'status', status: 503, headers: { 'retry-after': '600' } },
+    });
+    try {
+      const dir = await tempProject('pulse-status-thinker-');
+      projects.push(dir);
+      await mkdir(join(dir, '.pulse'));
+      const cal = await fixtureFiles(dir, 'cal', { items: [{ id: 'cal-1', title: 'Outage in eu-west' }] });
+      await save(
+        join(dir, '.pulse', 'sources.json'),
+        JSON.stringify({
+          mcpServers: { cal: fixtureCommand(cal.args) },
+          sources: [{ name: 'cal', server: 'cal', tool: 'list_events', args: {}, interval_sec: 300 }],
+          reflection: { thinker: 'model', model: { base_url: model.baseUrl, model: 'triage' } },
+        }),
+      );
+      const daemon = await startDaemon(dir);
+      daemons.push(daemon);
+      expect(thinkerLines(await status(dir))).toEqual(['thinker:   model triage']);
+
+      await model.received(1);
+      const report = await waitUntil(
+        async () => {
+          const r = await statusJson(dir);
+          return r.gate?.state === 'backingOff' && r;
+        },
+        { describe: () => 'the gate backing off' },
+      );
+      // Retry-After: 600 is capped at 5 minutes.
+      const retryAt = Date.parse(report.gate!.thinker.retry_at!);
+      expect(retryAt - Date.now()).toBeGreaterThan(240_000);
+      expect(retryAt - Date.now()).toBeLessThanOrEqual(300_000);
+      const at = new Date(retryAt).toISOString().slice(11, 19);
+      expect(report.gate!.thinker).toEqual({
+        configured: 'model triage',
+        judging: null,
+        reason: `the model endpoint (triage) failed 1 time in a row (HTTP 503); it asked to be left alone (Retry-After), so it is asked again at ${at} UTC. Meanwhile nobody judges: the events wait in the inbox, each failed thought costing them an attempt (dead letters after 5).`,
+        retry_at: new Date(retryAt).toISOString(),
+      });
+      expect(thinkerLines(await status(dir))).toEqual([
+        `thinker:   model triage configured, nobody judging now: ${report.gate!.thinker.reason}`,
+      ]);
+    } finally {
+      await model.close();
+    }
+  }, 60_000);
+});
+
+const thinkerLines = (text: string) => text.split('\n').filter((line) => line.startsWith('thinker:'));

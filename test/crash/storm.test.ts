@@ -80,9 +80,10 @@ const setUp = async () => {
 
 /** The item ids of the seen store, the live inbox and the dead letters, as one store holds them. */
 const itemsOf = (store: PulseStore) => {
-  const seen = store.journals['external_seen.jsonl'].rows.map(
-    (row) => (row as { k: string }).k.split('\u0000')[1]!,
-  );
+  // The source's marks: the server's (`s`, which source listed it first) name the same items again.
+  const seen = store.journals['external_seen.jsonl'].rows
+    .filter((row) => (row as { s?: string }).s === undefined)
+    .map((row) => (row as { k: string }).k.split('\u0000')[1]!);
   const live = replayInbox(store.journals['inbox.jsonl'].rows as InboxRow[]).live.map((e) => e.item_id);
   const dead = store.journals['dead-letters.jsonl'].rows.map((row) => (row as InboxRow).event!.item_id);
   return { seen, live, dead };

@@ -140,7 +140,7 @@ describe('sources crash safety', () => {
     running.splice(running.indexOf(daemon), 1);
 
     const { inserts, live, rows } = await readInbox(project);
-    const seen = await readJsonLines<{ k: string; t: number }>(
+    const seen = await readJsonLines<{ k: string; t: number; s?: string }>(
       join(project, '.pulse', 'external_seen.jsonl'),
     );
     const wanted = listed.map((i) => i.id);
@@ -172,7 +172,9 @@ describe('sources crash safety', () => {
     ).toBe(true);
     expect(status?.inbox).toMatchObject({ size: TOTAL, dropped: 0 });
     expect(status?.sources.pollers[0]?.last_error).toBeNull();
-    expect(new Set(seen.map((row) => row.k))).toEqual(new Set(wanted.map((id) => `feed\u0000${id}`)));
+    const marks = (first?: string) => new Set(seen.filter((row) => row.s === first).map((row) => row.k));
+    expect(marks(), "the source's marks").toEqual(new Set(wanted.map((id) => `feed\u0000${id}`)));
+    expect(marks('feed'), "its server's").toEqual(new Set(wanted.map((id) => `feed\u0000id:${id}`)));
     expect(seen.every((row) => typeof row.t === 'number')).toBe(true);
     expect(await readJsonLines(join(project, '.pulse', 'dead-letters.jsonl'))).toEqual([]);
   }, 60_000);
@@ -221,8 +223,12 @@ describe('sources crash safety', () => {
     expect(status.inbox.inserted, 'and nothing came in twice').toBe(0);
     const { live } = await readInbox(project);
     expect(live.map((e) => e.item_id)).toEqual(['old', 'item-1', 'item-2']);
-    const seen = await readJsonLines<{ k: string }>(join(project, '.pulse', 'external_seen.jsonl'));
-    expect(seen.map((row) => row.k).sort()).toEqual([
+    const seen = await readJsonLines<{ k: string; s?: string }>(
+      join(project, '.pulse', 'external_seen.jsonl'),
+    );
+    expect(seen.map((row) => `${row.k}${row.s === undefined ? '' : ` first by ${row.s}`}`).sort()).toEqual([
+      'feed\u0000id:item-1 first by feed',
+      'feed\u0000id:item-2 first by feed',
       'feed\u0000item-1',
       'feed\u0000item-2',
       'feed\u0000old',

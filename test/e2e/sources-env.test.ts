@@ -295,7 +295,15 @@ describe('pulse sources test', () => {
     expect(calls[1]!.pid, "through the daemon's own client: the same server process").toBe(calls[0]!.pid);
     expect(tested.stdout).not.toContain(DAEMON_ONLY_SECRET);
     const text = await sourcesTest(project, 'cal');
-    expect(text.stdout).toBe('cal: 1 item(s) (nothing marked seen)\n- c1  Standup\n');
+    expect(text.stdout).toBe(
+      [
+        'cal: 1 item(s) (nothing marked seen)',
+        '- c1  Standup',
+        'tool annotations: no annotations (not declared read-only: polled, with a warning)',
+        'warning: tool "list_events" of server "cal" does not declare itself read-only (no annotations): source "cal" polls it every interval, so make sure it only reads.',
+        '',
+      ].join('\n'),
+    );
 
     const unknown = await sourcesTest(project, 'nope');
     expect(unknown.code).toBe(1);

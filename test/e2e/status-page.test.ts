@@ -3,8 +3,9 @@ import { mkdir, mkdtemp } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,6 +19,7 @@ import {
   waitUntil,
 } from '../helpers/daemon.js';
 import { save } from '../helpers/files.js';
+import { startModelServer } from '../helpers/model-server.js';
 import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
 import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js';
 
@@ -62,8 +64,8 @@ const start = async (project: string, args: string[] = []) => {
   return daemon;
 };
 
-/** sources.json with one stdio fixture source, `cal`, listing `items`; or with no source at all. */
-const writeSources = async (project: string, items: unknown[] | null) => {
+/** sources.json with one stdio fixture source, `cal`, listing `items` (with `reflection` when given); or with no source at all. */
+const writeSources = async (project: string, items: unknown[] | null, reflection?: unknown) => {
   const cal = await fixtureFiles(project, 'cal', { items: items ?? [] });
   const config =
     items === null
@@ -71,6 +73,7 @@ const writeSources = async (project: string, items: unknown[] | null) => {
       : {
           mcpServers: { cal: fixtureCommand(cal.args) },
           sources: [{ name: 'cal', server: 'cal', tool: 'list_events', args: {}, interval_sec: 300 }],
+          ...(reflection === undefined ? {} : { reflection }),
         };
   await save(join(project, '.pulse', 'sources.json'), JSON.stringify(config));
 };
@@ -359,6 +362,59 @@ describe('the status page in Chromium', () => {
 
     expect([...still.problems, ...live.problems]).toEqual([]);
     expect(new Set([...still.requests, ...live.requests])).toEqual(new Set(['/', '/status/stream']));
+  }, 60_000);
+
+  it('names the thinker in force: the rules while no client can sample, the agent once one can, nobody while the model fails', async (context) => {
+    needBrowser(context);
+    const project = await newProject();
+    await writeSources(project, [{ id: 'cal-1', title: 'Standup moved to 10:30' }], { thinker: 'sampling' });
+    const daemon = await start(project);
+    const { page, problems } = await watchedPage();
+    await page.goto(`http://127.0.0.1:${daemon.port}/`);
+    await expect.poll(() => text(page, '#conn')).toBe('Live');
+    expect(await text(page, '#thinker')).toBe(
+      'rules (configured: sampling)no connected client offers sampling; the rules judge until one connects',
+    );
+
+    // An agent whose client can sample connects: the page follows at once.
+    const sampler = new Client(
+      { name: 'page-sampler', version: '1.0.0' },
+      { capabilities: { sampling: {} } },
+    );
+    sampler.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      role: 'assistant',
+      model: 'agent-model',
+      content: { type: 'text', text: '{"judgements": []}' },
+    }));
+    await sampler.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
+    clients.push(sampler);
+    await expect.poll(() => text(page, '#thinker')).toBe('sampling (page-sampler)');
+    await endSession(sampler);
+    await expect.poll(() => text(page, '#thinker')).toMatch(/^rules \(configured: sampling\)/);
+
+    // A model that fails and asks to be left alone: nobody judges, and the page says until when.
+    const model = await startModelServer({
+      fallback: { kind: 'status', status: 503, headers: { 'retry-after': '120' } },
+    });
+    try {
+      const failing = await newProject();
+      await writeSources(failing, [{ id: 'cal-1', title: 'Outage in eu-west' }], {
+        thinker: 'model',
+        model: { base_url: model.baseUrl, model: 'triage' },
+      });
+      const down = await start(failing);
+      await page.goto(`http://127.0.0.1:${down.port}/`);
+      await expect
+        .poll(() => text(page, '#thinker'), { timeout: 15_000 })
+        .toMatch(
+          /^nobody \(configured: model triage\)the model endpoint \(triage\) failed 1 time in a row \(HTTP 503\); it asked to be left alone \(Retry-After\), so it is asked again at \d\d:\d\d:\d\d UTC\. Meanwhile nobody judges: the events wait in the inbox/,
+        );
+      expect(await page.locator('#thinker .error').count()).toBe(1);
+      await page.screenshot({ path: join(shots, 'thinker-failing.png'), fullPage: true });
+    } finally {
+      await model.close();
+    }
+    expect(problems).toEqual([]);
   }, 60_000);
 
   it('follows agents, a replan and a delivery live, shows the stream dropping, and comes back by itself', async (context) => {

@@ -96,7 +96,9 @@ type Agent = Awaited<ReturnType<typeof agentOn>>;
 interface ThinkingStatus {
   gate: {
     state: string;
+    thinker: { configured: string; judging: string | null; reason: string | null; retry_at: string | null };
     consumed_silently: number;
+    delivered: number;
     failed_in_a_row: number;
     last_error: string | null;
     last_thought: {
@@ -181,7 +183,7 @@ describe('"thinker": "model" with a scripted OpenAI-compatible server', () => {
     model.script({ kind: 'status', status: 500 }, { kind: 'status', status: 429 }, { kind: 'garbage' });
     // Then it answers, streaming though asked not to.
     model.setFallback({ kind: 'stream' });
-    const { project } = await projectWith(modelReflection(model, { retry_backoff_sec: 1 }), [TITLES[0]!]);
+    const { project } = await projectWith(modelReflection(model, { reflect_every_sec: 1 }), [TITLES[0]!]);
     const daemon = await start(project);
     const agent = await agentOn(daemon);
 
@@ -209,6 +211,84 @@ describe('"thinker": "model" with a scripted OpenAI-compatible server', () => {
     expect(await pulseLog(project)).toMatch(/reflection failed: the events were put back/);
   });
 });
+
+describe('a model that fails, then answers: urgent means now', () => {
+  it('tells the urgent event within three reflections of the first good answer, after a 500 and a non-JSON answer, and the routine ones never', async () => {
+    const REFLECT_SEC = 2;
+    const model = await modelServer();
+    model.script({ kind: 'status', status: 500 }, { kind: 'garbage' });
+    const { project } = await projectWith(
+      modelReflection(model, { reflect_every_sec: REFLECT_SEC }),
+      TITLES,
+      1,
+    );
+    const daemon = await start(project);
+    const agent = await agentOn(daemon);
+
+    // While the model fails, status says nobody judges, why, and when the model is asked again.
+    const failing = await waitUntil(
+      async () => {
+        const { gate } = await status(daemon);
+        return gate.state === 'backingOff' && gate.thinker;
+      },
+      { timeoutMs: 20_000, intervalMs: 50, describe: () => 'the gate backing off' },
+    );
+    expect(failing).toMatchObject({ configured: 'model triage-model', judging: null });
+    expect(failing.reason).toMatch(
+      /^the model endpoint \(triage-model\) failed [12] times? in a row \((HTTP 500|an answer that is not JSON)\); it is asked again at \d\d:\d\d:\d\d UTC, or sooner when new events arrive\. Meanwhile nobody judges: the events wait in the inbox/,
+    );
+
+    // The agent checks in until it is told; each answer is kept, in order.
+    const told: Array<{ at: number; titles: string[] }> = [];
+    const answer = await waitUntil(
+      async () => {
+        const check = await agent.check();
+        if (check.needs_attention)
+          told.push({ at: Date.now(), titles: check.external_events.map((e) => e.title) });
+        return check.needs_attention && check;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, describe: () => 'the urgent event told' },
+    );
+    const [failed, garbled, good] = model.requests;
+    expect(model.requests, 'asked three times: the 500, the non-JSON answer, the good one').toHaveLength(3);
+    for (const request of model.requests) expect(request.events.map((e) => e.title)).toEqual(TITLES);
+    expect(answer.external_events.map((e) => e.title)).toEqual([TITLES[0]]);
+    const out = (
+      JSON.parse(await statusText(daemon)) as { gate: { delivery: { events: Array<{ attempts: number }> } } }
+    ).gate.delivery;
+    expect(
+      out.events.map((e) => e.attempts),
+      'two failed thoughts cost it two attempts',
+    ).toEqual([2]);
+    const toldAfterMs = told[0]!.at - good!.at;
+    console.log(
+      `urgent means now: 500 → retry ${garbled!.at - failed!.at} ms, non-JSON → retry ${good!.at - garbled!.at} ms, good answer → told ${toldAfterMs} ms (reflect_every_sec ${REFLECT_SEC})`,
+    );
+    expect(garbled!.at - failed!.at, 'the first retry waits for the next reflection').toBeGreaterThanOrEqual(
+      REFLECT_SEC * 1000 - 50,
+    );
+    expect(toldAfterMs, 'told within three reflection intervals of the good answer').toBeLessThanOrEqual(
+      3 * REFLECT_SEC * 1000,
+    );
+
+    // Acknowledged, it never comes again, however often the source lists it; the routine ones never came.
+    expect((await agent.ack(answer.delivery_id!)).accepted).toBe(true);
+    await consumedSilently(daemon, 2);
+    const pollsThen = (await pollsOf(daemon)) + 2;
+    await waitUntil(async () => (await pollsOf(daemon)) >= pollsThen, { timeoutMs: 15_000, intervalMs: 200 });
+    expect((await agent.check()).needs_attention).toBe(false);
+    expect(told.map((t) => t.titles)).toEqual([[TITLES[0]]]);
+    expect(model.requests, 'nothing new to judge, so the model is not asked again').toHaveLength(3);
+    expect((await readInbox(project)).live).toEqual([]);
+    const { gate } = await status(daemon);
+    expect(gate).toMatchObject({ failed_in_a_row: 0, consumed_silently: 2, delivered: 1 });
+  });
+});
+
+/** How many polls the daemon's source has made. */
+const pollsOf = async (daemon: RunningDaemon) =>
+  (JSON.parse(await statusText(daemon)) as { sources: { pollers: Array<{ polls: number }> } }).sources
+    .pollers[0]!.polls;
 
 /** A session client that declares sampling and answers with the scripted model's judgements. */
 const samplingAgent = async (daemon: RunningDaemon) => {
@@ -302,6 +382,20 @@ describe('"thinker": "sampling": the connected agent judges with its own model',
       note: 'no connected MCP client declared the sampling capability: the rule thinker judged instead',
     });
     expect(await pulseLog(project)).toContain('no connected MCP client declared the sampling capability');
+    // Status names the thinker asked for, the one judging now, and why; a client that can sample changes that.
+    expect(gate.thinker).toEqual({
+      configured: 'sampling',
+      judging: 'rules',
+      reason: 'no connected client offers sampling; the rules judge until one connects',
+      retry_at: null,
+    });
+    await samplingAgent(daemon);
+    expect((await status(daemon)).gate.thinker).toEqual({
+      configured: 'sampling',
+      judging: 'sampling (sampling-agent)',
+      reason: null,
+      retry_at: null,
+    });
   });
 });
 

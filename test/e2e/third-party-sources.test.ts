@@ -151,6 +151,13 @@ describe('real third-party MCP servers as sources', { timeout: 90_000 }, () => {
       args: [script, ...args],
       env,
     });
+    const servers = {
+      memory: stdio(MEMORY, { MEMORY_FILE_PATH: join(project, 'memory.jsonl') }),
+      everything: stdio(EVERYTHING, {}, ['stdio']),
+      tasks: stdio(TASKMANAGER, { TASK_MANAGER_FILE_PATH: join(project, 'tasks.json') }),
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR}` is the config's own syntax.
+      python: { url: pythonUrl, bearer_token: '${PY_TOKEN}' },
+    };
     const sources = SERVERS.flatMap((entry) => {
       const base = {
         server: entry.server,
@@ -164,6 +171,8 @@ describe('real third-party MCP servers as sources', { timeout: 90_000 }, () => {
         {
           name: `${entry.server}-mapped`,
           ...base,
+          // A server of its own: two sources of one server listing the same items make one event each.
+          server: `${entry.server}-mapped`,
           map: entry.map,
           rules: 'rules' in entry ? entry.rules : [],
         },
@@ -182,13 +191,12 @@ describe('real third-party MCP servers as sources', { timeout: 90_000 }, () => {
     await save(
       join(project, '.pulse', 'sources.json'),
       JSON.stringify({
-        mcpServers: {
-          memory: stdio(MEMORY, { MEMORY_FILE_PATH: join(project, 'memory.jsonl') }),
-          everything: stdio(EVERYTHING, {}, ['stdio']),
-          tasks: stdio(TASKMANAGER, { TASK_MANAGER_FILE_PATH: join(project, 'tasks.json') }),
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: `${VAR}` is the config's own syntax.
-          python: { url: pythonUrl, bearer_token: '${PY_TOKEN}' },
-        },
+        mcpServers: Object.fromEntries(
+          Object.entries(servers).flatMap(([name, server]) => [
+            [name, server],
+            [`${name}-mapped`, server],
+          ]),
+        ),
         sources,
       }),
     );

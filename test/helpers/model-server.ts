@@ -42,6 +42,8 @@ export interface ModelRequest {
   };
   /** The events of the user message's JSON array. */
   events: SeenEvent[];
+  /** When the request came in (ms since the epoch). */
+  at: number;
 }
 
 /** The judgement the scripted model makes of one event. */
@@ -120,7 +122,7 @@ export const startModelServer = async ({
       }
       const body = JSON.parse(text) as ModelRequest['body'];
       const user = body.messages.find((m) => m.role === 'user')?.content ?? '';
-      const request = { headers: req.headers, body, events: eventsOf(user) };
+      const request = { headers: req.headers, body, events: eventsOf(user), at: Date.now() };
       requests.push(request);
       for (const w of waiters.filter((w) => requests.length >= w.count)) {
         waiters.splice(waiters.indexOf(w), 1);

@@ -23,6 +23,10 @@ export interface Control {
   depth?: number;
   /** The text of an `isError` answer. */
   errorText?: string;
+  /** More tools than list_items, list_events and list_messages, answering as they do. */
+  tools?: string[];
+  /** Each tool's annotations in `tools/list`, by tool name; a tool left out declares none. */
+  annotations?: Record<string, Record<string, unknown>>;
 }
 
 /** One line of the fixture's record: an initialize or a call, with the process that served it. */

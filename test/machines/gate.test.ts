@@ -28,8 +28,8 @@ import {
   BACKLOG_EVENTS,
   type GateInput,
   INSERT_QUIET_MS,
-  RETRY_BACKOFF_MAX_FACTOR,
-  retryBackoffMs,
+  RETRY_CAP_MAX_MS,
+  retryDelayMs,
 } from '../../machines/gate-settings.js';
 import {
   type AcceptInput,
@@ -187,6 +187,7 @@ const start = async (
       type: 'inbox.offer',
       pollId: ++requestId,
       source: 'cal',
+      server: 'cal-server',
       items: events.map((e) => ({ itemId: e.id, title: e.title, startsAt: null, detail: '' })),
       replyTo,
     });
@@ -916,38 +917,110 @@ describe('fewer thoughts: settling after inserts, backing off after failures', (
     expect(h.thinkCalls).toHaveLength(1);
   });
 
-  it('does not ask a failed thinker again on the timer or a check-in until the backoff has passed', async () => {
-    const h = await start({ retryBackoffMs: 300_000, reflectEveryMs: 60_000 }, [event(1)]);
+  it('asks a failed thinker again at the next reflection, not before, and not on a check-in', async () => {
+    const h = await start({ reflectEveryMs: 60_000 }, [event(1)]);
     h.think = fail;
     await h.reflect();
     expect(h.state()).toBe('backingOff');
+    expect(h.gate.getSnapshot().context.lastFailure).toEqual({
+      at: 0,
+      reason: 'model down',
+      kind: 'endpoint',
+      retryAfterMs: null,
+      retryAt: 60_000,
+    });
     await h.reflect('checkin');
-    await h.advance(299_999);
+    await h.advance(59_999);
     expect(h.thinkCalls).toHaveLength(1);
     h.think = speakAll();
     await h.advance(1);
     expect(h.thinkCalls).toHaveLength(2);
     expect(h.state()).toBe('offered');
-    expect(h.gate.getSnapshot().context.failedInARow).toBe(0);
+    expect(h.gate.getSnapshot().context).toMatchObject({ failedInARow: 0, lastFailure: null });
   });
 
-  it('doubles the backoff with each failure in a row, up to twice the first', async () => {
-    const h = await start({ retryBackoffMs: 100_000, maxAttempts: 10 }, [event(1)]);
+  it('doubles the wait from the reflection interval with each failure in a row, up to the cap, and starts over after a success', async () => {
+    const h = await start({ reflectEveryMs: 60_000, retryCapMs: 200_000, maxAttempts: 20 }, [event(1)]);
     h.think = fail;
     await h.reflect();
-    const triedAt: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
       const calls = h.thinkCalls.length;
-      while (h.thinkCalls.length === calls) await h.advance(10_000);
-      triedAt.push(h.clock.now());
+      const from = h.clock.now();
+      while (h.thinkCalls.length === calls) await h.advance(1_000);
+      waits.push(h.clock.now() - from);
     }
-    expect(triedAt).toEqual([100_000, 300_000, 500_000]);
-    expect(retryBackoffMs({ retryBackoffMs: 100_000 }, 1)).toBe(100_000);
-    expect(retryBackoffMs({ retryBackoffMs: 100_000 }, 5)).toBe(100_000 * RETRY_BACKOFF_MAX_FACTOR);
+    expect(waits).toEqual([60_000, 120_000, 200_000, 200_000]);
+    h.think = speakAll(0.1);
+    await h.advance(200_000);
+    expect(h.gate.getSnapshot().context.failedInARow).toBe(0);
+    await h.add(event(2));
+    h.think = fail;
+    await h.reflect();
+    const from = h.clock.now();
+    const calls = h.thinkCalls.length;
+    while (h.thinkCalls.length === calls) await h.advance(1_000);
+    expect(h.clock.now() - from, 'a success starts the doubling over').toBe(60_000);
+  });
+
+  it("asks again at every reflection while the answers fail, and a failed answer starts the endpoint's doubling over", async () => {
+    const h = await start({ reflectEveryMs: 60_000, retryCapMs: 300_000, maxAttempts: 20 }, [event(1)]);
+    const garbled = () => Promise.reject(Object.assign(new Error('not JSON'), { kind: 'answer' }));
+    const waitForNextCall = async () => {
+      const calls = h.thinkCalls.length;
+      const from = h.clock.now();
+      while (h.thinkCalls.length === calls) await h.advance(1_000);
+      return h.clock.now() - from;
+    };
+    h.think = garbled;
+    await h.reflect();
+    const answerWaits = [await waitForNextCall(), await waitForNextCall(), await waitForNextCall()];
+    expect(answerWaits, 'no doubling while the endpoint answers').toEqual([60_000, 60_000, 60_000]);
+    expect(h.gate.getSnapshot().context).toMatchObject({ failedInARow: 4, endpointFailuresInARow: 0 });
+    h.think = fail;
+    const endpointWaits = [await waitForNextCall(), await waitForNextCall()];
+    expect(endpointWaits).toEqual([60_000, 60_000]);
+    h.think = garbled;
+    expect(await waitForNextCall(), 'the second endpoint failure in a row doubles the wait').toBe(120_000);
+    expect(await waitForNextCall(), 'a failed answer starts the doubling over').toBe(60_000);
+  });
+
+  it('caps the wait at 5 minutes whatever the settings say, and never asks sooner than the next reflection', () => {
+    expect(retryDelayMs({ reflectEveryMs: 120_000, retryCapMs: 3_600_000 }, 10)).toBe(RETRY_CAP_MAX_MS);
+    expect(retryDelayMs({ reflectEveryMs: 120_000, retryCapMs: 30_000 }, 1)).toBe(120_000);
+    expect(retryDelayMs({ reflectEveryMs: 3_000, retryCapMs: 300_000 }, 1)).toBe(3_000);
+    expect(retryDelayMs({ reflectEveryMs: 3_000, retryCapMs: 300_000 }, 3)).toBe(12_000);
+    expect(retryDelayMs({ reflectEveryMs: 3_000, retryCapMs: 300_000 }, 1_000)).toBe(300_000);
+  });
+
+  it("waits out the endpoint's Retry-After, within the cap, and new events do not cut it short", async () => {
+    const h = await start({ reflectEveryMs: 10_000 }, [event(1)]);
+    h.think = async () => {
+      throw Object.assign(new Error('HTTP 429'), { reason: 'HTTP 429', retryAfterMs: 45_000 });
+    };
+    await h.reflect();
+    expect(h.gate.getSnapshot().context.lastFailure).toMatchObject({ retryAfterMs: 45_000, retryAt: 45_000 });
+    await h.add(event(2));
+    await h.reflect('inserted');
+    expect(h.state(), 'an insert does not end a Retry-After').toBe('backingOff');
+    h.think = speakAll();
+    await h.advance(44_999);
+    expect(h.thinkCalls).toHaveLength(1);
+    await h.advance(1);
+    expect(h.thinkCalls.map((c) => c.events.map((e) => e.id))).toEqual([['ext_1'], ['ext_1', 'ext_2']]);
+
+    const long = await start({ reflectEveryMs: 10_000 }, [event(1)]);
+    long.think = async () => {
+      throw Object.assign(new Error('HTTP 503'), { retryAfterMs: 3_600_000 });
+    };
+    await long.reflect();
+    expect(long.gate.getSnapshot().context.lastFailure!.retryAt, 'an hour is capped at 5 minutes').toBe(
+      RETRY_CAP_MAX_MS,
+    );
   });
 
   it('judges new arrivals during the backoff at once, with the failed events in the same thought', async () => {
-    const h = await start({ retryBackoffMs: 300_000 }, [event(1)]);
+    const h = await start({ reflectEveryMs: 300_000 }, [event(1)]);
     h.think = fail;
     await h.reflect();
     h.think = speakAll();
@@ -960,14 +1033,16 @@ describe('fewer thoughts: settling after inserts, backing off after failures', (
 
   it('retries a failed backlog at the timer pace, without the backoff, so the inbox does not fill', async () => {
     const backlog = Array.from({ length: BACKLOG_EVENTS }, (_, i) => event(i + 1));
-    const h = await start({ retryBackoffMs: 300_000, reflectEveryMs: 60_000 }, backlog);
+    const h = await start({ reflectEveryMs: 60_000 }, backlog);
     h.think = fail;
     await h.reflect();
     expect(h.state()).toBe('idle');
     await h.advance(60_000);
     expect(h.thinkCalls).toHaveLength(2);
+    await h.advance(60_000);
+    expect(h.thinkCalls, 'no doubling for a backlog').toHaveLength(3);
 
-    const small = await start({ retryBackoffMs: 300_000, reflectEveryMs: 60_000 }, backlog.slice(1));
+    const small = await start({ reflectEveryMs: 60_000 }, backlog.slice(1));
     small.think = fail;
     await small.reflect();
     expect(small.state()).toBe('backingOff');

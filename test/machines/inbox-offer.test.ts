@@ -31,6 +31,7 @@ const start = (allSeen: boolean) => {
             type: 'inbox.offer' as const,
             pollId: 7,
             source: 'cal',
+            server: 'cal-server',
             items: [item('a'), item('b')],
             replyTo: self,
           })),

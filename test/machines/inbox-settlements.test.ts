@@ -132,6 +132,7 @@ describe('the inbox writing settlements', () => {
       type: 'inbox.offer',
       pollId: 1,
       source: 'cal',
+      server: 'cal-server',
       items: [{ itemId: 'i2', title: 'Item 2', startsAt: null, detail: '' }],
       replyTo,
     });

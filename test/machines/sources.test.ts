@@ -36,6 +36,7 @@ const loaded = (sources: PolledSource[], servers: ServerSummary[]): LoadedSource
   fingerprints: Object.fromEntries(sources.map((s) => [s.name, `${s.name}|${s.server}`])),
   warnings: [],
   gate: GATE_DEFAULTS,
+  thinker: { kind: 'rules', model: null },
 });
 
 /** A poller whose first call never ends: here only whether it runs matters. */
@@ -51,6 +52,7 @@ const passed = (name: string): SourceTestResult => ({
   items: [],
   item_count: 0,
   raw: null,
+  tool: null,
 });
 
 /**

@@ -17,7 +17,7 @@ const AT = Date.parse('2026-11-29T10:01:00.000Z');
 
 describe('the External Events section', () => {
   it('opens with the framing sentence and says when there is nothing yet', () => {
-    expect(renderExternalSection({ delivery: null, recent: [], deadLetters: [] })).toEqual([
+    expect(renderExternalSection({ delivery: null, recent: [], deadLetters: [], alsoListed: [] })).toEqual([
       '## External Events',
       EXTERNAL_FRAMING,
       '- No external events yet.',
@@ -30,6 +30,7 @@ describe('the External Events section', () => {
       delivery: null,
       recent: [{ event: hostile, fate: 'told', at: AT }],
       deadLetters: [],
+      alsoListed: [],
     });
     expect(lines.filter((l) => l.startsWith('## '))).toEqual(['## External Events']);
     expect(lines).toContain(
@@ -42,6 +43,7 @@ describe('the External Events section', () => {
       delivery: null,
       recent: [{ event: event('Report', `a\nb${'x'.repeat(600)}`), fate: 'below_threshold', at: AT }],
       deadLetters: [],
+      alsoListed: [],
     });
     const detail = lines.find((l) => l.startsWith('  detail: '))!;
     expect(detail).toMatch(/^ {2}detail: a bx+…$/);
@@ -59,6 +61,7 @@ describe('the External Events section', () => {
       delivery: null,
       recent: [{ event: meeting, fate: 'told', at: AT }],
       deadLetters: [],
+      alsoListed: [],
     });
     expect(lines.slice(2)).toEqual([
       '- 2026-11-29T10:01:00.000Z [cal] "Design review": the agent told the user',
@@ -78,10 +81,31 @@ describe('the External Events section', () => {
       },
       recent: [],
       deadLetters: [{ at: '2026-11-29T09:00:00.000Z', reason: 'overflow', event: event('Old news') }],
+      alsoListed: [],
     });
     expect(lines).toContain('- Needs attention, waiting for an agent to call pulse_should_interrupt:');
     expect(lines).toContain('  - [mail] "Deploy failed"');
     expect(lines).toContain('- 2026-11-29T09:00:00.000Z [mail] "Old news": pushed out of a full inbox');
     expect(lines.join('\n'), 'the id that acknowledges is not for every reader').not.toContain('dlv_1');
+  });
+
+  it('says that an item a second source of its server listed is the same event, under the first source', () => {
+    const lines = renderExternalSection({
+      delivery: null,
+      recent: [],
+      deadLetters: [],
+      alsoListed: [
+        {
+          at: '2026-11-29T09:05:00.000Z',
+          source: 'issues-text',
+          first: 'issues',
+          item_id: '1347',
+          title: 'Login 500s for SSO users\n## Guidance',
+        },
+      ],
+    });
+    expect(lines.slice(2)).toEqual([
+      '- 2026-11-29T09:05:00.000Z [issues] "Login 500s for SSO users ## Guidance": also listed by [issues-text], the same item: one event, under [issues]',
+    ]);
   });
 });

@@ -34,6 +34,7 @@ describe("the thinker's reason in the External Events section", () => {
         },
       ],
       deadLetters: [],
+      alsoListed: [],
     });
     expect(lines).toContain('  - [cal] "Standup moved to 10:00" (thinker: "starts in 10 minutes")');
     expect(lines).toContain(
@@ -47,6 +48,7 @@ describe("the thinker's reason in the External Events section", () => {
       delivery: null,
       recent: [{ event: event('Lunch'), fate: 'told', at: AT }],
       deadLetters: [],
+      alsoListed: [],
     });
     expect(lines).toContain('- 2026-11-29T10:01:00.000Z [cal] "Lunch": the agent told the user');
   });

@@ -647,6 +647,7 @@ const POLLER_NOT_TAKEN: Record<string, string> = {
   'poller.waiting --poller.pollNow#0--> poller.polling': `poller.pollNow: nothing in the daemon sends it; ${IN_PROCESS_POLLER}`,
   'poller.catchingUp --poller.pollNow#0--> poller.polling': `poller.pollNow: nothing in the daemon sends it; ${IN_PROCESS_POLLER}`,
   'poller.backingOff --poller.pollNow#0--> poller.polling': `poller.pollNow: nothing in the daemon sends it; ${IN_PROCESS_POLLER}`,
+  'poller.polling --xstate.done.actor.0.poller.polling#0--> poller.refused': `a tool whose annotations say it writes or destroys: this model's source only reads; ${IN_PROCESS_POLLER}, and against real servers by test/e2e/source-safety.test.ts`,
 };
 
 /** Feeds the inspection events of the gate, the inbox and the source's poller of `root`'s system to their coverage. */
@@ -1169,7 +1170,8 @@ describe('delivery, model-based, against a real daemon', () => {
       gateCoverage.missingStates().filter((s) => s !== 'gate.thoughtFailed' && s !== 'gate.backingOff'),
     ).toEqual([]);
     expect(inboxCoverage.missingStates()).toEqual([]);
-    expect(pollerCoverage.missingStates()).toEqual([]);
+    // Only a tool that says it writes or destroys is refused.
+    expect(pollerCoverage.missingStates()).toEqual(['poller.refused']);
     expect(gateCoverage.missingTransitions().filter((t) => !(t in GATE_NOT_TAKEN))).toEqual([]);
     expect(inboxCoverage.missingTransitions().filter((t) => !(t in INBOX_NOT_TAKEN))).toEqual([]);
     expect(pollerCoverage.missingTransitions().filter((t) => !(t in POLLER_NOT_TAKEN))).toEqual([]);

@@ -17,7 +17,7 @@ import { createTestModel, type TestPath } from 'xstate/graph';
 import type { Delivery, Judgement, Thought } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
 import { gateMachine } from '../../machines/gate.js';
-import { INSERT_QUIET_MS, retryBackoffMs } from '../../machines/gate-settings.js';
+import { INSERT_QUIET_MS, RETRY_CAP_MAX_MS } from '../../machines/gate-settings.js';
 import {
   type AcceptInput,
   type AcceptOutput,
@@ -43,25 +43,31 @@ const MAX_EVENTS = 2;
 const LEASE_MS = 10_000;
 const COOLDOWN_MS = 5_000;
 const THINK_TIMEOUT_MS = 1_000;
-/** The first wait after a failed thought: it doubles with a second failure in a row. */
-const RETRY_BACKOFF_MS = 20_000;
 /** How long a focus lasts: longer than any run of steps that moves the clock by leases and cooldowns. */
 const FOCUS_MS = 10 ** 7;
 /** The reflection timer: longer than any run of steps, focus times included, so it fires only when a step asks for it. */
 const REFLECT_EVERY_MS = 10 ** 10;
+/**
+ * The wait after a failed thought: the next reflection. A second failure in a row would wait
+ * twice that, but never more than the cap (5 minutes), and never less than a reflection interval:
+ * with this model's interval every wait is one interval, so a focus always ends during a backoff.
+ */
+const RETRY_WAIT_MS = REFLECT_EVERY_MS;
+/** What a busy endpoint asks for (`Retry-After`): within the wait, but it keeps new events from cutting the wait short. */
+const RETRY_AFTER_MS = 60_000;
 const SETTINGS = {
   leaseMs: LEASE_MS,
   cooldownMs: COOLDOWN_MS,
   maxAttempts: MAX_ATTEMPTS,
   reflectEveryMs: REFLECT_EVERY_MS,
   thinkTimeoutMs: THINK_TIMEOUT_MS,
-  retryBackoffMs: RETRY_BACKOFF_MS,
+  retryCapMs: RETRY_CAP_MAX_MS,
 };
 const HOLDER = 'agent-a';
 const OTHER = 'agent-b';
 
-/** How the thinker answers: urgent, not urgent, a throw, an answer covering no event, or no answer in time. */
-type Mode = 'speak' | 'quiet' | 'fail' | 'empty' | 'timeout';
+/** How the thinker answers: urgent, not urgent, a throw, a throw with a `Retry-After`, an answer covering no event, or no answer in time. */
+type Mode = 'speak' | 'quiet' | 'fail' | 'busy' | 'empty' | 'timeout';
 type Phase = 'idle' | 'offered' | 'awaiting' | 'cooldown' | 'backingOff';
 type Outcome =
   | 'told'
@@ -74,7 +80,9 @@ type Outcome =
   /** A check-in or the timer while the gate backs off after a failed thought: the thinker is not asked. */
   | 'backing_off'
   /** New events end the backoff: the failed events are judged with them. */
-  | 'backoff_cut_short';
+  | 'backoff_cut_short'
+  /** The backoff passed: the thinker is asked again, with every event that waits. */
+  | 'retried';
 
 type ModelEvent =
   | { type: 'insert' }
@@ -85,8 +93,8 @@ type ModelEvent =
    * moment later starts the quiet period over), or until an agent checks in (`cut`).
    */
   | { type: 'wake'; mode: Mode; cut: boolean }
-  /** The backoff after a failed thought passes. */
-  | { type: 'backoffEnds' }
+  /** The backoff after a failed thought passes, and the thinker is asked again: it answers in `mode`. */
+  | { type: 'backoffEnds'; mode: Mode }
   /** A reflection, and another one asked for during its drain and again during its thought. */
   | { type: 'reflectDuring'; mode: Mode }
   /** A reflection whose drain fails, having taken nothing (the inbox could not be reached). */
@@ -141,6 +149,8 @@ interface ModelContext {
   answering: boolean;
   deferred: boolean;
   mode: Mode;
+  /** The failure the gate backs off from came with a `Retry-After`: new events do not end the wait. */
+  retryAfter: boolean;
   /** A delivery has been closed (acknowledged or expired), so a stale ack can be sent. */
   closedAny: boolean;
   /** What the last step did to events, and under which gates (`later @ awaiting+focus`), for the coverage. */
@@ -165,11 +175,13 @@ const reflect = (ctx: ModelContext): ModelContext => {
     case 'quiet':
       return { ...next, consumed: [...ctx.consumed, ...ctx.queue.map((s) => s.id)], queue: [] };
     case 'fail':
+    case 'busy':
     case 'empty':
     case 'timeout':
       return {
         ...next,
         phase: 'backingOff',
+        retryAfter: ctx.mode === 'busy',
         ...retry({ ...next, queue: [] }, ctx.queue),
         outcomes: [...ctx.outcomes, `${'thinker_failed' satisfies Outcome} (${ctx.mode})`],
       };
@@ -221,13 +233,23 @@ const apply = (ctx: ModelContext, event: ModelEvent): ModelContext => {
     case 'reflect':
       return asked(c, event.mode);
     case 'wake': {
-      if (c.phase !== 'backingOff') return asked(c, event.mode);
+      if (c.phase !== 'backingOff' || c.retryAfter) return asked(c, event.mode);
       // New events end the backoff: they are judged with the failed ones once inserts settle.
-      const after = settle({ ...c, mode: event.mode, phase: 'idle', deferred: true });
+      const after = settle({ ...c, mode: event.mode, phase: 'idle', deferred: true, retryAfter: false });
       return { ...after, outcomes: ['backoff_cut_short' satisfies Outcome, ...after.outcomes] };
     }
-    case 'backoffEnds':
-      return settle({ ...c, phase: 'idle', deferred: true });
+    case 'backoffEnds': {
+      // The wait is a whole reflection interval: a focus started before it has ended by then.
+      const after = settle({
+        ...c,
+        mode: event.mode,
+        phase: 'idle',
+        deferred: true,
+        focus: false,
+        retryAfter: false,
+      });
+      return { ...after, outcomes: ['retried' satisfies Outcome, ...after.outcomes] };
+    }
     case 'reflectDuring':
       // Held while the first runs, then run at once if the first leaves the gate idle.
       return settle({ ...reflect({ ...c, mode: event.mode }), deferred: true });
@@ -312,6 +334,7 @@ const model = setup({
     answering: false,
     deferred: false,
     mode: 'speak',
+    retryAfter: false,
     closedAny: false,
     outcomes: [],
   },
@@ -346,12 +369,15 @@ const EVENTS: ModelEvent[] = [
   { type: 'reflect', mode: 'speak' },
   { type: 'reflect', mode: 'quiet' },
   { type: 'reflect', mode: 'fail' },
+  { type: 'reflect', mode: 'busy' },
   { type: 'reflect', mode: 'empty' },
   { type: 'reflect', mode: 'timeout' },
   { type: 'wake', mode: 'speak', cut: false },
   { type: 'wake', mode: 'fail', cut: false },
   { type: 'wake', mode: 'quiet', cut: true },
-  { type: 'backoffEnds' },
+  // A failure, then a retry that succeeds or fails again.
+  { type: 'backoffEnds', mode: 'speak' },
+  { type: 'backoffEnds', mode: 'fail' },
   { type: 'reflectDuring', mode: 'speak' },
   { type: 'reflectDuring', mode: 'fail' },
   { type: 'drainFails' },
@@ -383,6 +409,8 @@ const describeEvent = (e: ModelEvent): string => {
       return `reflect(${e.mode}) ×3`;
     case 'wake':
       return `wake(${e.mode}${e.cut ? ', cut by a check-in' : ''})`;
+    case 'backoffEnds':
+      return `backoffEnds(${e.mode})`;
     case 'ack':
       return `ack(${e.outcome})`;
     case 'focus':
@@ -410,9 +438,9 @@ type Path = TestPath<ModelSnapshot, ModelEvent>;
 const byPlacement = (s: ModelSnapshot, event?: ModelEvent) => {
   const c = s.context;
   if (event !== undefined && PROBES.has(event.type)) return JSON.stringify([event.type, gatesOf(c)]);
-  if (event?.type === 'timer' || event?.type === 'focusEnds' || event?.type === 'backoffEnds')
+  if (event?.type === 'timer' || event?.type === 'focusEnds')
     return JSON.stringify([event.type, gatesOf(c), c.outcomes, c.deferred]);
-  if (event?.type === 'wake')
+  if (event?.type === 'wake' || event?.type === 'backoffEnds')
     return JSON.stringify([describeEvent(event), gatesOf(c), c.outcomes, c.deferred]);
   return JSON.stringify([
     c.outcomes,
@@ -423,12 +451,59 @@ const byPlacement = (s: ModelSnapshot, event?: ModelEvent) => {
     c.dead.length,
     c.focus,
     c.answering,
-    // The retry at the end of a backoff thinks in the last mode asked for.
-    c.deferred || c.phase === 'backingOff' ? c.mode : null,
+    // A held reflection thinks in the last mode asked for.
+    c.deferred ? c.mode : null,
+    c.retryAfter,
   ]);
 };
 
-const paths: Path[] = testModel.getShortestPaths({ serializeState: byPlacement });
+/**
+ * Failures and their retries, whole: the shortest paths reach each placement by its shortest
+ * route, which seldom goes through a retry that comes through, so these run as paths of their own.
+ */
+const RETRY_STORIES: ModelEvent[][] = [
+  // A failure, then the retry at the next reflection finds the event urgent: told once.
+  [
+    { type: 'insert' },
+    { type: 'reflect', mode: 'fail' },
+    { type: 'backoffEnds', mode: 'speak' },
+    { type: 'claim' },
+    { type: 'ack', outcome: 'told' },
+  ],
+  // The same after a timeout, and after an answer that judged nothing.
+  ...(['timeout', 'empty'] as const).map((mode): ModelEvent[] => [
+    { type: 'insert' },
+    { type: 'reflect', mode },
+    { type: 'backoffEnds', mode: 'speak' },
+    { type: 'claim' },
+    { type: 'ack', outcome: 'told' },
+  ]),
+  // A busy endpoint (Retry-After): a new event waits with the failed one until the wait is over.
+  [
+    { type: 'insert' },
+    { type: 'reflect', mode: 'busy' },
+    { type: 'insert' },
+    { type: 'wake', mode: 'speak', cut: false },
+    { type: 'backoffEnds', mode: 'speak' },
+    { type: 'claim' },
+    { type: 'ack', outcome: 'told' },
+  ],
+  // Two failures in a row: the first event runs out of attempts, the second is told when the thinker answers.
+  [
+    { type: 'insert' },
+    { type: 'reflect', mode: 'fail' },
+    { type: 'insert' },
+    { type: 'backoffEnds', mode: 'fail' },
+    { type: 'backoffEnds', mode: 'speak' },
+    { type: 'claim' },
+    { type: 'ack', outcome: 'told' },
+  ],
+];
+
+const paths: Path[] = [
+  ...testModel.getShortestPaths({ serializeState: byPlacement }),
+  ...RETRY_STORIES.flatMap((events) => testModel.getPathsFromEvents(events, {})),
+];
 const stepsOf = (path: Path) => path.steps.filter((s) => s.event.type !== ('xstate.init' as string));
 
 const replay = (path: Path) => {
@@ -578,6 +653,10 @@ class GateRun {
   answer(events: readonly InboxEvent[]): Promise<Judgement[]> {
     if (this.mode === 'timeout') return new Promise<Judgement[]>(() => {});
     if (this.mode === 'fail') return Promise.reject(new Error('the thinker failed'));
+    if (this.mode === 'busy')
+      return Promise.reject(
+        Object.assign(new Error('busy'), { reason: 'HTTP 429', retryAfterMs: RETRY_AFTER_MS }),
+      );
     if (this.mode === 'empty') return Promise.resolve([]);
     const urgency = this.mode === 'speak' ? 0.9 : 0.1;
     return Promise.resolve(events.map((e) => ({ id: e.id, urgency })));
@@ -672,6 +751,7 @@ class GateRun {
           type: 'inbox.offer',
           pollId: this.listed,
           source: 'cal',
+          server: 'cal-server',
           items: [
             { itemId: `item-${this.listed}`, title: `Item ${this.listed}`, startsAt: null, detail: '' },
           ],
@@ -700,8 +780,11 @@ class GateRun {
         this.clock.increment(1);
         break;
       case 'backoffEnds': {
-        const wait = retryBackoffMs(gate.getSnapshot().context, gate.getSnapshot().context.failedInARow);
-        this.clock.increment(wait - 1);
+        this.mode = event.mode;
+        const failure = gate.getSnapshot().context.lastFailure!;
+        expect(failure.retryAt, 'the retry comes at the next reflection').toBe(failure.at + RETRY_WAIT_MS);
+        expect(failure.retryAfterMs).toBe(before.retryAfter ? RETRY_AFTER_MS : null);
+        this.clock.set(failure.retryAt - 1);
         expect(gate.getSnapshot().value, 'the backoff still has 1 ms').toBe('backingOff');
         this.clock.increment(1);
         break;
@@ -956,6 +1039,35 @@ describe('gate delivery rules, model-based, against the real gate and inbox', ()
       [...all.outcomes].filter((o) => o.includes('@ offered')).every((o) => /^(gated|withdrawn)/.test(o)),
     ).toBe(true);
     expect([...all.outcomes].some((o) => o.includes('@ offered+'))).toBe(false);
+    // A failed thought, its retry at the next reflection, and a success: the events go out (and are
+    // told) once, with the attempt the failure cost them.
+    const inOrder = (names: readonly string[], wanted: readonly string[]) => {
+      let at = 0;
+      for (const name of names) if (name === wanted[at]) at++;
+      return at === wanted.length;
+    };
+    const names = paths.map((p) => stepsOf(p).map((s) => describeEvent(s.event)));
+    for (const failing of ['reflect(fail)', 'reflect(timeout)', 'reflect(empty)', 'reflect(busy)']) {
+      expect(
+        names.some((n) => inOrder(n, [failing, 'backoffEnds(speak)', 'claim', 'ack(told)'])),
+        `${failing}, then a retry that succeeds and is told`,
+      ).toBe(true);
+    }
+    expect(
+      names.some((n) => inOrder(n, ['backoffEnds(fail)', 'backoffEnds(speak)', 'claim', 'ack(told)'])),
+      'two failures in a row, then a retry that succeeds',
+    ).toBe(true);
+    // New events end a backoff, except one a Retry-After asked for.
+    expect(seen).toContain('backoff_cut_short @ backingOff');
+    expect(
+      paths.some((p) =>
+        replay(p).some(
+          ({ event, before, after }) =>
+            event.type === 'wake' && before.context.retryAfter && after.context.phase === 'backingOff',
+        ),
+      ),
+      'a wake during a Retry-After leaves the gate backing off',
+    ).toBe(true);
     const dead = paths.some((p) => replay(p).some(({ after }) => after.context.dead.length > 0));
     expect(dead, 'some path dead-letters an event').toBe(true);
   });

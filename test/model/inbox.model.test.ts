@@ -334,6 +334,9 @@ class InboxRun {
       mark: async (_source, itemIds) => {
         for (const id of itemIds) this.seen.add(id);
       },
+      // One source: no item of its server was listed by another first.
+      firstListedBy: () => null,
+      markOnServer: async () => {},
     },
     storeDetail: () => false,
   });
@@ -419,6 +422,7 @@ class InboxRun {
       type: 'inbox.offer',
       pollId: this.listed,
       source: 'cal',
+      server: 'cal-server',
       items,
       replyTo: this.replyTo,
     });

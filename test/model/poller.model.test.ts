@@ -62,9 +62,16 @@ const source: PolledSource = {
   enabled: true,
 };
 
-/** How the tool answers a call: items (the source lists `more` new ones), an error, or no answer before the timeout. */
-type Answer = { outcome: 'ok'; more: 0 | 1 | 3 } | { outcome: 'error' } | { outcome: 'timeout' };
-type Phase = 'polling' | 'waiting' | 'catchingUp' | 'backingOff';
+/**
+ * How the tool answers a call: items (the source lists `more` new ones), an error, no answer
+ * before the timeout, or no call at all: its annotations say it is destructive (refused).
+ */
+type Answer =
+  | { outcome: 'ok'; more: 0 | 1 | 3 }
+  | { outcome: 'error' }
+  | { outcome: 'timeout' }
+  | { outcome: 'refused' };
+type Phase = 'polling' | 'waiting' | 'catchingUp' | 'backingOff' | 'refused';
 
 type ModelEvent =
   | ({ type: 'respond' } & Answer)
@@ -96,10 +103,22 @@ interface ModelContext {
 }
 
 /** The backoff, computed here from the documented rule: 1 s doubling, capped at 5 min, times 0.5 + jitter / 2. */
+/** What a refused source says: its tool says it is destructive. */
+const REFUSAL = 'source "cal" is not polled: tool "list_events" of server "cal" says it is destructive';
+
 const backoffMs = (failures: number) =>
   Math.round(Math.min(5 * 60_000, 1_000 * 2 ** (failures - 1)) * (0.5 + JITTER / 2));
 
 const respond = (c: ModelContext, answer: Answer): ModelContext => {
+  if (answer.outcome === 'refused') {
+    // Not called, and not polled again until sources.json changes: no schedule.
+    return {
+      ...c,
+      phase: 'refused',
+      delay: null,
+      outcome: `refused${c.failures > 0 ? ' after failures' : ''}`,
+    };
+  }
   if (answer.outcome !== 'ok') {
     const failures = c.failures + 1;
     return {
@@ -157,12 +176,13 @@ const model = setup({
   guards: {
     canRespond: ({ context, event }) => {
       if (context.phase !== 'polling' || context.hung || event.type !== 'respond') return false;
+      if (event.outcome === 'refused') return true;
       return event.outcome === 'ok'
         ? context.listed + event.more <= MAX_LISTED
         : context.failures < MAX_FAILURES;
     },
     canHang: ({ context }) => context.phase === 'polling' && !context.hung,
-    scheduled: ({ context }) => context.phase !== 'polling',
+    scheduled: ({ context }) => context.phase !== 'polling' && context.phase !== 'refused',
     canDrain: ({ context }) => context.queue > 0 && !context.hung,
   },
   actions: { step: assign(({ context, event }) => apply(context, event)) },
@@ -198,6 +218,7 @@ const EVENTS: ModelEvent[] = [
   { type: 'respond', outcome: 'ok', more: 3 },
   { type: 'respond', outcome: 'error' },
   { type: 'respond', outcome: 'timeout' },
+  { type: 'respond', outcome: 'refused' },
   { type: 'hang' },
   { type: 'due' },
   { type: 'pollNow' },
@@ -227,8 +248,15 @@ const replay = (path: Path) => {
   });
 };
 
-/** A path the fixture server can play: it answers or times out, it never hangs for good. */
-const playableByFixture = (path: Path) => !stepsOf(path).some((s) => s.event.type === 'hang');
+/**
+ * A path the fixture server can play: it answers or times out, it never hangs for good. A refusal
+ * is not among them: the client reads a server's annotations once per connection, and the
+ * stateless fixture cannot tell it they changed (test/e2e/source-safety.test.ts refuses for real).
+ */
+const playableByFixture = (path: Path) =>
+  !stepsOf(path).some(
+    (s) => s.event.type === 'hang' || (s.event.type === 'respond' && s.event.outcome === 'refused'),
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Coverage of the real poller's states and transitions.
@@ -343,6 +371,10 @@ class PollerRun {
     const durationMs = this.clock.now() - at;
     if (answer.outcome === 'ok')
       return { ok: true, items: asExternal(listed), at, durationMs, jitter: JITTER };
+    if (answer.outcome === 'refused') {
+      const refused = { hints: { destructiveHint: true }, verdict: 'refused', message: REFUSAL } as const;
+      return { ok: false, refused, error: REFUSAL, at, durationMs, jitter: JITTER };
+    }
     const error =
       answer.outcome === 'error'
         ? 'server "cal" answered with an error: list_events failed'
@@ -439,9 +471,9 @@ const check = async (run: PollerRun, expected: ModelContext, where: string) => {
     itemsInserted: expected.seen,
     catchUps: expected.catchUps,
   });
-  expect(context.lastError === null, `${where}: an error shown exactly while failing`).toBe(
-    expected.failures === 0,
-  );
+  expect({ error: context.lastError }, `${where}: an error shown exactly while failing or refused`).toEqual({
+    error: expected.phase === 'refused' ? REFUSAL : expected.failures === 0 ? null : expect.any(String),
+  });
   if (expected.delay === null)
     expect(context.nextPollAt, `${where}: no poll scheduled while polling`).toBe(null);
   else expect(context.nextPollAt, `${where}: the next poll`).toBe(run.respondedAt + expected.delay);
@@ -549,6 +581,8 @@ describe('poller schedule, model-based, against the real poller and inbox', () =
       'pollNow from waiting',
       'pollNow from catchingUp',
       'pollNow from backingOff (failure 1)',
+      'refused',
+      'refused after failures',
     ]) {
       expect(outcomes, outcome).toContain(outcome);
     }

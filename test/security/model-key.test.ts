@@ -45,7 +45,7 @@ describe("the model thinker's key", () => {
         sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 300 }],
         reflection: {
           thinker: 'model',
-          retry_backoff_sec: 1,
+          reflect_every_sec: 1,
           model: { base_url: model.baseUrl, model: 'm', api_key: '${PULSE_TEST_MODEL_KEY}' },
         },
       }),

@@ -19,6 +19,7 @@ const small = (scenario: keyof typeof SCENARIOS, catchUp: boolean): CellConfig =
   drainMs: 3_600_000,
   catchUp,
   maxAttempts: Number.POSITIVE_INFINITY,
+  retry: 'ours',
 });
 
 describe('delivery simulation', () => {
@@ -64,18 +65,49 @@ describe('delivery simulation', () => {
   });
 
   /** The seed's setup for one cell (spec §6): 2 h of arrivals, 2 h to drain, window 90, 10 seeds. */
-  const seedCell = (scenario: keyof typeof SCENARIOS, catchUp: boolean, q: number) =>
-    runCell({ ...small(scenario, catchUp), window: 90, arrivalMs: 7_200_000, drainMs: 7_200_000, q }, 10);
+  const seedCell = (
+    scenario: keyof typeof SCENARIOS,
+    catchUp: boolean,
+    q: number,
+    retry: CellConfig['retry'] = 'ours',
+  ) =>
+    runCell(
+      { ...small(scenario, catchUp), window: 90, arrivalMs: 7_200_000, drainMs: 7_200_000, q, retry },
+      10,
+    );
 
-  it('thinks no more often than the seed in (a) when the thinker fails, and loses nothing', async () => {
-    for (const [q, seed] of [
-      [0.2, 25.5],
-      [0.5, 27.3],
-    ] as const) {
-      const result = await seedCell('a', true, q);
-      expect(result.think_calls_mean, `q = ${q}`).toBeLessThanOrEqual(seed);
-      expect(result).toMatchObject({ loss_pct: 0, duplicates: 0 });
+  it("asks as often as the seed's rule when answers fail at random, and tells as soon", async () => {
+    for (const q of [0.2, 0.5]) {
+      const ours = await seedCell('a', true, q);
+      const seedRule = await seedCell('a', true, q, 'seed');
+      expect(ours.think_calls_mean, `q = ${q}`).toBe(seedRule.think_calls_mean);
+      expect(ours.latency, `q = ${q}`).toEqual(seedRule.latency);
+      expect(ours).toMatchObject({ loss_pct: 0, duplicates: 0 });
     }
+  });
+
+  it("asks a dead endpoint less often than the seed's rule, and tells no event later", async () => {
+    const cell: CellConfig = { ...small('a', true), q: 0, outage: { fromMs: 1_800_000, toMs: 3_600_000 } };
+    const ours = await runCell(cell, 2);
+    const seedRule = await runCell({ ...cell, retry: 'seed' }, 2);
+    expect(ours.think_calls_mean).toBeLessThan(seedRule.think_calls_mean);
+    for (const at of ['p50_s', 'p95_s', 'max_s'] as const)
+      expect(ours.latency![at]).toBeLessThanOrEqual(seedRule.latency![at]);
+    expect(ours).toMatchObject({ loss_pct: 0, duplicates: 0 });
+  });
+
+  it('measures latency from the first listing to the ack: the settling alone when the thinker never fails', async () => {
+    const result = await runCell({ ...small('a', true), q: 0 }, 2);
+    expect(result.latency).toEqual({ p50_s: 3, p95_s: 3, max_s: 3 });
+  });
+
+  it('asks a failed thinker again at the next reflection: one failure costs one reflection interval', async () => {
+    // q = 0.2 with seed 1 fails some first thoughts and no second one in a row.
+    const cell = { ...small('a', true), arrivalMs: 1_200_000, drainMs: 1_200_000 };
+    const ours = await runCell(cell, 1);
+    const seedRule = await runCell({ ...cell, retry: 'seed' }, 1);
+    expect(ours.latency, 'the same as every reflection asking again').toEqual(seedRule.latency);
+    expect(ours.latency!.max_s).toBe(3 + 120);
   });
 
   it('judges a catch-up chain in one thought: (c) with catch-up thinks once per poll period, like the seed without it', async () => {

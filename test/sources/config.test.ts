@@ -83,6 +83,7 @@ describe('parseSourcesConfig: a config with every kind of server', () => {
         args: {},
         intervalMs: 300_000,
         enabled: true,
+        allowSideEffects: false,
         urgency: 0.5,
         rules: [],
       },
@@ -119,6 +120,7 @@ describe('parseSourcesConfig: a config with every kind of server', () => {
       args: {},
       intervalMs: 300_000,
       enabled: true,
+      allowSideEffects: false,
       urgency: 0.5,
       rules: [],
     });

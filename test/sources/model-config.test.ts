@@ -123,10 +123,18 @@ describe('parseSourcesConfig: the model thinker', () => {
     expect(config.reflection).toMatchObject({
       thinker: 'sampling',
       model: null,
-      gate: { retryBackoffMs: 60_000 },
+      gate: { retryCapMs: 60_000 },
     });
     expect(config.warnings).toEqual([
       expect.stringContaining('reflection.model is ignored: it is used only with "thinker": "model"'),
+    ]);
+  });
+
+  it('reads retry_backoff_sec as the cap of the retries, and clamps one above 5 minutes, saying so', () => {
+    const config = parse({ retry_backoff_sec: 360 });
+    expect(config.reflection.gate).toEqual({ retryCapMs: 300_000 });
+    expect(config.warnings).toEqual([
+      '.pulse/sources.json: reflection.retry_backoff_sec is 360 s, more than the 300 s a failing thinker may wait at most: 300 s is used. It is the longest wait between retries: a failed thought is asked again at the next reflection (reflect_every_sec), then twice as long with each failure in a row.',
     ]);
   });
 });

@@ -234,11 +234,14 @@ describe('an item a source keeps listing is delivered once', () => {
     expect(timesDelivered(world), 'each task once, in four weeks').toEqual({ 'open-1': 1, 'open-2': 1 });
     expect(world.deliveries).toEqual([['open-1'], ['open-2']]);
 
-    // The seen file holds each task once after compaction, with the time of a recent listing.
-    const rows = (await readFile(join(world.dir, 'external_seen.jsonl'), 'utf8'))
+    // The seen file holds each task once after compaction, with the time of a recent listing; the
+    // server's marks (which source listed each first) are the other half of its lines.
+    const all = (await readFile(join(world.dir, 'external_seen.jsonl'), 'utf8'))
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as { k: string; t: number });
+      .map((line) => JSON.parse(line) as { k: string; t: number; s?: string });
+    const rows = all.filter((row) => row.s === undefined);
+    expect(all.length - rows.length, "the server's marks, as many as the source's").toBe(rows.length);
     const latest = new Map<string, number>();
     for (const row of rows) {
       const id = row.k.split('\u0000')[1]!;

@@ -107,4 +107,22 @@ describe('SeenStore', () => {
     await seen.mark('dex', ['new'], 80);
     expect((await rowsOf(path)).length).toBe(601);
   });
+
+  it("keeps which source first listed a server's item, through a restart and its compaction, and forgets it with the TTL", async () => {
+    const path = await seenFile();
+    const seen = await SeenStore.load(path, { now: T0 });
+    await seen.markOnServer('git', ['id:1347'], 'issues', T0);
+    // A second source listing it later leaves the first as it was, and moves the time on.
+    await seen.markOnServer('git', ['id:1347'], 'issues-text', T0 + 2 * DAY);
+    expect(seen.firstListedBy('git', ['id:1347'], T0 + 2 * DAY)).toBe('issues');
+    expect(seen.firstListedBy('jira', ['id:1347'], T0), 'another server').toBeNull();
+    expect(seen.has('issues', '1347', T0), 'a server mark is not a source mark').toBe(false);
+
+    const restarted = await SeenStore.load(path, { now: T0 + 3 * DAY });
+    expect(restarted.firstListedBy('git', ['url:x', 'id:1347'], T0 + 3 * DAY)).toBe('issues');
+    expect(await rowsOf(path), 'compacted: the latest time, the first source').toEqual([
+      { k: 'git\u0000id:1347', t: T0 + 2 * DAY, s: 'issues' },
+    ]);
+    expect(restarted.firstListedBy('git', ['id:1347'], T0 + 2 * DAY + SEEN_TTL_MS)).toBeNull();
+  });
 });

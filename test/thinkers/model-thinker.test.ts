@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InboxEvent } from '../../machines/external.js';
 import type { ModelConfig } from '../../src/sources/config/model-config.js';
+import { retryAfterMs } from '../../src/thinkers/chat-completions.js';
 import { createModelThinker } from '../../src/thinkers/model-thinker.js';
 import { SYSTEM_PROMPT } from '../../src/thinkers/think-prompt.js';
 import { type ModelServer, startModelServer } from '../helpers/model-server.js';
@@ -131,7 +132,7 @@ describe('the model thinker', () => {
     [{ kind: 'content', text: '{"judgements": [{"id": "ext_1", "urgency": 7}]}' } as const, /holds no/],
     [
       { kind: 'status', status: 429, headers: { 'retry-after': '20' } } as const,
-      /answered HTTP 429 \(retry after 20 s\)/,
+      /answered HTTP 429 \(Retry-After: 20\)/,
     ],
     [{ kind: 'status', status: 500 } as const, /answered HTTP 500/],
   ])('fails the thought on %j, saying what came back', async (reply, message) => {
@@ -148,6 +149,7 @@ describe('the model thinker', () => {
       createModelThinker(configFor(server, { timeoutMs: 1_000 })).think([event(1, 'x')], NOW),
     );
     expect(late.message).toBe(`${server.baseUrl}/chat/completions did not answer within 1 s`);
+    expect((late as Error & { kind?: string }).kind).toBe('endpoint');
 
     const closed = { baseUrl: server.baseUrl };
     await server.close();
@@ -156,6 +158,39 @@ describe('the model thinker', () => {
     expect(unreachable.message).toMatch(
       /^could not reach http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: ECONNREFUSED$/,
     );
+    expect((unreachable as Error & { kind?: string }).kind).toBe('endpoint');
+  });
+
+  it('names what went wrong in a few words, and reads Retry-After in seconds or as an HTTP date', async () => {
+    const server = await serve();
+    const in90s = new Date(Date.now() + 90_000).toUTCString();
+    server.script(
+      { kind: 'status', status: 429, headers: { 'retry-after': '20' } },
+      { kind: 'status', status: 503, headers: { 'retry-after': in90s } },
+      { kind: 'garbage' },
+      { kind: 'content', text: 'Sorry, I cannot judge these.' },
+      { kind: 'status', status: 500 },
+    );
+    const thinker = createModelThinker(configFor(server));
+    const errors: Array<Error & { reason?: string; retryAfterMs?: number | null; kind?: string }> = [];
+    for (let i = 0; i < 5; i++) errors.push(await thoughtError(thinker.think([event(1, 'x')], NOW)));
+    expect(errors.map((e) => e.reason)).toEqual([
+      'HTTP 429',
+      'HTTP 503',
+      'an answer that is not JSON',
+      'an answer without usable judgements',
+      'HTTP 500',
+    ]);
+    // Only one request's failure is asked again at the next reflection; the endpoint's are backed off.
+    expect(errors.map((e) => e.kind)).toEqual(['endpoint', 'endpoint', 'answer', 'answer', 'answer']);
+    expect(errors[0]!.retryAfterMs).toBe(20_000);
+    // An HTTP date has whole seconds: the wait is what is left of the 90 s, give or take one.
+    expect(errors[1]!.retryAfterMs).toBeGreaterThan(80_000);
+    expect(errors[1]!.retryAfterMs).toBeLessThanOrEqual(90_000);
+    expect(errors[4]!.retryAfterMs).toBeNull();
+    expect(retryAfterMs('not a date')).toBeNull();
+    expect(retryAfterMs('1.5')).toBe(1_500);
+    expect(retryAfterMs(new Date(NOW - 60_000).toUTCString(), NOW), 'a date past is no wait').toBe(0);
   });
 
   it('never repeats the key in an error, even when the server echoes it', async () => {

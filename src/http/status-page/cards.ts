@@ -1,4 +1,6 @@
+import { toolSummary } from '../../sources/client/tool-safety.js';
 import type { SystemStatus } from '../../system/system-status.js';
+import type { ThinkerStatus } from '../../thinkers/thinker-in-force.js';
 import { actorOf, stateLine } from './states.js';
 import { type Child, chip, error, h, none, rows, table, time } from './view.js';
 
@@ -77,6 +79,18 @@ const owingAgents = (agents: SystemStatus['replan']['agents']): Child => {
   );
 };
 
+/** Who judges now; when that is not the configured thinker (or nobody is), which one is configured and why. */
+const thinker = ({ configured, judging, reason }: ThinkerStatus): Child =>
+  h(
+    'span',
+    { id: 'thinker' },
+    judging ?? 'nobody',
+    reason !== null && [
+      h('span', { class: 'muted' }, ` (configured: ${configured})`),
+      h('div', { class: judging === null ? 'error' : 'muted' }, reason),
+    ],
+  );
+
 const delivery = (s: SystemStatus): Child => {
   const g = s.gate;
   const d = g.delivery;
@@ -118,28 +132,27 @@ const delivery = (s: SystemStatus): Child => {
         'so far',
         `${g.delivered} delivered, ${g.consumed_silently} consumed silently, ${g.put_back} put back`,
       ],
-      g.last_thought && [
-        'thinker',
-        [g.last_thought.by, g.last_thought.note && h('div', { class: 'error' }, g.last_thought.note)],
-      ],
+      ['thinker', thinker(g.thinker)],
       g.last_thought && [
         'last thought',
-        h(
-          'ul',
-          { class: 'titles' },
-          g.last_thought.events.map((e) =>
-            h(
-              'li',
-              {},
-              h('span', { class: 'chip' }, e.verdict === 'speak' ? 'deliver' : 'quiet'),
-              ' ',
-              e.title,
-              e.why && h('span', { class: 'muted' }, ` — ${e.why}`),
+        [
+          h('div', { class: 'muted' }, `by ${g.last_thought.by}`),
+          h(
+            'ul',
+            { class: 'titles' },
+            g.last_thought.events.map((e) =>
+              h(
+                'li',
+                {},
+                h('span', { class: 'chip' }, e.verdict === 'speak' ? 'deliver' : 'quiet'),
+                ' ',
+                e.title,
+                e.why && h('span', { class: 'muted' }, ` — ${e.why}`),
+              ),
             ),
           ),
-        ),
+        ],
       ],
-      g.failed_in_a_row > 0 && ['backing off', error(`${g.failed_in_a_row} failed thoughts in a row`)],
       g.last_error && ['error', error(g.last_error)],
     ]),
   ];
@@ -214,6 +227,12 @@ const pollers = ({ sources: src }: SystemStatus): Child => [
       [
         h('span', { class: 'mono' }, p.source),
         h('div', { class: 'muted mono' }, `${p.server}.${p.tool}, every ${p.interval_sec} s`),
+        p.tool_check !== null &&
+          h(
+            'div',
+            { class: p.tool_check.verdict === 'undeclared' ? 'error tool' : 'muted tool' },
+            p.tool_check.verdict === 'undeclared' ? p.tool_check.message : toolSummary(p.tool_check),
+          ),
       ],
       chip(p.state),
       time(p.last_poll_at, 'never'),

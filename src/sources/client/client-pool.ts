@@ -1,5 +1,5 @@
 import type { ServerConfig } from '../config/config.js';
-import type { ConnectionOptions, ServerConnection } from './server-connection.js';
+import type { ConnectionOptions, ListedTool, ServerConnection } from './server-connection.js';
 import { SourceCallError } from './source-call-error.js';
 
 // The SDK's client and transports are loaded on the first call: a daemon without sources never
@@ -30,11 +30,21 @@ export class ClientPool {
   }
 
   /** Calls a tool and returns the raw CallToolResult; the server's timeout bounds connect and call. */
-  async callTool(server: string, tool: string, args: Record<string, unknown>): Promise<unknown> {
+  callTool(server: string, tool: string, args: Record<string, unknown>): Promise<unknown> {
+    return this.#use(server, (connection) => connection.callTool(tool, args));
+  }
+
+  /** How the server lists a tool (`tools/list`, kept per connection): whether it is there, and its annotations. */
+  listedTool(server: string, tool: string): Promise<ListedTool> {
+    return this.#use(server, (connection) => connection.listedTool(tool));
+  }
+
+  /** Runs one request on the server's connection; one that timed out or lost it is dropped, so the next starts afresh. */
+  async #use<T>(server: string, request: (connection: ServerConnection) => Promise<T>): Promise<T> {
     const { ServerConnection } = await loadConnectionModule();
     const connection = this.#connectionFor(server, ServerConnection);
     try {
-      return await connection.callTool(tool, args);
+      return await request(connection);
     } catch (error) {
       const failure = error as SourceCallError;
       if (failure.reason !== 'call') this.#drop(server, connection, failure.reason !== 'closed');

@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { VERSION } from '../../package/version.js';
 import type { ServerConfig } from '../config/config.js';
 import { boundedFetch } from './bounded-fetch.js';
@@ -16,6 +17,16 @@ export interface ConnectionOptions {
   onLog?: (message: string) => void;
 }
 
+/** At most this many pages of `tools/list` are read (a page is usually every tool). */
+const MAX_TOOL_PAGES = 50;
+
+/** A tool as the server lists it: whether it is there, its annotations, and the names listed (for an error). */
+export interface ListedTool {
+  listed: boolean;
+  annotations: unknown;
+  names: string[];
+}
+
 /** One client for one server config, from spawn or first request to the child's exit. */
 export class ServerConnection {
   readonly key: string;
@@ -24,6 +35,8 @@ export class ServerConnection {
   #transport: StdioTransport | StreamableHTTPClientTransport;
   #shutdown: Promise<void> | undefined;
   #lastStderr = '';
+  /** The server's tools by name, with their annotations: read once, again after it says the list changed. */
+  #tools: Promise<Map<string, unknown>> | null = null;
 
   constructor(
     readonly name: string,
@@ -35,6 +48,9 @@ export class ServerConnection {
     this.#transport = this.#createTransport(options);
     this.client.onclose = onLost;
     this.client.onerror = (error) => options.onLog?.(`server "${name}": ${messageOf(error)}`);
+    this.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      this.#tools = null;
+    });
     this.ready = this.#connect();
   }
 
@@ -85,7 +101,41 @@ export class ServerConnection {
   }
 
   /** Calls a tool; a failure is a SourceCallError whose reason says whether the connection is still good. */
-  async callTool(tool: string, args: Record<string, unknown>): Promise<unknown> {
+  callTool(tool: string, args: Record<string, unknown>): Promise<unknown> {
+    return this.#request(tool, (client, options) =>
+      client.callTool({ name: tool, arguments: args }, undefined, options),
+    );
+  }
+
+  /** How the server lists `tool` in `tools/list` (every page), read once per connection and again after `notifications/tools/list_changed`. */
+  async listedTool(tool: string): Promise<ListedTool> {
+    this.#tools ??= this.#listTools().catch((error: unknown) => {
+      this.#tools = null;
+      throw error;
+    });
+    const tools = await this.#tools;
+    return { listed: tools.has(tool), annotations: tools.get(tool) ?? null, names: [...tools.keys()] };
+  }
+
+  async #listTools(): Promise<Map<string, unknown>> {
+    const tools = new Map<string, unknown>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const result = await this.#request('tools/list', (client, options) =>
+        client.listTools(cursor === undefined ? {} : { cursor }, options),
+      );
+      for (const tool of result.tools) tools.set(tool.name, tool.annotations ?? null);
+      cursor = result.nextCursor;
+      if (cursor === undefined) break;
+    }
+    return tools;
+  }
+
+  /** One request on the connected client within the server's timeout; `what` names it in the failure. */
+  async #request<T>(
+    what: string,
+    send: (client: Client, options: { timeout: number; signal: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
     const { name, config } = this;
     const client = await this.ready;
     const controller = new AbortController();
@@ -93,12 +143,9 @@ export class ServerConnection {
     // abort after the answer would still send the server a cancellation.
     const timer = setTimeout(() => controller.abort(), config.timeoutMs);
     try {
-      return await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: config.timeoutMs,
-        signal: controller.signal,
-      });
+      return await send(client, { timeout: config.timeoutMs, signal: controller.signal });
     } catch (error) {
-      throw callFailure(name, config, tool, error, { aborted: controller.signal.aborted });
+      throw callFailure(name, config, what, error, { aborted: controller.signal.aborted });
     } finally {
       clearTimeout(timer);
     }

@@ -42,6 +42,7 @@ export const sourceFingerprint = (source: SourceConfig): string =>
       args: source.args,
       intervalMs: source.intervalMs,
       enabled: source.enabled,
+      allowSideEffects: source.allowSideEffects ?? false,
       map: source.map ?? null,
     }),
   );

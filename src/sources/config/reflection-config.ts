@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { GateInput } from '../../../machines/gate-settings.js';
+import { type GateInput, RETRY_CAP_MAX_MS } from '../../../machines/gate-settings.js';
+import type { ThinkerKind } from '../../../machines/sources.js';
 import { ConfigError } from './config-error.js';
 import {
   type Fixes,
@@ -12,13 +13,6 @@ import {
   warnUnknownKeys,
 } from './config-parsing.js';
 import { type ModelConfig, modelOf } from './model-config.js';
-
-/**
- * Who judges external events: the rule thinker (per-source urgency and rules, against the
- * threshold), the agent itself (it receives every event and says in its ack what it did), a
- * model behind an OpenAI-compatible endpoint, or the connected agent's model through MCP sampling.
- */
-export type ThinkerKind = 'rules' | 'agent' | 'model' | 'sampling';
 
 /** The `reflection` block of sources.json, in the gate's units. */
 export interface ReflectionConfig {
@@ -38,7 +32,7 @@ const REFLECTION_FIXES: Fixes = {
   max_attempts: 'Write a whole number from 1 to 100, e.g. "max_attempts": 5.',
   reflect_every_sec: `Write a number of seconds from 1 to ${MAX_TIMER_SEC}, e.g. "reflect_every_sec": 120.`,
   think_timeout_sec: 'Write a number of seconds from 1 to 600, e.g. "think_timeout_sec": 60.',
-  retry_backoff_sec: `Write a number of seconds from 1 to ${MAX_TIMER_SEC}, e.g. "retry_backoff_sec": 360.`,
+  retry_backoff_sec: `Write the longest wait between retries of a failing thinker, in seconds from 1 to ${RETRY_CAP_MAX_MS / 1000}, e.g. "retry_backoff_sec": 300.`,
 };
 
 const reflectionSchema = z.object({
@@ -54,6 +48,19 @@ const reflectionSchema = z.object({
 });
 
 const ms = (sec: number | undefined) => (sec === undefined ? undefined : Math.round(sec * 1000));
+
+/**
+ * `retry_backoff_sec` is the cap of the retries' backoff (it was the first wait, 360 s by default,
+ * before retries followed `reflect_every_sec`): above 5 minutes it is clamped, and said so.
+ */
+const retryCapSec = (sec: number | undefined, at: Path, parsing: Parsing): number | undefined => {
+  const max = RETRY_CAP_MAX_MS / 1000;
+  if (sec === undefined || sec <= max) return sec;
+  parsing.warnings.push(
+    `${parsing.file}: ${formatPath([...at, 'retry_backoff_sec'])} is ${sec} s, more than the ${max} s a failing thinker may wait at most: ${max} s is used. It is the longest wait between retries: a failed thought is asked again at the next reflection (reflect_every_sec), then twice as long with each failure in a row.`,
+  );
+  return max;
+};
 
 /** The `model` block: required by `"thinker": "model"`, ignored with a warning by the others. */
 const modelBlock = (thinker: ThinkerKind, raw: unknown, at: Path, parsing: Parsing): ModelConfig | null => {
@@ -90,7 +97,7 @@ export const reflectionOf = (raw: unknown, at: Path, parsing: Parsing): Reflecti
     maxAttempts: r.max_attempts,
     reflectEveryMs: ms(r.reflect_every_sec),
     thinkTimeoutMs: ms(r.think_timeout_sec),
-    retryBackoffMs: ms(r.retry_backoff_sec),
+    retryCapMs: ms(retryCapSec(r.retry_backoff_sec, at, parsing)),
   };
   return {
     thinker: r.thinker,

@@ -26,6 +26,8 @@ const SOURCE_FIXES: Fixes = {
   args: 'Write the tool\'s arguments as a JSON object, e.g. "args": {"max_results": 10}.',
   interval_sec: `Write a number of seconds from 1 to ${MAX_TIMER_SEC}, e.g. "interval_sec": 300.`,
   enabled: 'Write true or false.',
+  allow_side_effects:
+    'Write true only for a tool whose side effects you want repeated every interval; leave it out otherwise.',
   urgency: 'Write a number from 0 to 1, e.g. "urgency": 0.5.',
   ...RULE_FIXES,
   ...MAP_FIXES,
@@ -53,6 +55,7 @@ const sourceSchema = z.object({
     .default({}),
   interval_sec: seconds(1).default(300),
   enabled: z.boolean().default(true),
+  allow_side_effects: z.boolean().default(false),
   urgency: urgency.default(0.5),
   rules: z
     .array(ruleSchema)
@@ -75,6 +78,7 @@ export const sourceOf = (raw: unknown, at: Path, parsing: Parsing): SourceConfig
     args: source.args,
     intervalMs: Math.round(source.interval_sec * 1000),
     enabled: source.enabled,
+    allowSideEffects: source.allow_side_effects,
     urgency: source.urgency,
     rules: source.rules,
     ...(source.map === undefined ? {} : { map: source.map }),
