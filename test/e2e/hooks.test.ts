@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HookAgent } from '../../src/hooks/events.js';
+import { HOOK_AGENTS, type HookAgent } from '../../src/hooks/events.js';
 import {
   BIN,
   CLI,
@@ -596,9 +596,13 @@ describe('pulse hook, finding and asking the daemon', () => {
     expect(held.status).toBe(200);
     expect(claudeHeld((await held.json()) as Output)).toContain(eventId);
 
-    const unknownAgent = await post('/hook/copilot/PreToolUse', input);
+    // An agent pulse has no hooks for; the list it names grows with each agent it answers.
+    const unknownAgent = await post('/hook/windsurf/PreToolUse', input);
     expect(unknownAgent.status).toBe(404);
-    expect(await unknownAgent.text()).toBe('No hooks for "copilot": pulse answers claude, codex, cursor.');
+    expect(HOOK_AGENTS).toContain('opencode');
+    expect(await unknownAgent.text()).toBe(
+      `No hooks for "windsurf": pulse answers ${HOOK_AGENTS.join(', ')}.`,
+    );
     const wrongEvent = await post('/hook/cursor/PreToolUse', input);
     expect(wrongEvent.status).toBe(404);
     expect(await wrongEvent.text()).toContain(
