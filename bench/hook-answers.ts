@@ -17,11 +17,18 @@ const GEMINI_FIXTURE = new URL(
   import.meta.url,
 );
 
+/** What opencode 1.18.33 passed pulse's plugin for a bash call, captured from the real CLI. */
+const OPENCODE_FIXTURE = new URL(
+  '../../test/fixtures/hooks/opencode-1.18.33/tool.execute.before-bash.json',
+  import.meta.url,
+);
+
 /**
  * Each agent's hook input for one shell call in `project`, as the agent writes it: Claude Code's
  * PreToolUse, Codex's and Gemini's captured ones with their `/PROJECT` replaced, Cursor's
- * beforeShellExecution, Copilot's preToolUse, VS Code's documented PreToolUse. All ask for the same
- * command, so the daemon does the same work for each.
+ * beforeShellExecution, Copilot's preToolUse, VS Code's documented PreToolUse, and what pulse's
+ * opencode plugin posts (opencode's captured hook arguments, with the project). All ask for the
+ * same command, so the daemon does the same work for each.
  */
 export const hookInputs = async (project: string): Promise<Record<HookAgent, string>> => {
   const codex = (await readFile(CODEX_FIXTURE, 'utf8')).replaceAll('/PROJECT', project);
@@ -29,7 +36,10 @@ export const hookInputs = async (project: string): Promise<Record<HookAgent, str
     throw new Error(`The Codex fixture no longer runs "${COMMAND}": ${codex}`);
   const gemini = JSON.parse((await readFile(GEMINI_FIXTURE, 'utf8')).replaceAll('/PROJECT', project));
   gemini.tool_input.command = COMMAND;
+  const opencode = JSON.parse(await readFile(OPENCODE_FIXTURE, 'utf8'));
+  opencode.output.args = { command: COMMAND, description: 'Create a file' };
   return {
+    opencode: JSON.stringify({ directory: project, ...opencode }),
     claude: JSON.stringify({
       session_id: 'bench-session',
       transcript_path: join(project, 'transcript.jsonl'),
@@ -84,13 +94,15 @@ const parse = (text: string): Record<string, unknown> | null => {
 /**
  * Whether an answer, in `agent`'s format, holds the call and names the pending event `eventId`:
  * Claude Code, Codex and VS Code `permissionDecision: "deny"` in `hookSpecificOutput`, Copilot at the
- * top, Cursor `permission: "deny"`, Gemini CLI `decision: "deny"`. A fail-open
+ * top, Cursor `permission: "deny"`, Gemini CLI `decision: "deny"`, pulse's opencode plugin `hold`
+ * (which it throws). A fail-open
  * "change nothing" (the daemon not reached, another project's daemon) does not.
  */
 export const holdsCall = (agent: HookAgent, answer: string, eventId: string): boolean => {
   const json = parse(answer);
   if (json === null) return false;
   if (agent === 'cursor') return json.permission === 'deny' && String(json.agent_message).includes(eventId);
+  if (agent === 'opencode') return String(json.hold ?? '').includes(eventId);
   if (agent === 'gemini') return json.decision === 'deny' && String(json.reason).includes(eventId);
   const specific = (agent === 'copilot' ? json : json.hookSpecificOutput) as
     | Record<string, unknown>

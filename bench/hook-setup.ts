@@ -1,10 +1,12 @@
-import { readFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { HookAgent } from '../src/hooks/events.js';
 import { setupDialectOf } from '../src/setup/agents.js';
 import { findPulseHook, type HookTransport } from '../src/setup/hook-handlers.js';
 import type { JsonObject } from '../src/setup/json-edit.js';
+import { OPENCODE_PLUGIN_FILE } from '../src/setup/opencode-plugin-file.js';
 import { CLI } from './daemon.js';
 import { timeCommandOk } from './timed-command.js';
 
@@ -32,6 +34,8 @@ export const setUpHook = async (
     ...args,
   ]);
   const place = setupDialectOf(agent).hooks!;
+  if (!('layout' in place))
+    throw new Error(`${agent} takes pulse's hooks as a plugin, not as handlers in a file`);
   const file = join(project, place.file);
   const doc = JSON.parse(await readFile(file, 'utf8')) as { hooks?: Record<string, unknown[]> };
   const handler = place.layout
@@ -45,6 +49,39 @@ export const setUpHook = async (
       `pulse setup ${agent} ${args.join(' ')} wrote a ${found} hook for ${event}, not ${transport}`,
     );
   return handler;
+};
+
+/** An opencode plugin hook: it resolves to let the call go, and throws to hold it. */
+export type PluginHook = (input: unknown, output: unknown) => Promise<void>;
+
+/**
+ * Runs the built `pulse setup opencode --write` and loads the plugin it wrote as opencode does (its
+ * one export called with opencode's context; opencode's client stubbed, since a held call asks
+ * nothing of it); resolves with its `tool.execute.before`. The copy at `moduleFile` (`.mjs`, which
+ * Node loads as an ES module) is what is loaded.
+ */
+export const setUpOpencodePlugin = async (
+  { project, port }: { project: string; port: number },
+  moduleFile: string,
+): Promise<PluginHook> => {
+  await timeCommandOk(process.execPath, [
+    CLI,
+    'setup',
+    'opencode',
+    '--write',
+    '-p',
+    project,
+    '--port',
+    String(port),
+  ]);
+  await copyFile(join(project, OPENCODE_PLUGIN_FILE), moduleFile);
+  const { PulsePlugin } = (await import(pathToFileURL(moduleFile).href)) as {
+    PulsePlugin: (context: object) => Promise<Record<string, PluginHook>>;
+  };
+  const nothing = async () => ({});
+  const client = { tui: { showToast: nothing }, app: { log: nothing }, session: { prompt: nothing } };
+  const hooks = await PulsePlugin({ client, directory: project, worktree: project });
+  return hooks['tool.execute.before']!;
 };
 
 /** A header value with `$VAR` / `${VAR}` of `allowed` taken from the environment (empty when unset), as Claude Code fills it. */

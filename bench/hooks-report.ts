@@ -8,6 +8,7 @@ export const TARGETS = { ratioToNode: 0.25 };
 /** The rows judged against the target: the hooks `pulse setup` writes by default. */
 const JUDGED: readonly HookRow[] = [
   'claude-http',
+  'opencode-plugin',
   'codex-curl',
   'cursor-curl',
   'gemini-curl',
@@ -26,6 +27,7 @@ const label = (row: HookRow, { programs }: HooksResult): string =>
     sh: `\`sh -c true\` (${programs.sh.replace(/^.*\//, '')} here): the shell taken for Cursor, running nothing`,
     curl: "`curl --version`: curl's own start, no request",
     'claude-http': 'Claude Code, http: one POST to the daemon, no process',
+    'opencode-plugin': "opencode, plugin: pulse's `tool.execute.before`, one fetch to the daemon, no process",
     'codex-curl': 'Codex, curl: `bash -c` the PreToolUse line',
     'cursor-curl': 'Cursor, curl: `sh -c` the beforeShellExecution line',
     'gemini-curl': 'Gemini CLI, curl: `bash -c` the BeforeTool line',
@@ -100,6 +102,7 @@ const reading = ({ result }: HooksReport): string => {
   return `Every figure is wall time in the bench process; for a command, from \`spawn()\` to the child's exit with its output read, so each command row includes starting a process from Node (fork, exec, three pipes), which \`sh -c true\` shows at its smallest. The floors split the command hooks into their parts. In this run (p50s):
 
 - **Claude Code, http: ${ms(t('claude-http'))}, ${ratio(ratioOf(result, 'claude-http'))}.** No process at all: a TCP connection to 127.0.0.1, the hook JSON posted, the daemon's answer (\`POST /hook\`: reconcile with the files, decide, format the refusal), the connection closed. Claude Code makes this request from its own running process, so this is the whole cost of a hook to it.
+- **opencode, plugin: ${ms(t('opencode-plugin'))}, ${ratio(ratioOf(result, 'opencode-plugin'))}.** No process either: pulse's plugin, loaded from the file setup wrote, runs its \`tool.execute.before\` in opencode's own process; one \`fetch\` to the daemon, whose hold it throws. Here it runs on Node's \`fetch\` (opencode runs it on Bun's).
 - **Codex, curl: ${ms(t('codex-curl'))}, ${ratio(ratioOf(result, 'codex-curl'))}.** ${curlParts('codex-curl', 'bash')} The line's fail-open branch runs only when curl fails.
 - **Cursor, curl: ${ms(t('cursor-curl'))}, ${ratio(ratioOf(result, 'cursor-curl'))}.** The same curl through \`sh -c\`, assumed to be how Cursor runs a hook command (it runs them through a shell; which one is not documented). Here \`/bin/sh\` is \`${result.programs.sh}\`; on macOS it is bash, so there this row costs about what the Codex row does. ${curlParts('cursor-curl', 'sh')}
 - **Gemini CLI, curl: ${ms(t('gemini-curl'))}, ${ratio(ratioOf(result, 'gemini-curl'))}.** The same curl through \`bash -c\`, as Gemini CLI 0.61 runs every hook command (seen with the real CLI); it differs from the Codex row only in its route and in the answer it prints. ${curlParts('gemini-curl', 'bash')}
@@ -125,17 +128,17 @@ export const formatSection = (report: HooksReport): string => {
 
 The agent runs a hook before every tool call and waits for it, so its cost is added to each
 call. \`pulse setup\` writes, per agent, the cheapest way to reach the daemon's
-\`POST /hook/<agent>/<event>\`: Claude Code posts the hook JSON itself (\`--hooks http\`), Codex,
-Cursor, Gemini CLI and Copilot CLI run a one-line \`curl\` through a shell (\`--hooks curl\`); \`--hooks node\` runs
+\`POST /hook/<agent>/<event>\`: Claude Code posts the hook JSON itself (\`--hooks http\`), opencode runs
+pulse's plugin, which posts it from opencode's process, Codex, Cursor, Gemini CLI and Copilot CLI run a one-line \`curl\` through a shell (\`--hooks curl\`); \`--hooks node\` runs
 \`pulse hook\` where there is no curl. Target: a command hook's p50 at most
 ${ratio(TARGETS.ratioToNode)} of \`node -e 0\`'s, the start of an empty Node process, measured side
 by side; Claude Code's HTTP hook is held to the same bar.
 
 ${runLines(report)}
 - Programs: ${result.programs.bash} (\`/bin/bash\`), \`/bin/sh\` → \`${result.programs.sh}\`, ${result.programs.curl}
-- Setup: one daemon (\`pulse start --port 0 --log-level warn\`) on a fresh temp project; the built CLI's \`pulse setup claude --write\`, \`pulse setup codex --write\`, \`pulse setup cursor --write\`, \`pulse setup gemini --write\` and \`pulse setup copilot --write\` (their defaults: http, curl, curl, curl, curl) for that port, and \`pulse setup codex --write --hooks node\` in a second folder; each row's hook is read back from the file setup wrote (\`.claude/settings.local.json\`, \`.codex/hooks.json\`, \`.cursor/hooks.json\`, \`.gemini/settings.json\`, \`.github/hooks/pulse.json\`). Then guidance.md is edited so a replan is pending, and every hook run must answer with a refusal naming that event (\`permissionDecision: "deny"\`, Cursor's \`permission: "deny"\`, Gemini's \`decision: "deny"\`) or the run fails: a fast wrong answer is not a result.
-- Inputs: each agent's JSON for the same shell call, \`touch src-file\`, so the daemon does the same work for each: Codex's captured from Codex 0.171 (\`test/fixtures/hooks/codex-0.171.0/PreToolUse-Bash.json\`, its \`/PROJECT\` replaced), Gemini's captured from Gemini CLI 0.61 (\`test/fixtures/hooks/gemini-0.61.0/BeforeTool-run_shell_command.json\`, the same replaced and its command made \`touch src-file\`), Claude Code's PreToolUse and Cursor's beforeShellExecution in their documented shapes, Copilot's preToolUse in the shape Copilot 1.0.102 sends (\`toolName: "bash"\`, \`toolArgs\` an object).
-- How each runs: Claude's as one \`node:http\` POST from the bench process to the handler's \`url\` with its headers, a fresh connection per call (\`agent: false\`); Codex's as Codex runs hook commands, \`/bin/bash -c '<command>'\` (seen with the real Codex 0.171), the JSON on stdin, in the project folder; Cursor's through \`/bin/sh -c\` (an assumption: Cursor runs hook commands through a shell); Gemini's as Gemini CLI runs them, \`bash -c\` (seen with the real CLI 0.61); Copilot's through \`/bin/bash -c\` (seen with the real Copilot 1.0.102); the node fallback's through \`/bin/bash -c\` as Codex would run it.
+- Setup: one daemon (\`pulse start --port 0 --log-level warn\`) on a fresh temp project; the built CLI's \`pulse setup claude --write\`, \`pulse setup opencode --write\`, \`pulse setup codex --write\`, \`pulse setup cursor --write\`, \`pulse setup gemini --write\` and \`pulse setup copilot --write\` (their defaults: http, plugin, curl, curl, curl, curl) for that port, and \`pulse setup codex --write --hooks node\` in a second folder; each row's hook is read back from the file setup wrote (\`.claude/settings.local.json\`, \`.opencode/plugins/pulse.js\`, \`.codex/hooks.json\`, \`.cursor/hooks.json\`, \`.gemini/settings.json\`, \`.github/hooks/pulse.json\`). Then guidance.md is edited so a replan is pending, and every hook run must answer with a refusal naming that event (\`permissionDecision: "deny"\`, Cursor's \`permission: "deny"\`, Gemini's \`decision: "deny"\`, the plugin's throw) or the run fails: a fast wrong answer is not a result.
+- Inputs: each agent's JSON for the same shell call, \`touch src-file\`, so the daemon does the same work for each: Codex's captured from Codex 0.171 (\`test/fixtures/hooks/codex-0.171.0/PreToolUse-Bash.json\`, its \`/PROJECT\` replaced), opencode's \`tool.execute.before\` arguments captured from opencode 1.18.33 (\`test/fixtures/hooks/opencode-1.18.33/tool.execute.before-bash.json\`, its command replaced), Gemini's captured from Gemini CLI 0.61 (\`test/fixtures/hooks/gemini-0.61.0/BeforeTool-run_shell_command.json\`, the same replaced and its command made \`touch src-file\`), Claude Code's PreToolUse and Cursor's beforeShellExecution in their documented shapes, Copilot's preToolUse in the shape Copilot 1.0.102 sends (\`toolName: "bash"\`, \`toolArgs\` an object).
+- How each runs: Claude's as one \`node:http\` POST from the bench process to the handler's \`url\` with its headers, a fresh connection per call (\`agent: false\`); opencode's as its plugin hook called in the bench process with those arguments; Codex's as Codex runs hook commands, \`/bin/bash -c '<command>'\` (seen with the real Codex 0.171), the JSON on stdin, in the project folder; Cursor's through \`/bin/sh -c\` (an assumption: Cursor runs hook commands through a shell); Gemini's as Gemini CLI runs them, \`bash -c\` (seen with the real CLI 0.61); Copilot's through \`/bin/bash -c\` (seen with the real Copilot 1.0.102); the node fallback's through \`/bin/bash -c\` as Codex would run it.
 - Runs: ${plan.warmup} warm-up rounds, then ${count(plan.runs)} rounds of one run of each row, which goes first rotating round by round.
 - Profile: one more node-fallback run under \`node --cpu-prof --cpu-prof-interval 100\`, the same input.
 

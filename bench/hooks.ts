@@ -6,7 +6,7 @@ import type { JsonObject } from '../src/setup/json-edit.js';
 import { type ProfileSummary, summarizeProfile } from './cpu-profile-summary.js';
 import { CLI, startDaemon } from './daemon.js';
 import { expectHeld, hookInputs } from './hook-answers.js';
-import { postHook, setUpHook } from './hook-setup.js';
+import { postHook, setUpHook, setUpOpencodePlugin } from './hook-setup.js';
 import { connectSession, shouldInterrupt } from './session.js';
 import { type Summary, summarize } from './stats.js';
 import { timeCommandOk } from './timed-command.js';
@@ -26,6 +26,7 @@ export const HOOK_ROWS = [
   'sh',
   'curl',
   'claude-http',
+  'opencode-plugin',
   'codex-curl',
   'cursor-curl',
   'gemini-curl',
@@ -114,6 +115,7 @@ export const measureHooks = async (
     const cursor = await setUpHook('cursor', 'beforeShellExecution', 'curl', at);
     const gemini = await setUpHook('gemini', 'BeforeTool', 'curl', at);
     const copilot = await setUpHook('copilot', 'preToolUse', 'curl', at);
+    const opencode = await setUpOpencodePlugin(at, join(dir, 'opencode-plugin.mjs'));
     // Set up elsewhere, so it does not replace the curl hooks; it finds the daemon from the input's cwd.
     const node = await setUpHook('codex', 'PreToolUse', 'node', {
       ...at,
@@ -142,6 +144,17 @@ export const measureHooks = async (
       'claude-http': async () => {
         const { ms, answer } = await postHook(claude, inputs.claude);
         expectHeld("Claude Code's HTTP hook", 'claude', answer, eventId);
+        return ms;
+      },
+      'opencode-plugin': async () => {
+        const { input, output } = JSON.parse(inputs.opencode);
+        const started = performance.now();
+        const held = await opencode(input, output).then(
+          () => '{}',
+          (error: Error) => JSON.stringify({ hold: error.message }),
+        );
+        const ms = performance.now() - started;
+        expectHeld("pulse's opencode plugin", 'opencode', held, eventId);
         return ms;
       },
       'codex-curl': shellHook("Codex's curl hook", BASH, codex, 'codex'),

@@ -242,8 +242,8 @@ program
   .addOption(
     new Option(
       '--hooks <transport>',
-      'how hooks reach the daemon: http (Claude Code posts them itself), curl (a shell line), node (pulse hook); default http for claude, else curl when installed',
-    ).choices(['http', 'curl', 'node']),
+      "how hooks reach the daemon: http (Claude Code posts them itself), curl (a shell line), node (pulse hook), plugin (opencode's only way: pulse's plugin posts them); default http for claude, plugin for opencode, else curl when installed",
+    ).choices(['http', 'curl', 'node', 'plugin']),
   )
   .option(
     '--autostart',
@@ -258,7 +258,7 @@ program
         port?: number;
         write?: boolean;
         force?: boolean;
-        hooks?: 'http' | 'curl' | 'node';
+        hooks?: 'http' | 'curl' | 'node' | 'plugin';
         autostart?: boolean;
         json?: boolean;
       },
@@ -274,7 +274,7 @@ program
 program
   .command('doctor')
   .description(
-    "check that pulse works for this project: the daemon, each agent's entries, hooks and permissions, Codex trust and hook review, Gemini and Copilot folder trust, git; each problem with its fix",
+    "check that pulse works for this project: the daemon, each agent's entries, hooks and permissions, Codex trust and hook review, Gemini and Copilot folder trust, opencode's project config, git; each problem with its fix",
   )
   .option('-p, --project <dir>', 'project folder', '.')
   .option('--port <port>', `the port to expect when no daemon runs (default ${DEFAULT_PORT})`, parsePort)

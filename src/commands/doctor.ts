@@ -7,6 +7,7 @@ import { checkDaemon } from '../doctor/daemon-checks.js';
 import { type Finding, problem } from '../doctor/finding.js';
 import { checkGeminiTrust } from '../doctor/gemini-checks.js';
 import { checkGitIgnore } from '../doctor/git-checks.js';
+import { checkOpencode } from '../doctor/opencode-checks.js';
 import { HOOK_AGENTS } from '../hooks/events.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse } from '../package/pulse-command.js';
@@ -81,6 +82,7 @@ export const runDoctor = async ({
     if (agent === 'codex' && checked.setUp) findings.push(...(await checkCodexHome(root, env)));
     if (agent === 'gemini' && checked.setUp) findings.push(...(await checkGeminiTrust(root, env)));
     if (agent === 'copilot' && checked.setUp) findings.push(...(await checkCopilotHome(root, env)));
+    if (agent === 'opencode' && checked.setUp) findings.push(...(await checkOpencode(root, env)));
   }
   if (!anySetUp) {
     findings.push(

@@ -150,18 +150,33 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   const url = `http://127.0.0.1:${port}/p/${projectId(project)}/mcp`;
   const dialect = setupDialectOf(options.agent);
   const transport = options.hooks ?? defaultTransport(options.agent);
-  if (dialect.hooks !== undefined && !dialect.hooks.transports.includes(transport)) {
+  const { hooks } = dialect;
+  const plugin = hooks !== undefined && !('layout' in hooks);
+  if (plugin && transport !== 'plugin') {
     throw new SetupUsageError(
-      `${dialect.title} runs hooks by ${dialect.hooks.transports.join(' or ')}, not ${transport}: use ${dialect.hooks.transports.map((t) => `--hooks ${t}`).join(' or ')}.`,
+      `${dialect.title} has no command hooks: pulse's plugin (${hooks.file}) posts them to the daemon itself, so there is no --hooks ${transport}: leave out --hooks.`,
     );
   }
-  if (dialect.hooks === undefined && options.hooks !== undefined) {
+  if (hooks !== undefined && !(hooks.transports as readonly HookTransport[]).includes(transport)) {
+    throw new SetupUsageError(
+      `${dialect.title} runs hooks by ${hooks.transports.join(' or ')}, not ${transport}: use ${hooks.transports.map((t) => `--hooks ${t}`).join(' or ')}.`,
+    );
+  }
+  if (hooks === undefined && options.hooks !== undefined) {
     throw new SetupUsageError(`${dialect.title} gets no hooks from pulse: leave out --hooks.`);
   }
   const autostart = options.autostart === true;
-  if (autostart && dialect.hooks?.autostartEvent === undefined) {
+  if (autostart && (hooks === undefined || !('layout' in hooks) || hooks.autostartEvent === undefined)) {
+    const none = 'so nothing can start pulse with it';
+    const why =
+      hooks === undefined
+        ? `${dialect.title} gets no hooks, ${none}`
+        : plugin
+          ? `pulse's ${dialect.title} plugin runs inside ${dialect.title} and starts no program, ${none}`
+          : (('noAutostart' in hooks ? hooks.noAutostart : undefined) ??
+            `${dialect.title} runs no hook when a session starts, ${none}`);
     throw new SetupUsageError(
-      `${dialect.hooks === undefined ? `${dialect.title} gets no hooks, so nothing can start pulse with it` : (dialect.hooks.noAutostart ?? `${dialect.title} runs no hook when a session starts, so nothing can start pulse with it`)}: start the daemon yourself with \`${pulse(`start --detach -p ${shellWord(project)}${port === DEFAULT_PORT ? '' : ` --port ${port}`}`)}\` (it returns once it serves).`,
+      `${why}: start the daemon yourself with \`${pulse(`start --detach -p ${shellWord(project)}${port === DEFAULT_PORT ? '' : ` --port ${port}`}`)}\` (it returns once it serves).`,
     );
   }
   const runtime = options.runtime ?? currentRuntime();

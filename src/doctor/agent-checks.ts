@@ -67,7 +67,9 @@ const hookTargetFindings = (
     const { nodePath, cliPath } = hook.runtime;
     const missing = [nodePath, cliPath].find((path) => !existsSync(path));
     if (missing !== undefined) {
-      const unstartable = missing === nodePath ? setupDialectOf(agent).hooks?.unstartable : undefined;
+      const place = setupDialectOf(agent).hooks;
+      const unstartable =
+        missing === nodePath && place !== undefined && 'unstartable' in place ? place.unstartable : undefined;
       findings.push(
         problem(
           agent,

@@ -1,6 +1,6 @@
 /** One thing `pulse doctor` checked: what holds, or what is wrong and the exact step that fixes it. */
 export interface Finding {
-  /** What was checked: `project`, `daemon`, an agent's setup (`claude`, `codex`, `cursor`, `vscode`), a working `agent`, or `git`. */
+  /** What was checked: `project`, `daemon`, an agent's setup (`claude`, `codex`, `opencode`, `cursor`, `vscode`), a working `agent`, or `git`. */
   subject: string;
   ok: boolean;
   message: string;

@@ -108,7 +108,7 @@ export const decide = (call: HookCall, facts: HookFacts): Decision => {
     case 'stop':
       if (hold === null) return { verdict: { hold: joined(attention) }, remember: told };
       if (memory.stopHeldFor === hold.key) return { verdict: { notice: hold.still() }, remember: {} };
-      // The reason told the session: Gemini sends it back as the next prompt, which must not tell it again.
+      // The reason told the session: Gemini and pulse's opencode plugin send it back as the next prompt, which must not tell it again.
       return { verdict: { hold: hold.stop() }, remember: { stopHeldFor: hold.key, toldPending: hold.key } };
     case 'post-tool':
       // The next tool call is held anyway; saying it after every read would only repeat it.

@@ -4,6 +4,7 @@ import { codexDialect } from './dialects/codex.js';
 import { copilotDialect } from './dialects/copilot.js';
 import { cursorDialect } from './dialects/cursor.js';
 import { geminiDialect } from './dialects/gemini.js';
+import { opencodeDialect } from './dialects/opencode.js';
 import { vscodeDialect } from './dialects/vscode.js';
 
 /**
@@ -17,6 +18,7 @@ const DIALECTS = {
   gemini: geminiDialect,
   copilot: copilotDialect,
   vscode: vscodeDialect,
+  opencode: opencodeDialect,
 } as const satisfies Record<string, HookDialect>;
 
 export type HookAgent = keyof typeof DIALECTS;

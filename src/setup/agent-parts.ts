@@ -6,6 +6,7 @@ import { type HookLayout, hooksChange } from './hook-entries.js';
 import {
   AUTOSTART_TIMEOUT_SECONDS,
   autostartHookCommand,
+  type FoundPulseHook,
   type HookTarget,
   type HookTransport,
   hookHandler,
@@ -60,11 +61,19 @@ export interface HooksPlace {
   registered?(transport: HookTransport): readonly string[];
 }
 
+/** How an agent without command hooks takes pulse's: a plugin file of pulse's own, which reaches the daemon itself. */
+export interface PluginPlace {
+  file: string;
+  transports: readonly ['plugin'];
+  /** pulse's plugin as found in the file's text (the daemon's port and project), or null when the file is not pulse's as it wrote it. */
+  installed(text: string): FoundPulseHook | null;
+}
+
 /** What `pulse setup` knows of one agent: its name for people, its hooks, its files and notes. */
 export interface SetupDialect {
   title: string;
   /** Absent for an agent pulse installs no hooks for. */
-  hooks?: HooksPlace;
+  hooks?: HooksPlace | PluginPlace;
   build(target: SetupTarget): Pick<AgentSetup, 'parts' | 'notes'>;
 }
 
@@ -94,6 +103,10 @@ export const hooksPart = (
     edit: jsonEdit(allOf(hooksChange(agent, place.layout, specs, target), ...more)),
   };
 };
+
+/** `AGENTS.md`, which Codex and opencode both read: one block for both, naming each one's hooks. */
+export const agentsMdPart = (): SetupPart =>
+  instructionsPart('AGENTS.md', "Codex's .codex/hooks.json, opencode's plugin .opencode/plugins/pulse.js");
 
 /** The instructions part: the rule, plus a line about the hooks when the agent has them. */
 export const instructionsPart = (file: string, hooksFile: string | null, preamble = ''): SetupPart => {

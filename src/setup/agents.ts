@@ -5,6 +5,7 @@ import { codexSetup } from './agents/codex.js';
 import { copilotSetup } from './agents/copilot.js';
 import { cursorSetup } from './agents/cursor.js';
 import { geminiSetup } from './agents/gemini.js';
+import { opencodeSetup } from './agents/opencode.js';
 import { vscodeSetup } from './agents/vscode.js';
 
 const SETUPS: Record<SetupAgent, SetupDialect> = {
@@ -12,6 +13,7 @@ const SETUPS: Record<SetupAgent, SetupDialect> = {
   codex: codexSetup,
   cursor: cursorSetup,
   gemini: geminiSetup,
+  opencode: opencodeSetup,
   vscode: vscodeSetup,
   copilot: copilotSetup,
 };

@@ -10,9 +10,10 @@ import type { JsonObject } from './json-edit.js';
 /**
  * How an agent's hook reaches the daemon: Claude Code posts it itself (`http`, no process at all);
  * a command hook forwards its stdin with `curl` (a fraction of a Node start); `node` runs
- * `pulse hook`, for a machine without curl or a POSIX shell.
+ * `pulse hook`, for a machine without curl or a POSIX shell; opencode, which has no command hooks,
+ * runs pulse's `plugin`, which posts them from opencode's own process.
  */
-export type HookTransport = 'http' | 'curl' | 'node';
+export type HookTransport = 'http' | 'curl' | 'node' | 'plugin';
 
 /** Where the `node` transport finds node and this clone's CLI; absolute, since pulse is not installed globally. */
 export interface HookRuntime {
@@ -168,7 +169,7 @@ export const hookHandler = (
 
 /** A pulse hook found in an agent's hooks file: how it reaches a daemon, and which. */
 export type FoundPulseHook =
-  | { transport: 'http' | 'curl'; port: number; project: string }
+  | { transport: 'http' | 'curl' | 'plugin'; port: number; project: string }
   /** `runtime`: the node and bin it starts pulse with; null when it runs `npx -y pulse-agent@<version>`. */
   | { transport: 'autostart'; port: number; project: string; runtime: HookRuntime | null }
   | { transport: 'node'; runtime: HookRuntime };

@@ -8,11 +8,18 @@ import { isJsonObject, parseJsonObject } from './json-edit.js';
 /** A pulse hook standing in an agent's hooks file, under the event it is registered for. */
 export type InstalledHook = FoundPulseHook & { event: string };
 
-/** Every pulse hook in the agent's hooks file of `project` (JSONC); none when the file is missing or unreadable. */
+/**
+ * Every pulse hook in the agent's hooks file of `project` (JSONC), or its plugin (one for all its
+ * events, `*`); none when the file is missing or unreadable.
+ */
 export const installedHooks = async (agent: HookAgent, project: string): Promise<InstalledHook[]> => {
   const place = setupDialectOf(agent).hooks;
   if (place === undefined) return [];
   const text = await readFile(join(project, place.file), 'utf8').catch(() => '');
+  if (!('layout' in place)) {
+    const plugin = place.installed(text);
+    return plugin === null ? [] : [{ ...plugin, event: '*' }];
+  }
   const parsed = parseJsonObject(text);
   const hooks = 'doc' in parsed && isJsonObject(parsed.doc.hooks) ? parsed.doc.hooks : {};
   return Object.entries(hooks).flatMap(([event, list]) =>

@@ -164,9 +164,21 @@ export interface OpencodeRun extends ProcessRun {
 }
 
 /**
- * Runs `opencode run --format json <prompt>` in `cwd` as a headless user would, offline: a minimal
- * environment (the temp HOME and XDG folders, ripgrep on PATH), no update check, no models.dev fetch,
- * stdin closed, in a process group of its own.
+ * The environment opencode runs with, offline: a minimal one (the temp HOME and XDG folders,
+ * ripgrep on PATH), no update check, no models.dev fetch.
+ */
+export const opencodeEnv = (home: OpencodeHome): NodeJS.ProcessEnv => ({
+  PATH: `${RIPGREP_DIR}${delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`,
+  TMPDIR: tmpdir(),
+  LANG: 'C.UTF-8',
+  OPENCODE_DISABLE_AUTOUPDATE: '1',
+  OPENCODE_DISABLE_MODELS_FETCH: '1',
+  ...home.env,
+});
+
+/**
+ * Runs `opencode run --format json <prompt>` in `cwd` as a headless user would, offline
+ * (`opencodeEnv`), stdin closed, in a process group of its own.
  */
 export const runOpencode = async ({
   cwd,
@@ -184,14 +196,7 @@ export const runOpencode = async ({
   const run = await runInGroup(OPENCODE_BIN, ['run', '--format', 'json', ...args, prompt], {
     cwd,
     timeoutMs,
-    env: {
-      PATH: `${RIPGREP_DIR}${delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`,
-      TMPDIR: tmpdir(),
-      LANG: 'C.UTF-8',
-      OPENCODE_DISABLE_AUTOUPDATE: '1',
-      OPENCODE_DISABLE_MODELS_FETCH: '1',
-      ...home.env,
-    },
+    env: opencodeEnv(home),
   });
   return { ...run, events: jsonLines<OpencodeEvent>(run.stdout) };
 };

@@ -11,6 +11,7 @@ const EVENTS: Record<HookAgent, string> = {
   gemini: 'BeforeTool',
   copilot: 'preToolUse',
   vscode: 'PreToolUse',
+  opencode: 'tool.execute.before',
 };
 
 /** What the daemon prints for a held call, in the agent's format. */

@@ -29,7 +29,9 @@ const project = async () => {
 };
 
 const doctor = async (dir: string, ...args: string[]) => {
-  const { code, stdout, stderr } = await runCli(['doctor', '-p', dir, '--json', ...args]);
+  const { code, stdout, stderr } = await runCli(['doctor', '-p', dir, '--json', ...args], {
+    env: { OPENCODE_DISABLE_PROJECT_CONFIG: '' },
+  });
   expect(stderr).toBe('');
   return { code, report: JSON.parse(stdout) as DoctorReport };
 };
@@ -322,6 +324,53 @@ describe('pulse doctor', () => {
       subject: 'copilot',
       ok: true,
       message: `Copilot trusts ${dir} (${join(home, 'config.json')}): it loads pulse's hooks and MCP server there`,
+    });
+  });
+
+  it("checks opencode's plugin and config, and names what keeps opencode from them: its switch for project config, a plugin in git", async () => {
+    const dir = await project();
+    execFileSync('git', ['init', '-q', dir]);
+    const daemon = await daemonOn(dir);
+    const setup = await runCli(['setup', 'opencode', '--write', '-p', dir, '--port', String(daemon.port)]);
+    expect(setup.code, setup.stdout).toBe(0);
+    const { code, report } = await doctor(dir);
+    expect(problems(report)).toEqual([]);
+    expect(code).toBe(0);
+    expect(report.findings.find((f) => f.subject === 'opencode')?.message).toBe(
+      `set up for port ${daemon.port} (plugin hooks): opencode.json, .opencode/plugins/pulse.js, AGENTS.md`,
+    );
+
+    const off = await runCli(['doctor', '-p', dir, '--json'], {
+      env: { OPENCODE_DISABLE_PROJECT_CONFIG: 'TRUE' },
+    });
+    expect(off.code).toBe(1);
+    expect(problems(JSON.parse(off.stdout))).toEqual([
+      {
+        subject: 'opencode',
+        message:
+          "OPENCODE_DISABLE_PROJECT_CONFIG is set here, so opencode reads none of the project's opencode.json, AGENTS.md or .opencode/plugins/pulse.js: pulse's tools are not offered and no call is held",
+        fix: 'unset OPENCODE_DISABLE_PROJECT_CONFIG where you run opencode',
+      },
+    ]);
+    const zero = await runCli(['doctor', '-p', dir, '--json'], {
+      env: { OPENCODE_DISABLE_PROJECT_CONFIG: '0' },
+    });
+    expect(zero.code, 'opencode reads only "true" and "1" as set').toBe(0);
+
+    execFileSync('git', ['-C', dir, 'add', '-f', '.opencode/plugins/pulse.js']);
+    expect(problems((await doctor(dir)).report)).toEqual([
+      {
+        subject: 'opencode',
+        message: expect.stringContaining('git tracks .opencode/plugins/pulse.js, which names this project'),
+        fix: 'git rm --cached .opencode/plugins/pulse.js, add it to .gitignore, then commit',
+      },
+    ]);
+
+    await writeFile(join(dir, '.opencode', 'plugins', 'pulse.js'), '// mine\n');
+    expect(problems((await doctor(dir)).report)).toContainEqual({
+      subject: 'opencode',
+      message: expect.stringContaining(".opencode/plugins/pulse.js is not pulse's plugin"),
+      fix: `\`pulse setup opencode -p ${dir} --port ${daemon.port} --write --force\` writes pulse's plugin over it (after a backup).`,
     });
   });
 

@@ -3,6 +3,7 @@ import { access, chmod, mkdir, readFile, unlink, writeFile } from 'node:fs/promi
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SETUP_AGENTS } from '../../src/setup/agent-names.js';
 import { shellQuote } from '../../src/setup/hook-handlers.js';
 import {
   CLI,
@@ -96,7 +97,7 @@ describe('pulse start', () => {
       ),
       `Status page: ${new URL('./', daemon.url).href}`,
       `MCP endpoint: ${daemon.url}`,
-      `Connect an agent: pulse setup <claude|codex|cursor|vscode> --write -p ${shellQuote(dir)} --port ${daemon.port}`,
+      `Connect an agent: pulse setup <${SETUP_AGENTS.join('|')}> --write -p ${shellQuote(dir)} --port ${daemon.port}`,
     ]);
   });
 

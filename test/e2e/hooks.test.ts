@@ -196,6 +196,12 @@ const copilotTool = (project: string, toolName: string, toolArgs: Input | string
   input: { ...copilotBase(project), toolName, toolArgs },
 });
 
+/** What pulse's opencode plugin posts for a tool call: the project, and opencode's `tool.execute.before` input and output. */
+const opencodeTool = (project: string, tool: string, args: Input): Hook => ({
+  event: 'tool.execute.before',
+  input: { directory: project, input: { tool, sessionID: SESSION, callID: 'call_1' }, output: { args } },
+});
+
 const CASES: AgentCase[] = [
   {
     agent: 'claude',
@@ -405,6 +411,35 @@ const CASES: AgentCase[] = [
     notice: systemMessage,
     letBe: {},
   },
+  {
+    agent: 'opencode',
+    write: (project) =>
+      opencodeTool(project, 'bash', { command: 'npm install left-pad', description: 'install' }),
+    read: (project) => opencodeTool(project, 'read', { filePath: join(project, '.pulse', 'guidance.md') }),
+    planEdits: (project) => [
+      opencodeTool(project, 'edit', {
+        filePath: join(project, '.pulse', 'plan.md'),
+        oldString: 'a',
+        newString: 'b',
+      }),
+      opencodeTool(project, 'write', { filePath: join(project, '.pulse', 'plan.md'), content: '# Plan\n' }),
+    ],
+    ack: (project, eventId) => opencodeTool(project, 'pulse_pulse_ack_replan', { event_id: eventId }),
+    stop: (project) => ({
+      event: 'session.idle',
+      input: { directory: project, input: { sessionID: SESSION } },
+    }),
+    news: (project, session) => ({
+      event: 'chat.message',
+      input: { directory: project, input: { sessionID: session } },
+    }),
+    // The plugin throws `hold` (the model reads it as the tool's result), or sends it as the next prompt.
+    held: (output) => (output.hold as string | undefined) ?? null,
+    stopHeld: (output) => (output.hold as string | undefined) ?? null,
+    news$: (output) => (output.context as string | undefined) ?? null,
+    notice: (output) => (output.notice as string | undefined) ?? null,
+    letBe: {},
+  },
 ];
 
 const startProject = async (prefix: string) => {
@@ -516,12 +551,12 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     await changeGuidance(project, client);
     await daemon.stop();
 
-    // Claude Code and Codex show the line as a systemMessage (Codex shows no hook's stderr), Copilot as a progress line.
+    // Claude Code and Codex show the line as a systemMessage (Codex shows no hook's stderr), Copilot as a
+    // progress line, pulse's opencode plugin as its notice.
     const told = (line: string) => {
       if (c.agent === 'cursor') return c.letBe;
-      return c.agent === 'copilot'
-        ? { type: 'progress', message: line }
-        : { ...c.letBe, systemMessage: line };
+      if (c.agent === 'copilot') return { type: 'progress', message: line };
+      return { ...c.letBe, [c.agent === 'opencode' ? 'notice' : 'systemMessage']: line };
     };
     const down = await runHook(hookFile, c.write(project));
     expect(down.stderr).toBe(
@@ -769,9 +804,13 @@ describe('pulse hook, finding and asking the daemon', () => {
     expect(held.status).toBe(200);
     expect(claudeHeld((await held.json()) as Output)).toContain(eventId);
 
-    const unknownAgent = await post('/hook/aider/PreToolUse', input);
+    // An agent pulse has no hooks for; the list it names grows with each agent it answers.
+    const unknownAgent = await post('/hook/windsurf/PreToolUse', input);
     expect(unknownAgent.status).toBe(404);
-    expect(await unknownAgent.text()).toBe(`No hooks for "aider": pulse answers ${HOOK_AGENTS.join(', ')}.`);
+    expect(HOOK_AGENTS).toContain('opencode');
+    expect(await unknownAgent.text()).toBe(
+      `No hooks for "windsurf": pulse answers ${HOOK_AGENTS.join(', ')}.`,
+    );
     const wrongEvent = await post('/hook/cursor/PreToolUse', input);
     expect(wrongEvent.status).toBe(404);
     expect(await wrongEvent.text()).toContain(

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { install, pack } from '../../bench/package.js';
+import { SETUP_AGENTS } from '../../src/setup/agent-names.js';
 import { removeProject, tempProject } from '../helpers/daemon.js';
 
 // The package as npm users get it: the tarball `npm pack` makes of the build this run made,
@@ -75,9 +76,7 @@ describe('the npm package', () => {
     const env = { ...process.env, PATH: `${join(pulse, '..')}:${process.env.PATH}` };
     const started = await run(pulse, ['start', '--detach', '-p', project, '--port', '0'], { env });
     expect(started.stdout).toContain(`Stop it with: pulse stop -p ${project}`);
-    expect(started.stdout).toMatch(
-      /Connect an agent: pulse setup <claude\|codex\|cursor\|vscode> --write -p /,
-    );
+    expect(started.stdout).toContain(`Connect an agent: pulse setup <${SETUP_AGENTS.join('|')}> --write -p `);
     const stopped = await run(pulse, ['stop', '-p', project], { env });
     expect(stopped.stdout).toMatch(/^Stopped pulse \(pid \d+\)/);
   });

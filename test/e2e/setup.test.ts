@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { access, mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SetupResult } from '../../src/commands/setup.js';
 import { type HookAgent, hookEvents } from '../../src/hooks/events.js';
@@ -24,7 +26,7 @@ import {
 const URL_8765 = (dir: string) => `http://127.0.0.1:8765/p/${projectId(dir)}/mcp`;
 const URL_9000 = 'http://127.0.0.1:9000/mcp';
 
-type Agent = 'claude' | 'codex' | 'gemini' | 'copilot' | 'cursor' | 'vscode';
+type Agent = 'claude' | 'codex' | 'gemini' | 'copilot' | 'opencode' | 'cursor' | 'vscode';
 
 /** The files each agent reads, as its documentation names them. */
 const FILES: Record<Agent, { mcp: string; hooks: string | null; instructions: string }> = {
@@ -32,6 +34,7 @@ const FILES: Record<Agent, { mcp: string; hooks: string | null; instructions: st
   codex: { mcp: '.codex/config.toml', hooks: '.codex/hooks.json', instructions: 'AGENTS.md' },
   // Gemini CLI keeps its servers and hooks in one file.
   gemini: { mcp: '.gemini/settings.json', hooks: '.gemini/settings.json', instructions: 'GEMINI.md' },
+  opencode: { mcp: 'opencode.json', hooks: '.opencode/plugins/pulse.js', instructions: 'AGENTS.md' },
   cursor: { mcp: '.cursor/mcp.json', hooks: '.cursor/hooks.json', instructions: '.cursor/rules/pulse.mdc' },
   vscode: { mcp: '.vscode/mcp.json', hooks: null, instructions: '.github/copilot-instructions.md' },
   copilot: {
@@ -82,13 +85,24 @@ const snapshot = async (dir: string): Promise<Record<string, string>> => {
 
 const setup = (agent: string, dir: string, ...args: string[]) => runCli(['setup', agent, '-p', dir, ...args]);
 
+/** The servers object of an agent's JSON MCP file. */
+const serversOf = (agent: Agent, json: Record<string, Record<string, { url?: string }>>) =>
+  json[agent === 'vscode' ? 'servers' : agent === 'opencode' ? 'mcp' : 'mcpServers']!;
+
+/** The `const PULSE = {…}` of pulse's opencode plugin: the daemon's port and the project it posts for. */
+const pluginSetup = async (dir: string) =>
+  JSON.parse(/^const PULSE = (.*);$/m.exec(await read(dir, FILES.opencode.hooks!))![1]!) as {
+    port: number;
+    project: string;
+  };
+
 /** The url of the `pulse` server in the agent's MCP file (for Codex, the table's text is checked). */
 const pulseUrl = async (agent: Agent, dir: string): Promise<string | undefined> => {
   const text = await read(dir, FILES[agent].mcp);
   if (agent === 'codex') return /\[mcp_servers\.pulse\]\nurl = "([^"]*)"/.exec(text)?.[1];
   const json = JSON.parse(text);
   if (agent === 'gemini') return json.mcpServers.pulse?.httpUrl;
-  return (agent === 'vscode' ? json.servers : json.mcpServers).pulse?.url;
+  return serversOf(agent, json).pulse?.url;
 };
 
 interface Handler {
@@ -176,6 +190,15 @@ const USER_FILES: Record<Agent, Record<string, string>> = {
     }),
     'GEMINI.md': '# My project\n\nUse tabs.\n',
   },
+  opencode: {
+    'opencode.json': JSON.stringify({
+      $schema: 'https://opencode.ai/config.json',
+      model: 'anthropic/claude-sonnet-4-5',
+      mcp: { other: { type: 'local', command: ['other-server', '--x'] } },
+      permission: { bash: 'ask' },
+    }),
+    'AGENTS.md': '# Agents\n\nRun npm test before committing.\n',
+  },
   cursor: {
     '.cursor/mcp.json': JSON.stringify({ mcpServers: { other: { url: 'http://127.0.0.1:7000/mcp' } } }),
     '.cursor/hooks.json': JSON.stringify({
@@ -210,6 +233,7 @@ const CONFLICTING_MCP: Record<Agent, string> = {
   claude: JSON.stringify({ mcpServers: { pulse: { type: 'http', url: URL_9000 }, other: { command: 'x' } } }),
   codex: `[mcp_servers.pulse]\nurl = "${URL_9000}"\nstartup_timeout_sec = 5\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
   gemini: JSON.stringify({ mcpServers: { pulse: { httpUrl: URL_9000 }, other: { command: 'x' } } }),
+  opencode: JSON.stringify({ mcp: { pulse: { type: 'remote', url: URL_9000 }, other: { command: 'x' } } }),
   cursor: JSON.stringify({ mcpServers: { pulse: { url: URL_9000 }, other: { command: 'x' } } }),
   vscode: JSON.stringify({ servers: { pulse: { type: 'http', url: URL_9000 }, other: { command: 'x' } } }),
   copilot: JSON.stringify({
@@ -228,7 +252,17 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
     if (agent !== 'codex') expect(JSON.parse(await read(dir, files.mcp))).toBeTypeOf('object');
     for (const file of Object.values(files).filter((f) => f !== null))
       expect(stdout).toContain(`created   ${file}`);
-    if (files.hooks !== null) {
+    if (agent === 'opencode') {
+      expect(await read(dir, files.hooks!)).toMatch(
+        /^\/\/ pulse-agent \S+ opencode plugin, written by `pulse setup opencode`/,
+      );
+      expect(await pluginSetup(dir)).toEqual({
+        port: 8765,
+        project: dir,
+        server: 'pulse',
+        pulse: expect.any(String),
+      });
+    } else if (files.hooks !== null) {
       const commands = hookCommands(agent as HookAgent, JSON.parse(await read(dir, files.hooks)));
       // Claude Code calls no HTTP hook at SessionStart: its first prompt's hook tells the same.
       const events = hookEvents(agent as HookAgent).filter((e) => agent !== 'claude' || e !== 'SessionStart');
@@ -269,7 +303,8 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
       else expect(merged.startsWith(text)).toBe(true);
     }
     expect(await pulseUrl(agent, dir)).toBe(URL_8765(dir));
-    if (files.hooks !== null) {
+    if (agent === 'opencode') expect(await pluginSetup(dir)).toMatchObject({ port: 8765, project: dir });
+    else if (files.hooks !== null) {
       const commands = hookCommands(agent as HookAgent, JSON.parse(await read(dir, files.hooks)));
       for (const event of hookEvents(agent as HookAgent).filter(
         (e) => agent !== 'claude' || e !== 'SessionStart',
@@ -321,8 +356,7 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
         `[mcp_servers.pulse]\nurl = "${URL_8765(dir)}"\ndefault_tools_approval_mode = "approve"\n\n# the other one\n[mcp_servers.other]\ncommand = "x"\n`,
       );
     } else {
-      const servers = JSON.parse(merged)[agent === 'vscode' ? 'servers' : 'mcpServers'];
-      expect(servers.other).toEqual({ command: 'x' });
+      expect(serversOf(agent, JSON.parse(merged)).other).toEqual({ command: 'x' });
     }
   });
 
@@ -341,7 +375,10 @@ describe.each(AGENTS)('pulse setup %s --write', (agent) => {
 });
 
 /** A tool call each agent's PreToolUse-style hook gets that writes outside the plan, as its JSON. */
-const WRITE_CALL: Record<HookAgent, { event: string; input: (dir: string) => Record<string, unknown> }> = {
+const WRITE_CALL: Record<
+  Exclude<HookAgent, 'opencode'>,
+  { event: string; input: (dir: string) => Record<string, unknown> }
+> = {
   copilot: {
     event: 'preToolUse',
     input: (dir) => ({
@@ -406,7 +443,7 @@ const WRITE_CALL: Record<HookAgent, { event: string; input: (dir: string) => Rec
 };
 
 /** Whether an agent's answer holds the call, naming `eventId`. */
-const holds = (agent: HookAgent, answer: Record<string, unknown>, eventId: string) => {
+const holds = (agent: Exclude<HookAgent, 'opencode'>, answer: Record<string, unknown>, eventId: string) => {
   if (agent === 'gemini') return answer.decision === 'deny' && String(answer.reason).includes(eventId);
   if (agent === 'copilot')
     return answer.permissionDecision === 'deny' && String(answer.permissionDecisionReason).includes(eventId);
@@ -415,7 +452,7 @@ const holds = (agent: HookAgent, answer: Record<string, unknown>, eventId: strin
   );
 };
 
-const TRANSPORTS: Array<[HookAgent, 'http' | 'curl' | 'node']> = [
+const TRANSPORTS: Array<[Exclude<HookAgent, 'opencode'>, 'http' | 'curl' | 'node']> = [
   ['claude', 'http'],
   ['claude', 'curl'],
   ['claude', 'node'],
@@ -696,6 +733,122 @@ describe('pulse setup copilot --write', () => {
     const trusted = await runCli(['setup', 'copilot', '-p', dir, '--write'], { env });
     expect(trusted.stdout).toContain('Already set up');
     expect(trusted.stdout).not.toContain('will not use all of this yet');
+  });
+});
+
+describe('pulse setup opencode --write', () => {
+  const PLUGIN = '.opencode/plugins/pulse.js';
+  const ALLOW = {
+    pulse_pulse_should_interrupt: 'allow',
+    pulse_pulse_ack_replan: 'allow',
+    pulse_pulse_ack_events: 'allow',
+  };
+
+  it("edits the user's commented opencode.jsonc in place, allowing pulse's three tools after their own rules", async () => {
+    const dir = await project();
+    const mine =
+      '{\n  // my model\n  "model": "anthropic/claude-sonnet-4-5",\n  "permission": "ask", // ask me first\n}\n';
+    await put(dir, 'opencode.jsonc', mine);
+    const { code, stdout } = await setup('opencode', dir, '--write');
+    expect(code, stdout).toBe(0);
+    expect(await exists(join(dir, 'opencode.json')), 'opencode reads both: one is enough').toBe(false);
+    const text = await read(dir, 'opencode.jsonc');
+    expect(text).toContain('// my model');
+    expect(text).toContain('// ask me first');
+    const config = parseJsonc(text);
+    // opencode reads a permission that is one action as {"*": action}; it goes by the last rule that matches.
+    expect(config.permission).toEqual({ '*': 'ask', ...ALLOW });
+    expect(config.mcp.pulse).toEqual({
+      type: 'remote',
+      url: URL_8765(dir),
+      headers: { Authorization: 'Bearer {env:PULSE_TOKEN}' },
+    });
+  });
+
+  it("takes a rule of the user's for one of pulse's tools for a conflict, and allows the tool with --force", async () => {
+    const dir = await project();
+    await put(dir, 'opencode.json', JSON.stringify({ permission: { pulse_pulse_ack_replan: 'deny' } }));
+    const refused = await setup('opencode', dir, '--write');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(
+      'conflict     opencode.json: has "permission.pulse_pulse_ack_replan": "deny"',
+    );
+    const forced = await setup('opencode', dir, '--write', '--force');
+    expect(forced.code, forced.stdout).toBe(0);
+    expect(forced.stdout).toContain('replaced your permission rules for pulse_pulse_ack_replan');
+    expect(JSON.parse(await read(dir, 'opencode.json')).permission).toEqual(ALLOW);
+  });
+
+  it("replaces its own plugin of an older pulse, and refuses one changed by hand, one for another port or a file of the user's, until --force", async () => {
+    const dir = await project();
+    expect((await setup('opencode', dir, '--write')).code).toBe(0);
+    const written = await read(dir, PLUGIN);
+    const [marker, ...lines] = written.split('\n');
+    const rest = lines.join('\n');
+
+    // What an older pulse wrote: its own version and code, the hash of what it wrote.
+    const olderRest = rest.replace('var TIMEOUT_MS = 8e3;', 'var TIMEOUT_MS = 5e3;');
+    expect(olderRest).not.toBe(rest);
+    const hash = createHash('sha256').update(olderRest).digest('hex');
+    const older = `${marker!.replace(/pulse-agent \S+/, 'pulse-agent 0.1.0').replace(/sha256 [0-9a-f]+/, `sha256 ${hash}`)}\n${olderRest}`;
+    await put(dir, PLUGIN, older);
+    const upgraded = await setup('opencode', dir, '--write');
+    expect(upgraded.code, upgraded.stdout).toBe(0);
+    expect(upgraded.stdout).toContain(`changed   ${PLUGIN}`);
+    expect(await read(dir, PLUGIN)).toBe(written);
+
+    const cases: Array<[string, string, string]> = [
+      ['changed by hand', `${written}// mine\n`, "is pulse's plugin, changed since pulse wrote it"],
+      [
+        "a file of the user's",
+        'export const Mine = async () => ({});\n',
+        'is not pulse\'s plugin (its first line is not "// pulse-agent <version> opencode plugin")',
+      ],
+    ];
+    for (const [what, text, problem] of cases) {
+      await put(dir, PLUGIN, text);
+      const refused = await setup('opencode', dir, '--write');
+      expect(refused.code, what).toBe(1);
+      expect(refused.stdout, what).toContain(`conflict     ${PLUGIN}: ${problem}; left as it is`);
+      expect(await read(dir, PLUGIN), what).toBe(text);
+    }
+    const forced = await setup('opencode', dir, '--write', '--force');
+    expect(forced.code, forced.stdout).toBe(0);
+    expect(await read(dir, PLUGIN)).toBe(written);
+
+    expect((await setup('opencode', dir, '--write', '--port', '9000')).code).toBe(1);
+    const elsewhere = await setup('opencode', dir, '--write', '--port', '9000', '--force');
+    expect(elsewhere.stdout).toContain(`(127.0.0.1:8765, ${dir})`);
+    const back = await setup('opencode', dir, '--write');
+    expect(back.code).toBe(1);
+    expect(back.stdout).toContain(
+      `is pulse's plugin for another port or project (127.0.0.1:9000, ${dir}); left as it is`,
+    );
+  });
+
+  it('refuses --hooks and --autostart, saying what to do instead', async () => {
+    const dir = await project();
+    const hooks = await setup('opencode', dir, '--hooks', 'curl');
+    expect(hooks.code).toBe(1);
+    expect(hooks.stderr).toContain(
+      `opencode has no command hooks: pulse's plugin (${PLUGIN}) posts them to the daemon itself, so there is no --hooks curl: leave out --hooks.`,
+    );
+    const autostart = await setup('opencode', dir, '--autostart');
+    expect(autostart.code).toBe(1);
+    expect(autostart.stderr).toContain(
+      "pulse's opencode plugin runs inside opencode and starts no program, so nothing can start pulse with it: start the daemon yourself with",
+    );
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('says opencode asks nothing before it uses the files, and where its stop cannot be held', async () => {
+    const { code, stdout } = await setup('opencode', await project());
+    expect(code).toBe(0);
+    expect(stdout).toContain('opencode asks nothing before it uses these');
+    expect(stdout).toContain(
+      'opencode run exits when the agent stops, so there pulse holds the next tool call instead',
+    );
+    expect(stdout).not.toContain('will not use all of this yet');
   });
 });
 

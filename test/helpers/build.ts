@@ -6,6 +6,7 @@ export default function setup(): void {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   for (const script of [
     ['scripts/build-status-page.mjs'],
+    ['scripts/build-opencode-plugin.mjs'],
     ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'],
     ['dist/scripts/bundle.js'],
   ]) {

@@ -21,10 +21,10 @@ const allFolders = readdirSync(FIXTURES, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map(({ name }) => ({ name, agent: name.slice(0, name.indexOf('-')) }));
 
-/** Agents whose captures wait for pulse to read them (issue 24 phase 2): kept, not yet parsed here. */
-const AWAITING = ['opencode'];
+/** opencode's captures are its plugin hooks' `{input, output}`, not one hook input each: read below. */
+const PLUGIN_CAPTURES = ['opencode'];
 
-const folders = allFolders.filter(({ agent }) => !AWAITING.includes(agent));
+const folders = allFolders.filter(({ agent }) => !PLUGIN_CAPTURES.includes(agent));
 
 type Input = Record<string, unknown> & { hook_event_name: string; tool_input?: Record<string, unknown> };
 
@@ -51,7 +51,7 @@ const CLAUDE_CODE_PHASES: Record<string, HookCall['phase']> = {
 };
 
 /** The events pulse answers, as the agents' documentation names them; any other one it leaves alone. */
-const PHASES: Record<HookAgent, Record<string, HookCall['phase']>> = {
+const PHASES: Record<Exclude<HookAgent, 'opencode'>, Record<string, HookCall['phase']>> = {
   claude: CLAUDE_CODE_PHASES,
   codex: CLAUDE_CODE_PHASES,
   cursor: {
@@ -131,12 +131,11 @@ describe('hook inputs captured from the real agents', () => {
         'vscode-docs-1.110',
       ]),
     );
-    for (const { name, agent } of allFolders)
-      expect(isHookAgent(agent) || AWAITING.includes(agent), name).toBe(true);
+    for (const { name, agent } of allFolders) expect(isHookAgent(agent), name).toBe(true);
   });
 
   describe.each(folders)('$name', ({ name, agent }) => {
-    const known = PHASES[agent as HookAgent];
+    const known = PHASES[agent as keyof typeof PHASES];
 
     it.each(fixtures(name).filter(({ input }) => input.hook_event_name in known))(
       'reads $file as its phase, session, project and tool call',
@@ -437,5 +436,122 @@ describe("Gemini CLI 0.61.0's tool calls, judged while a replan is pending", () 
       });
       expect(judged.allowed, file_path).toBe(false);
     }
+  });
+});
+
+describe("opencode 1.18.33's plugin hook calls, as pulse's plugin posts them", () => {
+  const FOLDER = 'opencode-1.18.33';
+  /** The hooks pulse's plugin posts, by the event it posts them as (a bus event's type for `event`). */
+  const POSTED: Record<string, HookCall['phase']> = {
+    'chat.message': 'prompt',
+    'tool.execute.before': 'pre-tool',
+    'tool.execute.after': 'post-tool',
+    'session.idle': 'stop',
+  };
+  /** A hook call as captured (`<hook>[-<tool>].json`), or a bus event (`event-<type>.json`). */
+  type Capture = {
+    input: Record<string, unknown>;
+    output?: Record<string, unknown>;
+    type?: string;
+    properties?: Record<string, unknown>;
+  };
+  const captures = readdirSync(join(FIXTURES, FOLDER))
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => {
+      const capture = JSON.parse(readFileSync(join(FIXTURES, FOLDER, file), 'utf8')) as Capture;
+      const event = file.startsWith('event-') ? capture.type! : file.replace(/\.json$/, '').split('-')[0]!;
+      return { file, event, capture };
+    });
+  /** The JSON the plugin posts for a capture: the project, opencode's input (a bus event's properties), and the output where it sends one. */
+  const posted = (event: string, capture: Capture) => {
+    if (capture.properties !== undefined) return { directory: '/PROJECT', input: capture.properties };
+    if (event === 'tool.execute.after' && !String(capture.input.tool).startsWith('pulse_'))
+      return { directory: '/PROJECT', input: capture.input };
+    return { directory: '/PROJECT', ...capture };
+  };
+  const read = (event: string, body: object) => {
+    const parsed = parseHookInput('opencode', event, JSON.stringify(body));
+    if ('problem' in parsed) throw new Error(parsed.problem);
+    return parsed.call;
+  };
+  const answered = captures.filter(({ event }) => event in POSTED);
+
+  it('has a capture of each hook the plugin posts', () => {
+    expect(new Set(answered.map(({ event }) => event))).toEqual(new Set(Object.keys(POSTED)));
+  });
+
+  it.each(answered)('reads $file as its phase, session, project and tool call', ({ event, capture }) => {
+    const phase = POSTED[event]!;
+    const name = String(capture.input?.tool);
+    const args = (phase === 'pre-tool' ? capture.output?.args : capture.input?.args) as Record<
+      string,
+      unknown
+    >;
+    const tool =
+      phase !== 'pre-tool' && phase !== 'post-tool'
+        ? null
+        : name === 'bash'
+          ? { name, command: args.command }
+          : name === 'write' || name === 'edit'
+            ? { name, paths: [args.filePath] }
+            : { name };
+    expect(read(event, posted(event, capture))).toEqual({
+      agent: 'opencode',
+      event,
+      phase,
+      session: 'ses_ID',
+      cwd: '/PROJECT',
+      tool,
+      // pulse's own answer, which the plugin posts after pulse's tools, names the MCP session.
+      answeredAgentId: phase === 'post-tool' && name.startsWith('pulse_') ? 'session:MCP_SESSION' : null,
+    });
+  });
+
+  it.each(captures.filter(({ event }) => !(event in POSTED)))(
+    'reports $file as a hook pulse does not answer',
+    ({ event }) => {
+      expect(parseHookInput('opencode', event, '{}')).toEqual({
+        problem: expect.stringContaining(`"${event}" is not a opencode hook event`),
+      });
+    },
+  );
+
+  const judge = async (file: string, edit: (capture: Capture) => void = () => {}) => {
+    const { event, capture } = captures.find((entry) => entry.file === file)!;
+    const copy = structuredClone(capture);
+    edit(copy);
+    const call = read(event, posted(event, copy));
+    return judgeTool('opencode', call.tool!, { projectRoot: '/PROJECT', cwd: call.cwd, server: 'pulse' });
+  };
+
+  it('holds its bash call `touch made-by-shell`, saying what in it is more than reading', async () => {
+    expect(await judge('tool.execute.before-bash.json')).toEqual({
+      pulseTool: false,
+      allowed: false,
+      why: expect.any(String),
+    });
+  });
+
+  it('runs what the replan needs: reading, searching, its todos, pulse itself', async () => {
+    for (const tool of ['read', 'grep', 'glob', 'todowrite'])
+      expect(await judge(`tool.execute.before-${tool}.json`), tool).toEqual({
+        pulseTool: false,
+        allowed: true,
+      });
+    for (const tool of ['pulse_pulse_should_interrupt', 'pulse_pulse_ack_replan'])
+      expect(await judge(`tool.execute.before-${tool}.json`), tool).toEqual({
+        pulseTool: true,
+        allowed: true,
+      });
+  });
+
+  it('runs a write or an edit of .pulse/plan.md only, holding one of any other file', async () => {
+    expect((await judge('tool.execute.before-write.json')).allowed).toBe(false);
+    expect((await judge('tool.execute.before-edit.json')).allowed).toBe(false);
+    const toPlan = (capture: Capture) => {
+      (capture.output!.args as Record<string, unknown>).filePath = '/PROJECT/.pulse/plan.md';
+    };
+    expect((await judge('tool.execute.before-write.json', toPlan)).allowed).toBe(true);
+    expect((await judge('tool.execute.before-edit.json', toPlan)).allowed).toBe(true);
   });
 });

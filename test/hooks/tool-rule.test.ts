@@ -61,6 +61,11 @@ describe('which tool calls run while a replan is pending', () => {
       ['gemini', 'mcp_pulse_evil_pulse_ack_replan', false],
       ['gemini', 'mcp__pulse__pulse_ack_replan', false],
       ['gemini', 'pulse_ack_replan', false],
+      ['opencode', 'pulse_pulse_ack_replan', true],
+      ['opencode', 'pulse_pulse_should_interrupt', true],
+      ['opencode', 'pulse_ack_replan', false],
+      ['opencode', 'evil_pulse_ack_replan', false],
+      ['opencode', 'mcp__pulse__pulse_ack_replan', false],
       ['claude', 'mcp__my-pulse__pulse_should_interrupt', false],
       ['claude', 'mcp__evil__pulse_ack_replan', false],
       ['claude', 'mcp__evil_pulse_ack_replan', false],
@@ -99,6 +104,22 @@ describe('which tool calls run while a replan is pending', () => {
     for (const name of ['invoke_agent', 'activate_skill', 'mcp_github_create_issue', 'Read']) {
       expect(await allowedWhilePending({ name }, ROOT, ROOT, 'gemini'), name).toBe(false);
     }
+  });
+
+  it("runs opencode's tools that read, search, keep its todos or ask, and holds a subagent, code mode, another server's tools and Claude Code's names", async () => {
+    for (const name of [
+      'read',
+      'grep',
+      'glob',
+      'webfetch',
+      'todowrite',
+      'skill',
+      'question',
+      'read_mcp_resource',
+    ])
+      expect(await allowedWhilePending({ name }, ROOT, ROOT, 'opencode'), name).toBe(true);
+    for (const name of ['task', 'Read', 'github_create_issue', 'execute'])
+      expect(await allowedWhilePending({ name }, ROOT, ROOT, 'opencode'), name).toBe(false);
   });
 
   describe('through a symlinked folder', () => {

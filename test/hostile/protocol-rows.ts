@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { HOOK_AGENTS } from '../../src/hooks/events.js';
 import { callOneShot, type HostileCase, json, rawRequest, rpc } from './harness.js';
 
 // Rows aimed at the HTTP and JSON-RPC surface; none changes state, so they share one daemon.
@@ -307,7 +308,7 @@ export const protocolRows: HostileCase[] = [
     run: async (d) => {
       const agent = await post(new URL('/hook/evil/PreToolUse', d.url).href, '{}');
       expect(agent.status).toBe(404);
-      expect(agent.text).toBe('No hooks for "evil": pulse answers claude, codex, cursor.');
+      expect(agent.text).toBe(`No hooks for "evil": pulse answers ${HOOK_AGENTS.join(', ')}.`);
       const event = await post(new URL('/hook/claude/rm-rf', d.url).href, '{}');
       expect(event.status).toBe(404);
       expect(event.text).toMatch(/"rm-rf" is not a claude hook event pulse answers \(SessionStart, /);

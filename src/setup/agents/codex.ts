@@ -1,4 +1,4 @@
-import { hooksPart, instructionsPart, machinePaths, type SetupDialect } from '../agent-parts.js';
+import { agentsMdPart, hooksPart, machinePaths, type SetupDialect } from '../agent-parts.js';
 import { groupedLayout } from '../hook-entries.js';
 import { tomlMcpEdit } from '../toml-mcp-edit.js';
 
@@ -17,7 +17,7 @@ export const codexSetup: SetupDialect = {
     parts: [
       { part: 'mcp', file: '.codex/config.toml', edit: tomlMcpEdit(target.url) },
       hooksPart('codex', HOOKS, machinePaths(HOOKS.file, '~/.codex/hooks.json'), target),
-      instructionsPart('AGENTS.md', HOOKS.file),
+      agentsMdPart(),
     ],
     notes: [
       'Codex uses .codex/ only in a project you trust, and runs its hooks only once you reviewed them ("Hooks need review" when codex starts, or /hooks); pulse never does either for you. `pulse doctor` says where both stand.',
