@@ -235,7 +235,7 @@ describe('a model that fails, then answers: urgent means now', () => {
     );
     expect(failing).toMatchObject({ configured: 'model triage-model', judging: null });
     expect(failing.reason).toMatch(
-      /^the model endpoint \(triage-model\) failed [12] times? in a row \((HTTP 500|an answer that is not JSON)\); it is asked again at \d\d:\d\d:\d\d UTC, or sooner when new events arrive\. Meanwhile nobody judges: the events wait in the inbox/,
+      /^the model endpoint \(triage-model\) failed [12] times? in a row \((HTTP 500|an answer that is not JSON)\); its answer was unusable, so it is asked again at the next reflection, at \d\d:\d\d:\d\d UTC\. Meanwhile nobody judges: the events wait in the inbox/,
     );
 
     // The agent checks in until it is told; each answer is kept, in order.
