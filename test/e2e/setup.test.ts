@@ -858,6 +858,8 @@ const sh = (command: string, cwd: string, stdin = '') =>
     const child = execFile('sh', ['-c', command], { cwd }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
+    // A hook may answer without reading its input (Copilot's permissionRequest echo): the pipe then breaks.
+    child.stdin!.on('error', () => {});
     child.stdin!.end(stdin);
   });
 
