@@ -6,7 +6,7 @@ export default defineConfig({
     // The real agent CLIs: npm run test:agents (test/agents/vitest.config.ts).
     exclude: [...configDefaults.exclude, 'test/agents/**'],
     // The second prints the model suites' coverage table at the end of a run (npm run test:model).
-    globalSetup: ['test/helpers/build.ts', 'test/helpers/model-coverage-summary.ts'],
+    globalSetup: ['test/support/build.ts', 'test/support/model-coverage-summary.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests spawn daemons and watch real folders; two workers match the two cores of our machines.

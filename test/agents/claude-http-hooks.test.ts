@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { trackStarted } from '../helpers/started.js';
+import { trackStarted } from '../support/started.js';
 import {
   allText,
   type ScriptedModel,

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { trackStarted } from '../helpers/started.js';
+import { trackStarted } from '../support/started.js';
 import {
   type ScriptedModel,
   type Step,

@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { oneShot, runCli, setupWithAutostart, waitForDelivery } from '../helpers/daemon.js';
-import { calendarSource } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+import { oneShot, runCli, setupWithAutostart, waitForDelivery } from '../support/daemon.js';
+import { calendarSource } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 import {
   allText,
   contextText,

@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { readEvents, waitUntil } from '../helpers/daemon.js';
+import { readEvents, waitUntil } from '../support/daemon.js';
 
 /** The JSON objects of a CLI's one-object-a-line output (Claude's stream-json, Codex's --json); other lines are skipped. */
 export const jsonLines = <T extends object>(text: string): T[] =>

@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type RunningDaemon, runCli, startDaemon, tempProject } from '../helpers/daemon.js';
-import { readJsonLines } from '../helpers/files.js';
-import type { trackStarted } from '../helpers/started.js';
+import { type RunningDaemon, runCli, startDaemon, tempProject } from '../support/daemon.js';
+import { readJsonLines } from '../support/files.js';
+import type { trackStarted } from '../support/started.js';
 import { type CodexRun, codexConfig, makeCodexHome, runCodexExec } from './codex.js';
 import { type ListedHook, reviewHooks, trustProject } from './codex-trust.js';
 import { type ScriptedModel, type Step, startScriptedModel } from './openai-model.js';

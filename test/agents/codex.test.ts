@@ -8,10 +8,10 @@ import type { DoctorReport } from '../../src/commands/doctor.js';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { oneShot, readEvents, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+import { oneShot, readEvents, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 import { userEdits } from './cli-process.js';
 import { codexConfig, makeCodexHome } from './codex.js';
 import {

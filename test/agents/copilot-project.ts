@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type RunningDaemon, runCli, startDaemon, tempProject } from '../helpers/daemon.js';
-import type { trackStarted } from '../helpers/started.js';
+import { type RunningDaemon, runCli, startDaemon, tempProject } from '../support/daemon.js';
+import type { trackStarted } from '../support/started.js';
 import { type ScriptedChatModel, type Step, startScriptedChatModel } from './chat-model.js';
 import { type CopilotHome, type CopilotRun, makeCopilotHome, runCopilot } from './copilot.js';
 import { freePort } from './pulse-project.js';

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readJsonLines } from '../helpers/files.js';
+import { readJsonLines } from '../support/files.js';
 import { jsonLines, type ProcessRun, runInGroup } from './cli-process.js';
 
 /** The real GitHub Copilot CLI the agent suite pins (`test/agents/cli/package.json`). */

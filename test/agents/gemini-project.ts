@@ -1,8 +1,8 @@
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type RunningDaemon, runCli, startDaemon } from '../helpers/daemon.js';
-import { readJsonLines } from '../helpers/files.js';
-import type { trackStarted } from '../helpers/started.js';
+import { type RunningDaemon, runCli, startDaemon } from '../support/daemon.js';
+import { readJsonLines } from '../support/files.js';
+import type { trackStarted } from '../support/started.js';
 import { type GeminiHome, type GeminiOptions, type GeminiRun, makeGeminiHome, runGemini } from './gemini.js';
 import { type ScriptedGemini, type Step, startScriptedGemini } from './gemini-model.js';
 import { freePort, readJson, tempGitProject, writeJson } from './pulse-project.js';

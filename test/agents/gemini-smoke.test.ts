@@ -5,9 +5,9 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
-import { type RunningDaemon, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { readJsonLines } from '../helpers/files.js';
-import { trackStarted } from '../helpers/started.js';
+import { type RunningDaemon, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { readJsonLines } from '../support/files.js';
+import { trackStarted } from '../support/started.js';
 import { type GeminiHome, type GeminiOptions, type GeminiRun, makeGeminiHome, runGemini } from './gemini.js';
 import { type FunctionCall, type ScriptedGemini, type Step, startScriptedGemini } from './gemini-model.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
-import { trackStarted } from '../helpers/started.js';
+import { trackStarted } from '../support/started.js';
 import { type ChatBody, contentText, type Step, startScriptedChatModel } from './chat-model.js';
 import {
   type HookCall,

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { type RunningDaemon, runCli, startDaemon, tempProject } from '../helpers/daemon.js';
-import type { trackStarted } from '../helpers/started.js';
+import { type RunningDaemon, runCli, startDaemon, tempProject } from '../support/daemon.js';
+import type { trackStarted } from '../support/started.js';
 
 /** A free loopback port: `pulse setup` writes the port into the agent's files before the daemon starts. */
 export const freePort = () =>

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startDaemon, tempProject } from '../helpers/daemon.js';
-import type { trackStarted } from '../helpers/started.js';
+import { startDaemon, tempProject } from '../support/daemon.js';
+import type { trackStarted } from '../support/started.js';
 import type { ToolCall } from './chat-model.js';
 
 // What the Copilot and opencode smoke tests share: the project they run in, the tool calls of

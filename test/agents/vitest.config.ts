@@ -8,7 +8,7 @@ export default defineConfig({
   root: fileURLToPath(new URL('../..', import.meta.url)),
   test: {
     include: ['test/agents/**/*.test.ts'],
-    globalSetup: ['test/helpers/build.ts'],
+    globalSetup: ['test/support/build.ts'],
     env: { PULSE_AGENT_SUITE: '1' },
     testTimeout: 120_000,
     hookTimeout: 60_000,

@@ -4,8 +4,8 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Discovery } from '../../src/store/discovery-file.js';
-import { removeProject, runCli, setupWithAutostart, tempProject } from '../helpers/daemon.js';
-import { isRunning } from '../helpers/processes.js';
+import { removeProject, runCli, setupWithAutostart, tempProject } from '../support/daemon.js';
+import { isRunning } from '../support/processes.js';
 
 // `pulse start --detach`, `pulse stop` and `pulse setup --autostart` as a user (and an agent's
 // session-start hook) run them: the built CLI, real daemons in the background, real hook files.

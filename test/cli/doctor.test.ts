@@ -13,8 +13,8 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { trackStarted } from '../helpers/started.js';
+} from '../support/daemon.js';
+import { trackStarted } from '../support/started.js';
 
 // `pulse doctor` as a user runs it: the built CLI against real projects, a real daemon and the
 // files `pulse setup` wrote.

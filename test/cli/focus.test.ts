@@ -20,9 +20,9 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 
 const projects: string[] = [];
 const daemons: RunningDaemon[] = [];

@@ -16,10 +16,10 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { isRunning } from '../helpers/processes.js';
-import { type Decision, TEMPLATES } from '../helpers/protocol.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { isRunning } from '../support/processes.js';
+import { type Decision, TEMPLATES } from '../support/protocol.js';
 
 const exists = (path: string) =>
   access(path).then(

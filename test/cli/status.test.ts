@@ -13,10 +13,10 @@ import {
   tempProject,
   waitForDelivery,
   waitUntil,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { startModelServer } from '../helpers/model-server.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { startModelServer } from '../support/model-server.js';
+import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 
 /*
  * `pulse status` lists the agents connected to a real daemon: one line per MCP session of a real

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/daemon.js';
+import { runCli } from '../support/daemon.js';
 
 describe('pulse --version and --help', () => {
   it('prints pulse-agent and the package version', async () => {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningDaemon, removeProject, startDaemon, tempProject } from '../helpers/daemon.js';
+import { type RunningDaemon, removeProject, startDaemon, tempProject } from '../support/daemon.js';
 
 /*
  * One daemon per project, through crashes: `.pulse/daemon.lock` survives a kill -9 and

@@ -10,8 +10,8 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import type { AckAnswer, Decision } from '../helpers/protocol.js';
+} from '../support/daemon.js';
+import type { AckAnswer, Decision } from '../support/protocol.js';
 
 /*
  * A real full disk: `.pulse/` on a 1 MiB tmpfs, mounted in a user and mount namespace

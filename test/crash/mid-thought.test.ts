@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, connectClient, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { type ModelServer, startModelServer } from '../helpers/model-server.js';
-import type { CheckIn, EventsAck } from '../helpers/protocol.js';
-import { readInbox, readPulseStore } from '../helpers/pulse-store.js';
-import { calendarSource } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+import { callTool, connectClient, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { type ModelServer, startModelServer } from '../support/model-server.js';
+import type { CheckIn, EventsAck } from '../support/protocol.js';
+import { readInbox, readPulseStore } from '../support/pulse-store.js';
+import { calendarSource } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * kill -9 while the model is thinking: the drained events are out of the inbox in memory only,

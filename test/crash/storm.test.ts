@@ -13,18 +13,18 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { DeliveryLedger, ReplanLedger } from '../helpers/ledgers.js';
-import type { AckAnswer, CheckIn, EventsAck } from '../helpers/protocol.js';
+} from '../support/daemon.js';
+import { DeliveryLedger, ReplanLedger } from '../support/ledgers.js';
+import type { AckAnswer, CheckIn, EventsAck } from '../support/protocol.js';
 import {
   eventLogProblems,
   type InboxRow,
   type PulseStore,
   readPulseStore,
   replayInbox,
-} from '../helpers/pulse-store.js';
-import { stormSeed } from '../helpers/random.js';
-import { fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';
+} from '../support/pulse-store.js';
+import { stormSeed } from '../support/random.js';
+import { fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
 
 /*
  * The crash suite: `kill -9` the daemon at random moments while the user edits guidance,

@@ -9,11 +9,11 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { readJsonLines } from '../helpers/files.js';
-import type { CheckIn } from '../helpers/protocol.js';
-import { readPulseStore } from '../helpers/pulse-store.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+} from '../support/daemon.js';
+import { readJsonLines } from '../support/files.js';
+import type { CheckIn } from '../support/protocol.js';
+import { readPulseStore } from '../support/pulse-store.js';
+import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 
 /*
  * What a kill in the middle of an append leaves, one file at a time, where the storm rarely gets

@@ -2,10 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectClient, type RunningDaemon, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { REASONS } from '../helpers/protocol.js';
-import { trackStarted } from '../helpers/started.js';
+import { connectClient, type RunningDaemon, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { REASONS } from '../support/protocol.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * Several agents in one project, as people run them: each a Claude Code session with its own MCP

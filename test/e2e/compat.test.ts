@@ -10,9 +10,9 @@ import {
   removeProject,
   startDaemon,
   tempProject,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import type { AckAnswer, Decision } from '../helpers/protocol.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import type { AckAnswer, Decision } from '../support/protocol.js';
 
 // Adopting a `.pulse/` folder that PulseAgent 0.1.0 wrote: its log lines, its state.json
 // (schema 1 and 2), its timestamps with `+00:00`, and keys we do not know.

@@ -9,9 +9,9 @@ import {
   removeProject,
   startDaemon,
   tempProject,
-} from '../helpers/daemon.js';
-import type { Decision } from '../helpers/protocol.js';
-import { eventLogProblems } from '../helpers/pulse-store.js';
+} from '../support/daemon.js';
+import type { Decision } from '../support/protocol.js';
+import { eventLogProblems } from '../support/pulse-store.js';
 
 const running: RunningDaemon[] = [];
 const projects: string[] = [];

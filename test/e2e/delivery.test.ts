@@ -9,12 +9,12 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { readJsonLines, save } from '../helpers/files.js';
-import type { CheckIn, EventsAck, ExternalEvent } from '../helpers/protocol.js';
-import { type InboxRow, readInbox } from '../helpers/pulse-store.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+} from '../support/daemon.js';
+import { readJsonLines, save } from '../support/files.js';
+import type { CheckIn, EventsAck, ExternalEvent } from '../support/protocol.js';
+import { type InboxRow, readInbox } from '../support/pulse-store.js';
+import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * Delivery, end to end: a real `pulse start` polls the fixture MCP server, the reflection gate

@@ -14,11 +14,11 @@ import {
   startDaemon,
   tempProject,
   waitForDelivery,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { runNode } from '../helpers/processes.js';
-import { calendarSource } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { runNode } from '../support/processes.js';
+import { calendarSource } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * The agent hooks, end to end: a real `pulse start`, and `pulse hook <agent> --event …` child

@@ -11,8 +11,8 @@ import {
   removeProject,
   startDaemon,
   tempProject,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
 
 interface RpcError {
   jsonrpc: string;

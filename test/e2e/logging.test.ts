@@ -2,12 +2,12 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { readJsonLines, save } from '../helpers/files.js';
-import { PLANTED_SECRET, plantSecretSources } from '../helpers/planted-secret.js';
-import type { Decision } from '../helpers/protocol.js';
-import { type Control, fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { readJsonLines, save } from '../support/files.js';
+import { PLANTED_SECRET, plantSecretSources } from '../support/planted-secret.js';
+import type { Decision } from '../support/protocol.js';
+import { type Control, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * The daemon's log, end to end: a real `pulse start` writes `.pulse/pulse.log` as JSON lines and

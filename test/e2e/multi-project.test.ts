@@ -13,8 +13,8 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { isRunning, runNode } from '../helpers/processes.js';
+} from '../support/daemon.js';
+import { isRunning, runNode } from '../support/processes.js';
 
 const daemons: RunningDaemon[] = [];
 const projects: string[] = [];

@@ -11,8 +11,8 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { calendarSource } from '../helpers/source-fixture.js';
+} from '../support/daemon.js';
+import { calendarSource } from '../support/source-fixture.js';
 
 /*
  * `pulse start --notify` with a stand-in notify-send on PATH that records its arguments: what the

@@ -2,9 +2,9 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, connectClient, runCli, startDaemon, tempProject } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { trackStarted } from '../helpers/started.js';
+import { callTool, connectClient, runCli, startDaemon, tempProject } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * pulse's opencode plugin as `pulse setup opencode --write` writes it, loaded as opencode loads it

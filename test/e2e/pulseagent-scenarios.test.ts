@@ -12,9 +12,9 @@ import {
   removeProject,
   startDaemon,
   tempProject,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { type AckAnswer, type Decision, type PulseFile, REASONS, TEMPLATES } from '../helpers/protocol.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { type AckAnswer, type Decision, type PulseFile, REASONS, TEMPLATES } from '../support/protocol.js';
 
 // Every scenario of PulseAgent 0.1.0's own test suite (tests/test_policy.py, test_protocol.py,
 // test_context.py, test_mcp_server.py, test_mcp_http_e2e.py), run against our daemon over HTTP.

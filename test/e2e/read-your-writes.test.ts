@@ -11,8 +11,8 @@ import {
   removeProject,
   startDaemon,
   tempProject,
-} from '../helpers/daemon.js';
-import type { Decision } from '../helpers/protocol.js';
+} from '../support/daemon.js';
+import type { Decision } from '../support/protocol.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 

@@ -13,8 +13,8 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import type { Decision } from '../helpers/protocol.js';
+} from '../support/daemon.js';
+import type { Decision } from '../support/protocol.js';
 
 /*
  * Editors' safe writes against a real daemon: the file is missing for a moment between two

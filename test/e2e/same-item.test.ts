@@ -8,11 +8,11 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import type { CheckIn, EventsAck } from '../helpers/protocol.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import type { CheckIn, EventsAck } from '../support/protocol.js';
+import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * One item, one mention: two sources of one server read the same issues (one tool per reading,

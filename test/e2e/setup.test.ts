@@ -17,7 +17,7 @@ import {
   runCli,
   startDaemon,
   tempProject,
-} from '../helpers/daemon.js';
+} from '../support/daemon.js';
 
 // `pulse setup` run as a user runs it: the built CLI, in temp project folders, reading back the
 // files an agent would read.

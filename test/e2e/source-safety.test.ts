@@ -2,10 +2,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningDaemon, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+import { type RunningDaemon, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * Sources poll only tools that say they do no harm: a real `pulse start` reads each tool's

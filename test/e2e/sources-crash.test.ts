@@ -3,17 +3,17 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prng } from '../../sim/prng.js';
 import type { SystemStatus } from '../../src/system/system-status.js';
-import { type RunningDaemon, removeProject, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { readJsonLines } from '../helpers/files.js';
+import { type RunningDaemon, removeProject, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { readJsonLines } from '../support/files.js';
 import {
   type InboxRow,
   readInbox,
   readKilledJournal,
   repeated,
   replayInbox,
-} from '../helpers/pulse-store.js';
-import { stormSeed } from '../helpers/random.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+} from '../support/pulse-store.js';
+import { stormSeed } from '../support/random.js';
+import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 
 /*
  * Crash safety of the sources: `kill -9` the daemon at random moments while a source's list

@@ -11,15 +11,15 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { readJsonLines, save } from '../helpers/files.js';
+} from '../support/daemon.js';
+import { readJsonLines, save } from '../support/files.js';
 import {
   type FixtureFiles,
   fixtureCommand,
   fixtureFiles,
   startHttpFixture,
-} from '../helpers/source-fixture.js';
-import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../helpers/terminal.js';
+} from '../support/source-fixture.js';
+import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../support/terminal.js';
 
 /*
  * Which environment sources run with, and what the CLI shows of them: a real `pulse start` with

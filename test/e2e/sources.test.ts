@@ -14,9 +14,9 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { readJsonLines, save } from '../helpers/files.js';
-import { groupMembers, groupOf, isAlive } from '../helpers/processes.js';
+} from '../support/daemon.js';
+import { readJsonLines, save } from '../support/files.js';
+import { groupMembers, groupOf, isAlive } from '../support/processes.js';
 import {
   type FixtureFiles,
   fixtureBehindShell,
@@ -25,8 +25,8 @@ import {
   fixtureFiles,
   type RecordLine,
   startHttpFixture,
-} from '../helpers/source-fixture.js';
-import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../helpers/terminal.js';
+} from '../support/source-fixture.js';
+import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../support/terminal.js';
 
 /*
  * The external sources, end to end: a real `pulse start` polls real MCP servers (the fixture,

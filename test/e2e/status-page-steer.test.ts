@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, needBrowser, shotsDir, text, watchedPage } from '../helpers/browser.js';
+import { launchChromium, needBrowser, shotsDir, text, watchedPage } from '../support/browser.js';
 import {
   callTool,
   connectClient,
@@ -15,7 +15,7 @@ import {
   removeProject,
   startDaemon,
   tempProject,
-} from '../helpers/daemon.js';
+} from '../support/daemon.js';
 
 /*
  * The status page steers, in Debian's Chromium: the user saves guidance from the page, the agent's

@@ -6,7 +6,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, needBrowser, shotsDir, text, watchedPage as watched } from '../helpers/browser.js';
+import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js';
+import { launchChromium, needBrowser, shotsDir, text, watchedPage as watched } from '../support/browser.js';
 import {
   callTool,
   connectClient,
@@ -16,11 +17,10 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { startModelServer } from '../helpers/model-server.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
-import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { startModelServer } from '../support/model-server.js';
+import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 
 /*
  * The status page, end to end: a real `pulse start` serves `/` and `/status/stream`; plain fetch

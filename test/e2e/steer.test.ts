@@ -15,7 +15,7 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
+} from '../support/daemon.js';
 
 /*
  * `pulse guide` and `pulse constrain` through the built CLI, as a user runs them beside a spawned

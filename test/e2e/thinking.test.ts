@@ -12,13 +12,13 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { eventsOf, judgeTitle, type ModelServer, startModelServer } from '../helpers/model-server.js';
-import type { CheckIn, EventsAck } from '../helpers/protocol.js';
-import { readInbox } from '../helpers/pulse-store.js';
-import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { eventsOf, judgeTitle, type ModelServer, startModelServer } from '../support/model-server.js';
+import type { CheckIn, EventsAck } from '../support/protocol.js';
+import { readInbox } from '../support/pulse-store.js';
+import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * The thinking engine end to end: a real `pulse start` polls the fixture calendar, asks a

@@ -14,11 +14,11 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { readJsonLines, save } from '../helpers/files.js';
-import type { CheckIn, EventsAck, ExternalEvent } from '../helpers/protocol.js';
-import { rowsMissingFrom, sourcesDoc, summarizeRead, tableRow } from '../helpers/read-summary.js';
-import { fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';
+} from '../support/daemon.js';
+import { readJsonLines, save } from '../support/files.js';
+import type { CheckIn, EventsAck, ExternalEvent } from '../support/protocol.js';
+import { rowsMissingFrom, sourcesDoc, summarizeRead, tableRow } from '../support/read-summary.js';
+import { fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
 
 /*
  * MCP servers nobody here wrote, installed from npm (pinned in devDependencies) and spawned by

@@ -10,10 +10,10 @@ import {
   removeProject,
   startDaemon,
   tempProject,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { runNode } from '../helpers/processes.js';
-import { type AckAnswer, type Decision, REASONS } from '../helpers/protocol.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { runNode } from '../support/processes.js';
+import { type AckAnswer, type Decision, REASONS } from '../support/protocol.js';
 
 // MCP clients we did not write, run as child processes against the real daemon: the MCP
 // Inspector's CLI, and the MCP conformance suite.

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SystemStatus } from '../../src/system/system-status.js';
-import { readEvents, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { readJsonLines, save } from '../helpers/files.js';
-import { inotifyWatches, noInotifyCount } from '../helpers/inotify.js';
-import { trackStarted } from '../helpers/started.js';
+import { readEvents, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { readJsonLines, save } from '../support/files.js';
+import { inotifyWatches, noInotifyCount } from '../support/inotify.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * A daemon on a machine out of inotify watches, played by a preload that makes fs.watch throw

@@ -8,8 +8,8 @@ import { PULSE_FILES, type TrackedFiles, untrackedFiles } from '../../machines/p
 import { isUnchanged, RACY_WINDOW_MS, readTrackedFile } from '../../src/effects/read-tracked-file.js';
 import { filesUnchanged } from '../../src/effects/reconcile-files.js';
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
-import { removeProject, tempProject } from '../helpers/daemon.js';
-import { nothingFound } from '../helpers/reconcile-output.js';
+import { removeProject, tempProject } from '../support/daemon.js';
+import { nothingFound } from '../support/reconcile-output.js';
 
 /** What a scan records for the four files as they are now. */
 const scan = async (paths: PulsePaths, previous: TrackedFiles = untrackedFiles()): Promise<TrackedFiles> => {

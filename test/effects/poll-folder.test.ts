@@ -5,9 +5,9 @@ import { type Actor, assign, createActor, setup } from 'xstate';
 import type { WatchReport } from '../../machines/watcher.js';
 import { createFolderPoller } from '../../src/effects/poll-folder.js';
 import { pulsePaths } from '../../src/store/paths.js';
-import { removeProject, tempProject, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { inotifyWatches, noInotifyCount } from '../helpers/inotify.js';
+import { removeProject, tempProject, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { inotifyWatches, noInotifyCount } from '../support/inotify.js';
 
 const projects: string[] = [];
 let actor: Actor<ReturnType<typeof recorder>> | undefined;

@@ -6,7 +6,7 @@ import { createReconciler, FRESH_CHANGE_MS } from '../../src/effects/reconcile-f
 import { createEventStamper } from '../../src/store/event-id.js';
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
 import { StateFile } from '../../src/store/state-file.js';
-import { removeProject, tempProject } from '../helpers/daemon.js';
+import { removeProject, tempProject } from '../support/daemon.js';
 
 describe('the reconciler and changes too fresh to trust', () => {
   let project: string;

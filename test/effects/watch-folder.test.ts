@@ -16,8 +16,8 @@ import {
   startDaemon,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { inotifyWatches, noInotifyCount } from '../helpers/inotify.js';
+} from '../support/daemon.js';
+import { inotifyWatches, noInotifyCount } from '../support/inotify.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { type RunningDaemon, readEvents, runCli, startDaemon, waitUntil } from '../helpers/daemon.js';
-import { type Decision, REASONS } from '../helpers/protocol.js';
+import { type RunningDaemon, readEvents, runCli, startDaemon, waitUntil } from '../support/daemon.js';
+import { type Decision, REASONS } from '../support/protocol.js';
 import { callOneShot, contextText, decision, edit, figures, type HostileCase, status } from './harness.js';
 
 // A guidance or constraints change is either enforced (logged once, replan pending,

@@ -1,8 +1,8 @@
 import { appendFile, lstat, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { type RunningDaemon, readEvents, startDaemon, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
+import { type RunningDaemon, readEvents, startDaemon, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
 import { contextText, decision, edit, type HostileCase, status } from './harness.js';
 
 // Rows that damage `.pulse/`: each gets a fresh daemon with its own planted history.

@@ -3,8 +3,8 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { SystemStatus } from '../../src/system/system-status.js';
-import { oneShot, type RunningDaemon, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
+import { oneShot, type RunningDaemon, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
 
 // The hostile-input suite's table machinery: a row is one hostile input and what must come of it;
 // every row is followed by the same check that the daemon lives and nothing was lost.

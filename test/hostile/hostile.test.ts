@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { type RunningDaemon, removeProject } from '../helpers/daemon.js';
+import { type RunningDaemon, removeProject } from '../support/daemon.js';
 import { blindRows } from './blind-rows.js';
 import { fileRows } from './file-rows.js';
 import { figures, type HostileCase, type Planted, runRow, startPlanted, tally } from './harness.js';

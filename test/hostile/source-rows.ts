@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { SystemStatus } from '../../src/system/system-status.js';
-import { type RunningDaemon, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { type Control, fixtureCommand, fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';
+import { type RunningDaemon, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { type Control, fixtureCommand, fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
 import { decision, type HostileCase } from './harness.js';
 
 // Rows where a source server is the hostile party; each gets a fresh daemon.

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, connectClient, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
+import { callTool, connectClient, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
 import { useDaemons } from './daemons.js';
 import {
   HALF_SENT_BODY,

@@ -12,8 +12,8 @@ import {
   removeProject,
   tempProject,
   waitUntil,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
 import { useDaemons } from './daemons.js';
 import {
   HALF_SENT_BODY,

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach } from 'vitest';
-import { type RunningDaemon, removeProject, startDaemon, tempProject } from '../helpers/daemon.js';
+import { type RunningDaemon, removeProject, startDaemon, tempProject } from '../support/daemon.js';
 
 /**
  * Daemons started with flags on fresh projects, and the clients a test keeps: after each test

@@ -9,7 +9,7 @@ import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
 import { replanOf } from '../../src/system/ask-actors.js';
 import { systemStatus } from '../../src/system/system-status.js';
 import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
-import { removeProject, tempProject, waitUntil } from '../helpers/daemon.js';
+import { removeProject, tempProject, waitUntil } from '../support/daemon.js';
 import { openStatusStream, type StatusStreamReader } from './sse-reader.js';
 
 /*

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { type InspectorRelay, startInspectorRelay } from '../../src/inspect/relay.js';
 import { REPLAY_COUNT } from '../../src/inspect/replay-buffer.js';
-import { waitUntil } from '../helpers/daemon.js';
+import { waitUntil } from '../support/daemon.js';
 
 const relays: InspectorRelay[] = [];
 const sockets: WebSocket[] = [];

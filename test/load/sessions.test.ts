@@ -5,12 +5,12 @@ import { performance } from 'node:perf_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prng } from '../../sim/prng.js';
-import { callTool, connectClient, readEvents, startDaemon, tempProject } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import type { AckAnswer, CheckIn, EventsAck } from '../helpers/protocol.js';
-import { stormSeed } from '../helpers/random.js';
-import { fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+import { callTool, connectClient, readEvents, startDaemon, tempProject } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import type { AckAnswer, CheckIn, EventsAck } from '../support/protocol.js';
+import { stormSeed } from '../support/random.js';
+import { fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * Load: many MCP session clients call at once (pulse_should_interrupt, pulse_ack_replan, reads

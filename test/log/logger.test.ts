@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
-import { removeProject, tempProject } from '../helpers/daemon.js';
-import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../helpers/terminal.js';
+import { removeProject, tempProject } from '../support/daemon.js';
+import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../support/terminal.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import { LOG_ROTATION, openRotatingFile, rotatedPath } from '../../src/log/rotating-file.js';
-import { removeProject, tempProject } from '../helpers/daemon.js';
+import { removeProject, tempProject } from '../support/daemon.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

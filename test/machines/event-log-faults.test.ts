@@ -9,7 +9,7 @@ import {
 } from '../../machines/event-log.js';
 import { UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import { type AckRecord, untrackedFiles } from '../../machines/pulse-files.js';
-import { nothingFound } from '../helpers/reconcile-output.js';
+import { nothingFound } from '../support/reconcile-output.js';
 
 /*
  * The log owner's faults, with the effects provided as fakes and time simulated: what

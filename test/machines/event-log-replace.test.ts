@@ -17,7 +17,7 @@ import {
   type TrackedFiles,
   untrackedFiles,
 } from '../../machines/pulse-files.js';
-import { nothingFound } from '../helpers/reconcile-output.js';
+import { nothingFound } from '../support/reconcile-output.js';
 
 /*
  * The log owner and a file missing for a moment (an editor's safe write renames it away and the

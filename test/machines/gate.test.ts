@@ -42,7 +42,7 @@ import {
 } from '../../machines/inbox.js';
 import { CATCH_UP_MS } from '../../machines/poller.js';
 import { drainFromInbox } from '../../src/effects/drain-inbox.js';
-import { inboxEvent } from '../helpers/inbox-event.js';
+import { inboxEvent } from '../support/inbox-event.js';
 
 /*
  * The gate on a simulated clock, beside the real inbox machine (restored from a list, fed through

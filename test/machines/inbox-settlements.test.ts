@@ -17,7 +17,7 @@ import {
   type Settlement,
   type SettlementWrite,
 } from '../../machines/inbox.js';
-import { inboxEvent } from '../helpers/inbox-event.js';
+import { inboxEvent } from '../support/inbox-event.js';
 
 /*
  * The inbox writes the gate's settlements through its `persistSettlement` actor, one at a time,

@@ -14,8 +14,8 @@ import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
 import { ackReplan, gateOf, inboxOf, logOf, reconcile, replanOf } from '../../src/system/ask-actors.js';
 import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
-import { oneShot, tempProject, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
+import { oneShot, tempProject, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
 
 /*
  * The push against a real actor system in this process (real files, real inotify), so the

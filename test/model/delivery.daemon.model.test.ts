@@ -31,10 +31,10 @@ import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
 import { gateOf, inboxOf, logOf } from '../../src/system/ask-actors.js';
 import type { SystemStatus } from '../../src/system/system-status.js';
 import { createPulseSystem } from '../../src/system/wiring.js';
-import { callTool, connectClient, removeProject, tempProject, waitUntil } from '../helpers/daemon.js';
-import { readJsonLines, save } from '../helpers/files.js';
-import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
-import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
+import { callTool, connectClient, removeProject, tempProject, waitUntil } from '../support/daemon.js';
+import { readJsonLines, save } from '../support/files.js';
+import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
+import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 
 /*
  * Model-based test of delivery against the real daemon. A small test-only statechart says what

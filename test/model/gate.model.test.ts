@@ -27,7 +27,7 @@ import {
   type SettlementWrite,
 } from '../../machines/inbox.js';
 import { drainFromInbox } from '../../src/effects/drain-inbox.js';
-import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
+import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
 
 /*
  * Model-based test of the gate's delivery rules. A small test-only statechart says where every

@@ -25,7 +25,7 @@ import {
 } from '../../machines/inbox.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
 import { offerAllSeen } from '../../src/system/wiring.js';
-import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
+import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
 
 /*
  * Model-based test of the inbox's put-back and settlement rules, and of its dedupe: an item is

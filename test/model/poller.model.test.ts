@@ -24,8 +24,8 @@ import { type AcceptInput, type AcceptOutput, inboxMachine, type LoadedInbox } f
 import { CATCH_UP_MS, type FetchOutcome, pollerMachine } from '../../machines/poller.js';
 import { createItemFetcher } from '../../src/effects/fetch-items.js';
 import { ClientPool } from '../../src/sources/client/client-pool.js';
-import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
-import { type FixtureFiles, fixtureFiles, startHttpFixture } from '../helpers/source-fixture.js';
+import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
+import { type FixtureFiles, fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
 
 /*
  * Model-based test of a source's poller. A small test-only statechart says, after each step,

@@ -22,10 +22,10 @@ import {
   removeProject,
   startDaemon,
   tempProject,
-} from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { exportCoverage, MachineCoverage } from '../helpers/machine-coverage.js';
-import { type Decision, type PulseFile, REASONS, TEMPLATES } from '../helpers/protocol.js';
+} from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
+import { type Decision, type PulseFile, REASONS, TEMPLATES } from '../support/protocol.js';
 import { changesGuidance as isInvalidating, LATEST, replanModel } from './replan-model.js';
 
 /*

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { inPackageCache, installOf, pulseCommand } from '../../src/package/pulse-command.js';
-import { removeProject, tempProject } from '../helpers/daemon.js';
+import { removeProject, tempProject } from '../support/daemon.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

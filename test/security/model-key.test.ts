@@ -3,11 +3,11 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createWebSocketReceiver } from '@statelyai/inspect';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { type ModelServer, startModelServer } from '../helpers/model-server.js';
-import { fixtureCommand, fixtureFiles } from '../helpers/source-fixture.js';
-import { trackStarted } from '../helpers/started.js';
+import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * The model thinker's API key, planted in the environment, goes to the model as a Bearer token

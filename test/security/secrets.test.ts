@@ -2,10 +2,10 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createWebSocketReceiver } from '@statelyai/inspect';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { PLANTED_SECRET, plantSecretSources } from '../helpers/planted-secret.js';
-import { trackStarted } from '../helpers/started.js';
 import { openStatusStream } from '../http/sse-reader.js';
+import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { PLANTED_SECRET, plantSecretSources } from '../support/planted-secret.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * A secret planted in the environment and handed to source servers (bearer token, header, a

@@ -4,9 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, startDaemon, tempProject, waitUntil } from '../helpers/daemon.js';
-import { save } from '../helpers/files.js';
-import { trackStarted } from '../helpers/started.js';
+import { runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { trackStarted } from '../support/started.js';
 import { mcpCall, send } from './http.js';
 
 /*

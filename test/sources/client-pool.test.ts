@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ClientPool, type ClientPoolOptions } from '../../src/sources/client/client-pool.js';
 import { SourceCallError } from '../../src/sources/client/source-call-error.js';
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from '../../src/sources/config/config.js';
-import { groupMembers, groupOf, isAlive } from '../helpers/processes.js';
+import { groupMembers, groupOf, isAlive } from '../support/processes.js';
 import {
   type FixtureFiles,
   fixtureBehindShell,
@@ -16,7 +16,7 @@ import {
   fixtureFiles,
   type RecordLine,
   startHttpFixture,
-} from '../helpers/source-fixture.js';
+} from '../support/source-fixture.js';
 
 interface ToolResult {
   content: { type: string; text: string }[];

@@ -12,7 +12,7 @@ import {
   sourcesDoc,
   summarizeRead,
   tableRow,
-} from '../helpers/read-summary.js';
+} from '../support/read-summary.js';
 
 /*
  * The documented answers of the MCP servers users connect most, each read without a map and

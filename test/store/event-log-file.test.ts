@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type EventBacklog, EventIndex } from '../../machines/event-index.js';
 import type { PulseEvent } from '../../machines/pulse-files.js';
 import { appendEvents, eventLine, readEventBacklog, readEventLog } from '../../src/store/event-log-file.js';
-import { removeProject, tempProject } from '../helpers/daemon.js';
+import { removeProject, tempProject } from '../support/daemon.js';
 
 const event = (n: number, path = '.pulse/guidance.md'): PulseEvent => ({
   id: `evt_20261129T10150000000${n}Z_0000000${n}`,

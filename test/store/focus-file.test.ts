@@ -2,7 +2,7 @@ import { access, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FocusFileError, readFocus, writeFocus } from '../../src/store/focus-file.js';
-import { removeProject, tempProject } from '../helpers/daemon.js';
+import { removeProject, tempProject } from '../support/daemon.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReplanAck } from '../../machines/replan-acks.js';
 import { StateFile } from '../../src/store/state-file.js';
-import { removeProject, tempProject } from '../helpers/daemon.js';
+import { removeProject, tempProject } from '../support/daemon.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { terminalText } from '../../src/text/terminal-text.js';
-import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../helpers/terminal.js';
+import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../support/terminal.js';
 
 describe('terminalText', () => {
   it.each([

@@ -4,7 +4,7 @@ import type { ModelConfig } from '../../src/sources/config/model-config.js';
 import { retryAfterMs } from '../../src/thinkers/chat-completions.js';
 import { createModelThinker } from '../../src/thinkers/model-thinker.js';
 import { SYSTEM_PROMPT } from '../../src/thinkers/think-prompt.js';
-import { type ModelServer, startModelServer } from '../helpers/model-server.js';
+import { type ModelServer, startModelServer } from '../support/model-server.js';
 
 /*
  * The model thinker against a scripted OpenAI-compatible server over real HTTP: what it sends,
