@@ -91,6 +91,9 @@ const agentNamed = (body: unknown): string | undefined => {
   return undefined;
 };
 
+/** The `/mcp` endpoint: its handler, the sessions it holds, and how to close them all. */
+export type McpRoute = ReturnType<typeof createMcpRoute>;
+
 /**
  * The MCP endpoint of every project (`/p/<id>/mcp`, and `/mcp` while one is served) for both kinds of client: session clients (`initialize`, then
  * `Mcp-Session-Id`) and one-shot JSON-RPC POSTs without a session, served statelessly as
@@ -98,9 +101,6 @@ const agentNamed = (body: unknown): string | undefined => {
  * used idle one when a new one would pass `limits.maxSessions`; either then gets 404, on which
  * clients initialize again.
  */
-/** The `/mcp` endpoint: its handler, the sessions it holds, and how to close them all. */
-export type McpRoute = ReturnType<typeof createMcpRoute>;
-
 export const createMcpRoute = (
   /** A server for one session or request, on the project's own actors. */
   createServer: (project: string) => McpServer,
