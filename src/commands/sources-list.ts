@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { sourceBlocked } from '../../machines/sources.js';
 import { toolSummary } from '../sources/client/tool-safety.js';
 import { loadSourcesConfig } from '../sources/config/load-config.js';
@@ -30,7 +29,7 @@ export const listSources = async (paths: PulsePaths, env: NodeJS.ProcessEnv): Pr
   const discovery = readDiscovery(paths.dir);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   if (live) return { running: true, ...live.sources };
-  const config = await loadSourcesConfig(join(paths.dir, 'sources.json'), env);
+  const config = await loadSourcesConfig(paths.sources, env);
   const summaries = config?.serverSummaries ?? [];
   const pollers = (config?.sources ?? []).map((s) =>
     notRunning({
