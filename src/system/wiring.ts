@@ -52,7 +52,7 @@ export interface PulseSystem {
   actor: PulseActor;
   /** The sources' current secrets (`${VAR}` values, tokens, header values), to redact from what leaves. */
   secrets(): readonly string[];
-  /** Stops every actor, the source servers' clients, and waits for the file watcher to let go. */
+  /** Stops every actor (the file watcher lets go of its watches as it stops) and closes the source servers' clients. */
   stop(): Promise<void>;
 }
 
