@@ -3,14 +3,9 @@ import { toolSummary } from '../sources/client/tool-safety.js';
 import { loadSourcesConfig } from '../sources/config/load-config.js';
 import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
-import {
-  configErrorEffect,
-  DISABLED_IN_FILE,
-  type PollerStatus,
-  type ServerStatus,
-  type SourcesStatus,
-  serverStatus,
-} from '../system/system-status.js';
+import { serverStatus } from '../system/read-status.js';
+import { configErrorEffect, DISABLED_IN_FILE } from '../system/sentences.js';
+import type { PollerStatus, ServerStatus, SourcesStatus } from '../system/system-status.js';
 import { terminalText } from '../text/terminal-text.js';
 import { fetchSystemStatus, formatPoller } from './status.js';
 

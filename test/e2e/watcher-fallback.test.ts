@@ -17,8 +17,7 @@ import { trackStarted } from '../support/started.js';
  */
 
 const EXHAUST = pathToFileURL(join(import.meta.dirname, '..', 'fixtures', 'exhaust-watches.mjs'));
-const FAILED =
-  'the .pulse/ file watcher failed: its files are polled every second until the watch works again';
+const FAILED = 'the .pulse/ watch failed: its files are polled every 1 s until it works again';
 const RECOVERED = 'the .pulse/ file watcher recovered';
 
 const started = trackStarted();
