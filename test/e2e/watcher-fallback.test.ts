@@ -68,6 +68,10 @@ describe('the .pulse/ watcher when the machine is out of inotify watches', () =>
     });
     const cli = await runCli(['status', '--project', project]);
     expect(cli.stdout).toContain(`warning:   ${health.body.watcher}`);
+    // The status page's first view says it in the same words.
+    const page = await (await fetch(new URL('/', daemon.url))).text();
+    expect(page).toContain('the .pulse/ watch failed (ENOSPC');
+    expect(page).toContain('): its files are polled every 1 s until it works again');
     if ((await noInotifyCount()) === null) expect(await inotifyWatches(daemon.process.pid!)).toBe(0);
 
     // Polling sees a replan's guidance and a sources.json edit, with no tool call.
