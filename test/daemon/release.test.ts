@@ -14,6 +14,7 @@ import { trackStarted } from '../support/started.js';
  */
 
 const SCRIPT = fileURLToPath(new URL('../fixtures/daemon-release.mjs', import.meta.url));
+const INSPECTOR = fileURLToPath(new URL('../fixtures/inspector-close.mjs', import.meta.url));
 
 const started = trackStarted();
 afterEach(() => started.cleanUp());
@@ -85,5 +86,11 @@ describe('what a daemon start acquires, it releases', () => {
     expect(result).toEqual({ started: 'serving', port_free: true, inspect_port_free: true });
     expect(existsSync(join(project, '.pulse', 'events.jsonl')), 'the project was opened').toBe(true);
     expect(existsSync(join(project, '.pulse', 'daemon.json'))).toBe(false);
+  });
+
+  it('an inspector closed the moment it started lets the process end: its socket does not reconnect to the closed relay', async () => {
+    const { code, stdout, stderr } = await runNode(INSPECTOR, [], { timeoutMs: 20_000 });
+    expect(code, stderr).toBe(0);
+    expect(stdout).toBe('closed\n');
   });
 });
