@@ -291,7 +291,7 @@ export const claimAnswered = (context: GateContext, claim: Claim): Partial<GateC
 };
 
 /** Node timers hold at most 2^31 − 1 ms; a longer focus is waited out in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Focus until `until` (null: none), as of `now`: whether it still holds, and when to look again

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { constants } from 'node:os';
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
+import { errorMessage } from '../machines/error-message.js';
 import type { StartOptions } from './commands/start.js';
 import { HOOK_AGENTS, type HookAgent, isHookAgent } from './hooks/events.js';
 import { LOG_LEVELS } from './log/levels.js';
@@ -39,7 +40,7 @@ const parseDurationFlag = (value: string): number => {
 };
 
 const fail = (error: unknown): never => {
-  console.error(`pulse: ${terminalText(error instanceof Error ? error.message : String(error))}`);
+  console.error(`pulse: ${terminalText(errorMessage(error))}`);
   process.exit(1);
 };
 

@@ -1,17 +1,11 @@
-import { join } from 'node:path';
 import { sourceBlocked } from '../../machines/sources.js';
 import { toolSummary } from '../sources/client/tool-safety.js';
 import { loadSourcesConfig } from '../sources/config/load-config.js';
 import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
-import {
-  configErrorEffect,
-  DISABLED_IN_FILE,
-  type PollerStatus,
-  type ServerStatus,
-  type SourcesStatus,
-  serverStatus,
-} from '../system/system-status.js';
+import { serverStatus } from '../system/read-status.js';
+import { configErrorEffect, DISABLED_IN_FILE } from '../system/sentences.js';
+import type { PollerStatus, ServerStatus, SourcesStatus } from '../system/system-status.js';
 import { terminalText } from '../text/terminal-text.js';
 import { fetchSystemStatus, formatPoller } from './status.js';
 
@@ -30,7 +24,7 @@ export const listSources = async (paths: PulsePaths, env: NodeJS.ProcessEnv): Pr
   const discovery = readDiscovery(paths.dir);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   if (live) return { running: true, ...live.sources };
-  const config = await loadSourcesConfig(join(paths.dir, 'sources.json'), env);
+  const config = await loadSourcesConfig(paths.sources, env);
   const summaries = config?.serverSummaries ?? [];
   const pollers = (config?.sources ?? []).map((s) =>
     notRunning({

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { failedTest, type SourceTestResult, sourceBlocked } from '../../machines/sources.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { ClientPool } from '../sources/client/client-pool.js';
@@ -48,7 +47,7 @@ const askDaemon = async (
 
 /** Tests in this process, with this shell's environment: what `pulse sources test` does when no daemon answers. */
 const testHere = async (paths: PulsePaths, name: string, raw: boolean, env: NodeJS.ProcessEnv) => {
-  const file = join(paths.dir, 'sources.json');
+  const file = paths.sources;
   const config = await loadSourcesConfig(file, env);
   const source = config?.sources.find((s) => s.name === name);
   if (!config || !source) {

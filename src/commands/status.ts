@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { EventIndex } from '../../machines/event-index.js';
 import type { ReplanAck } from '../../machines/replan-acks.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
+import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
 import { type Discovery, readDiscovery } from '../store/discovery-file.js';
 import { readEventBacklog } from '../store/event-log-file.js';
@@ -13,16 +14,15 @@ import { requirePulseFolder } from '../store/pulse-folder.js';
 import { folderProblem } from '../store/real-folder.js';
 import { acksOf } from '../store/state-file.js';
 import { agentLabel } from '../system/agent-label.js';
-import {
-  type AgentStatus,
-  configErrorEffect,
-  type DeadLetterStatus,
-  deadLetterStatus,
-  type GateStatus,
-  type PollerStatus,
-  type ReplanAgentStatus,
-  type SystemStatus,
-  watchDownWarning,
+import { deadLetterStatus } from '../system/read-status.js';
+import { configErrorEffect, watchDownWarning } from '../system/sentences.js';
+import type {
+  AgentStatus,
+  DeadLetterStatus,
+  GateStatus,
+  PollerStatus,
+  ReplanAgentStatus,
+  SystemStatus,
 } from '../system/system-status.js';
 import { terminalText } from '../text/terminal-text.js';
 import { thinkerLine } from '../thinkers/thinker-in-force.js';
@@ -146,7 +146,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
       last_acknowledged_at: str(state.last_acknowledged_at),
       warnings: live.watcher.down
-        ? [...live.log.warnings, watchDownWarning(live.watcher.down)]
+        ? [...live.log.warnings, watchDownWarning(live.watcher.down, POLL_INTERVAL_MS / 1000)]
         : live.log.warnings,
       unobservable: live.log.unobservable ?? [],
       inbox: live.inbox,

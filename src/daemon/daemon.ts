@@ -26,6 +26,7 @@ import { portInUseMessage } from './port-holder.js';
 import type { NotifyOptions, OpenProject, SourcesAtStart } from './project.js';
 import { createProjectHost, type ProjectHost } from './project-host.js';
 import { askToServe } from './project-requests.js';
+import { createReleaseStack } from './release-stack.js';
 
 export interface DaemonOptions {
   project: string;
@@ -156,14 +157,32 @@ const listen = (
     },
   );
 
+/** The inspector's relay when asked for (loaded only then: off, it costs nothing), else null. */
+const startRelay = async (inspect: boolean, port: number, secrets: () => readonly string[]) =>
+  inspect ? (await import('../inspect/inspector.js')).startInspecting({ port, secrets }) : null;
+
 /** How long the daemon waits for answers in flight once its last project was removed. */
 const ENDING_GRACE_MS = 1000;
 
+/** Stops taking requests and ends every connection and MCP session; on a `pulse stop`, after its answer had a moment. */
+const stopServing = async (
+  server: ReturnType<typeof serve>,
+  closeSessions: () => Promise<void>,
+  ending: boolean,
+) => {
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  if (ending)
+    await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, ENDING_GRACE_MS).unref())]);
+  if ('closeAllConnections' in server) server.closeAllConnections();
+  await Promise.allSettled([stopped, closeSessions()]);
+};
+
 /**
  * Starts the sidecar on a project: HTTP first (a taken port is known before anything is created:
- * when a pulse holds it, that daemon is asked to serve the project too), then the daemon's actor
- * and the project itself (`.pulse/` initialised, its actor system running, its discovery file).
- * `close()` undoes it all in order, every project in the order added.
+ * when a pulse holds it, that daemon is asked to serve the project too), then the inspector's
+ * relay, then the daemon's actor and the project itself (`.pulse/` initialised, its actor system
+ * running, its discovery file). Each is registered with its release as it is acquired: a start
+ * that fails releases what it acquired, and `close()` releases it all, newest first.
  */
 export const startDaemon = async ({
   project,
@@ -238,27 +257,14 @@ export const startDaemon = async ({
     // Who holds the port decides the advice: never a second daemon for this project.
     throw new PortInUseError(portInUseMessage(host, port, paths.dir));
   }
+  const releases = createReleaseStack();
+  /** Set by a close on `pulse stop`, whose answer is still on the way. */
+  let ending = false;
+  releases.defer(() => stopServing(server, http.closeSessions, ending));
   const boundPort = (server.address() as AddressInfo).port;
   const origin = `http://${urlHost(host)}:${boundPort}`;
-  const stopListening = async (ending = false) => {
-    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-    // Ending on a `pulse stop`, its answer is still on the way: give it a moment.
-    if (ending)
-      await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, ENDING_GRACE_MS).unref())]);
-    if ('closeAllConnections' in server) server.closeAllConnections();
-    await Promise.allSettled([stopped, http.closeSessions()]);
-  };
-  // The relay next, so a taken --inspect-port fails before any project starts, and the inspector
-  // is there for the first events. Loaded only then: off, it costs nothing.
   let secrets: () => readonly string[] = () => [];
-  const inspecting = inspect
-    ? await import('../inspect/inspector.js')
-        .then(({ startInspecting }) => startInspecting({ port: inspectPort, secrets: () => secrets() }))
-        .catch(async (error) => {
-          await stopListening();
-          throw error;
-        })
-    : null;
+  let inspecting: Awaited<ReturnType<typeof startRelay>> = null;
   const facts = (opened: OpenProject): StartFacts => ({
     paths: opened.paths,
     url: opened.url,
@@ -272,42 +278,49 @@ export const startDaemon = async ({
     logLevel: opened.logLevel,
     notify: opened.notify,
   });
-  const projects = createProjectHost({
-    routes: http,
-    options: {
-      origin,
-      logLevel,
-      terminal,
-      agentIdleMs: sessionIdleMs,
-      inspect: inspecting?.inspect,
-      discovery: {
-        ...(inspecting ? { inspect_url: inspecting.url } : {}),
-        // Whether clients need PULSE_TOKEN; never the token itself.
-        ...(token ? { token_required: true } : {}),
+  let projects: ProjectHost;
+  let first: OpenProject;
+  try {
+    // The relay next, so a taken --inspect-port fails before any project starts, and the inspector
+    // is there for the first events.
+    const relay = await startRelay(inspect, inspectPort, () => secrets());
+    inspecting = relay;
+    if (relay !== null) releases.defer(() => relay.close());
+    projects = createProjectHost({
+      routes: http,
+      options: {
+        origin,
+        logLevel,
+        terminal,
+        agentIdleMs: sessionIdleMs,
+        inspect: inspecting?.inspect,
+        discovery: {
+          ...(inspecting ? { inspect_url: inspecting.url } : {}),
+          // Whether clients need PULSE_TOKEN; never the token itself.
+          ...(token ? { token_required: true } : {}),
+        },
       },
-    },
-    inspect: inspecting?.inspect,
-    summary: (opened, beside) =>
-      startSummary({ ...facts(opened), joined: { pid: process.pid, beside: beside.map((p) => p.id) } }),
-  });
-  secrets = projects.secrets;
-  const first = await projects
-    .add({ root: paths.projectRoot, logLevel, notify })
-    .catch(async (error: Error) => {
-      await stopListening();
-      await inspecting?.close().catch(() => undefined);
-      // The refusal's message, as the lock or the folder said it.
-      throw error instanceof ProjectRefusedError ? new Error(error.message) : error;
+      inspect: inspecting?.inspect,
+      summary: (opened, beside) =>
+        startSummary({ ...facts(opened), joined: { pid: process.pid, beside: beside.map((p) => p.id) } }),
     });
+    // Every project in the order added; the inspector, released after, sees them stop.
+    releases.defer(async () => {
+      for (const served of projects.projects()) await projects.remove(served.id).catch(() => undefined);
+    });
+    secrets = projects.secrets;
+    ({ project: first } = await projects.add({ root: paths.projectRoot, logLevel, notify }));
+  } catch (error) {
+    await releases.release();
+    // The refusal's message, as the lock or the folder said it.
+    throw error instanceof ProjectRefusedError ? new Error(error.message) : error;
+  }
   host_ = projects;
   let closing: Promise<void> | null = null;
-  const close = (ending = false) => {
+  const close = (onStop = false) => {
     closing ??= (async () => {
-      // HTTP first (no new requests), then MCP sessions, then each project in the order added,
-      // then the inspector (it saw them stop); each step runs even if one throws.
-      await stopListening(ending);
-      for (const served of projects.projects()) await projects.remove(served.id).catch(() => undefined);
-      await inspecting?.close().catch(() => undefined);
+      ending = onStop;
+      await releases.release();
       // A daemon stopped before an agent connected still leaves the bundle's code cache.
       announceCodeWarm();
     })();
@@ -316,10 +329,10 @@ export const startDaemon = async ({
   const ended = projects.ended.then(() => close(true));
   return {
     kind: 'serving',
-    ...facts(first.project),
+    ...facts(first),
     host,
-    warnings: first.project.warnings,
-    log: first.project.log,
+    warnings: first.warnings,
+    log: first.log,
     projects,
     ended,
     close: () => close(),

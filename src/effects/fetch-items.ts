@@ -1,3 +1,4 @@
+import { errorMessage } from '../../machines/error-message.js';
 import type { PolledSource } from '../../machines/external.js';
 import type { FetchOutcome } from '../../machines/poller.js';
 import { redactSecrets } from '../log/redact-secrets.js';
@@ -38,7 +39,12 @@ export const createItemFetcher =
       const items = extractItems(result, readingOf(source.name));
       return { ok: true, items, tool, at, durationMs: now() - at, jitter };
     } catch (error) {
-      const text = error instanceof Error ? error.message : String(error);
-      return { ok: false, error: redactSecrets(text, secrets()), at, durationMs: now() - at, jitter };
+      return {
+        ok: false,
+        error: redactSecrets(errorMessage(error), secrets()),
+        at,
+        durationMs: now() - at,
+        jitter,
+      };
     }
   };

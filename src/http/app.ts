@@ -9,7 +9,7 @@ import { VERSION } from '../package/version.js';
 import { projectId } from '../store/project-id.js';
 import { logOf, replanOf } from '../system/ask-actors.js';
 import { healthProblems } from '../system/health-problems.js';
-import { owingAgents, systemStatus, watcherWarning } from '../system/system-status.js';
+import { owingAgents, systemStatus, watcherWarning } from '../system/read-status.js';
 import { isPageRoute, loopbackPeersOnly, requireToken, tokenMatcher } from './auth.js';
 import type { ConnectionCounts } from './connection-shedding.js';
 import { createHookRoute } from './hook-route.js';

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { PulseActor } from '../../machines/pulse.js';
-import { type HttpFacts, systemStatus } from '../system/system-status.js';
+import { type HttpFacts, systemStatus } from '../system/read-status.js';
 
 export interface StatusStreamOptions {
   actor: PulseActor;

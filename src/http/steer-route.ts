@@ -8,7 +8,8 @@ import type { SteerFile, SteerMode, SteerSource } from '../../machines/steer.js'
 import { readBoundedText } from '../store/read-bounded.js';
 import { STEER_LIMIT, steerPath } from '../store/steer-file.js';
 import { askSteer, PulseUnavailableError, SteerRefusedError } from '../system/ask-actors.js';
-import { type HttpFacts, type ReplanAgentStatus, systemStatus } from '../system/system-status.js';
+import { type HttpFacts, systemStatus } from '../system/read-status.js';
+import type { ReplanAgentStatus } from '../system/system-status.js';
 import { isLoopbackHost, STEER_TOKEN_HEADER } from './auth.js';
 import { CLI_HEADER } from './projects-route.js';
 

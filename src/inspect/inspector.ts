@@ -77,6 +77,9 @@ export const startInspecting = async ({
 }): Promise<Inspecting> => {
   const relay = await startInspectorRelay({ port });
   const inspector = createPulseInspector({ url: relay.wsUrl, secrets });
+  // Stopped while still connecting, @statelyai/inspect's socket fails and reconnects every 5 s
+  // for good, holding the process open: so it is open before anyone can stop it.
+  await relay.firstClient;
   return {
     url: relay.url,
     inspect: inspector.inspect,

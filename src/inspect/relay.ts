@@ -17,6 +17,8 @@ export interface InspectorRelay {
   url: string;
   /** Where inspectors send and receivers listen. */
   wsUrl: string;
+  /** Resolves once the first client (the daemon's own inspector, started with the relay) answered a ping: its socket is open. */
+  firstClient: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,13 @@ export const startInspectorRelay = ({ port = 5678 }: { port?: number } = {}): Pr
   // Not `createInspectorServer` (0.7.2): it listens on all interfaces, a port in use crashes it (no 'error' listener), and it has no Host check.
   const buffer = createReplayBuffer();
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
+  // A pong comes only from an open socket, which the server's own 'connection' does not promise.
+  const firstClient = new Promise<void>((resolve) =>
+    wss.once('connection', (client) => {
+      client.once('pong', () => resolve());
+      client.ping();
+    }),
+  );
 
   wss.on('connection', (client) => {
     for (const message of buffer.replay()) client.send(message);
@@ -104,6 +113,7 @@ export const startInspectorRelay = ({ port = 5678 }: { port?: number } = {}): Pr
         port: bound,
         url: `http://127.0.0.1:${bound}`,
         wsUrl: `ws://127.0.0.1:${bound}`,
+        firstClient,
         close: () =>
           new Promise<void>((done) => {
             for (const client of wss.clients) client.terminate();

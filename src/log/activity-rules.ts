@@ -13,8 +13,9 @@ import type { replanMachine } from '../../machines/replan.js';
 import { sourceBlocked, type sourcesMachine } from '../../machines/sources.js';
 import type { steerMachine } from '../../machines/steer.js';
 import type { watcherMachine } from '../../machines/watcher.js';
+import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import { agentLabel } from '../system/agent-label.js';
-import { configErrorEffect } from '../system/system-status.js';
+import { configErrorEffect, watchFailedNotice } from '../system/sentences.js';
 
 // What the activity log says about each actor: a function of the snapshot before and after one
 // change, which logs only when something a user cares about changed. `previous` is undefined for
@@ -215,10 +216,7 @@ export const watcherRule: Rule<SnapshotFrom<typeof watcherMachine>> = (previous,
   const was = previous?.context;
   const now = next.context;
   if (now.down !== null && (was?.down ?? null) === null) {
-    log.warn(
-      { error: now.down },
-      'the .pulse/ file watcher failed: its files are polled every second until the watch works again',
-    );
+    log.warn({ error: now.down }, watchFailedNotice(POLL_INTERVAL_MS / 1000));
   } else if (now.down === null && was !== undefined && was.down !== null) {
     log.info({ failed_tries: was.failures }, 'the .pulse/ file watcher recovered');
   } else if (now.down !== null && was !== undefined && now.failures > was.failures) {

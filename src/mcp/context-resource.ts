@@ -4,12 +4,12 @@ import type { PulseActor } from '../../machines/pulse.js';
 import { eventPath, type PulseFileName, type TrackedFile } from '../../machines/pulse-files.js';
 import type { ReplanContext } from '../../machines/replan.js';
 import { gateOf, inboxOf, logOf, reconcile, replanOf } from '../system/ask-actors.js';
+import { RECENT_EVENTS } from '../system/system-status.js';
 import { faultSentence } from './blind-reason.js';
 import { type ExternalView, renderExternalSection } from './external-section.js';
 import { interruptAnswer } from './should-interrupt.js';
 
 export const CONTEXT_URI = 'pulse://context/latest';
-const RECENT_EVENTS = 20;
 
 /** PulseAgent prints timestamps with Python's isoformat (`+00:00`). */
 const pythonIso = (timestamp: string) => timestamp.replace(/Z$/, '+00:00');

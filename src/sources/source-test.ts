@@ -1,3 +1,4 @@
+import { errorMessage } from '../../machines/error-message.js';
 import type { PolledSource, ToolSafety } from '../../machines/external.js';
 import {
   failedTest,
@@ -16,8 +17,6 @@ export const RAW_CHARS = 20_000;
 
 /** A test connects, then calls, each within its server's timeout; past this the daemon answers that it did not end. */
 export const MAX_SOURCE_TEST_MS = 10 * 60_000;
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 const rawAnswer = (result: unknown, secrets: readonly string[]): RawAnswer => {
   const text = redactSecrets(JSON.stringify(result, null, 2) ?? String(result), secrets);
@@ -47,7 +46,7 @@ export const runSourceTest = async (
     if (tool.verdict === 'refused') return failedTest(source.name, source.server, tool.message!, tool);
     result = await pool.callTool(source.server, source.tool, source.args);
   } catch (error) {
-    return failedTest(source.name, source.server, redactSecrets(messageOf(error), secrets), tool);
+    return failedTest(source.name, source.server, redactSecrets(errorMessage(error), secrets), tool);
   }
   const answer = raw ? rawAnswer(result, secrets) : null;
   try {
@@ -67,7 +66,7 @@ export const runSourceTest = async (
       tool,
     };
   } catch (error) {
-    const text = `server "${source.server}", tool "${source.tool}": ${redactSecrets(messageOf(error), secrets)}`;
+    const text = `server "${source.server}", tool "${source.tool}": ${redactSecrets(errorMessage(error), secrets)}`;
     return { ...failedTest(source.name, source.server, text, tool), raw: answer };
   }
 };

@@ -9,6 +9,10 @@ export interface PulsePaths {
   events: string;
   inbox: string;
   deadLetters: string;
+  /** The user's `sources.json`: servers, sources and the reflection settings. */
+  sources: string;
+  /** `external_seen.jsonl`: the items already listed, so they never enter the inbox twice. */
+  seen: string;
   file(name: PulseFileName): string;
 }
 
@@ -22,6 +26,8 @@ export const pulsePaths = (project: string): PulsePaths => {
     events: join(dir, 'events.jsonl'),
     inbox: join(dir, 'inbox.jsonl'),
     deadLetters: join(dir, 'dead-letters.jsonl'),
+    sources: join(dir, 'sources.json'),
+    seen: join(dir, 'external_seen.jsonl'),
     file: (name) => join(dir, name),
   };
 };

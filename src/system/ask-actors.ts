@@ -11,6 +11,7 @@ import { type AckReply, ONE_SHOT, type replanMachine } from '../../machines/repl
 import { needsHearing, type PartyKey, type TieWay } from '../../machines/replan-agents.js';
 import type { SourceTestReply, sourcesMachine } from '../../machines/sources.js';
 import type { SteerRequest, SteerWritten, steerMachine } from '../../machines/steer.js';
+import { DEFAULT_SERVER_TIMEOUT_SEC } from '../sources/config/server-config.js';
 import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
 import { formatMicros, systemMicroClock } from '../store/event-id.js';
 
@@ -216,8 +217,6 @@ export const ackEvents = async (
   return reply;
 };
 
-const DEFAULT_SERVER_TIMEOUT_MS = 30_000;
-
 /**
  * Asks the sources supervisor to test one source through the daemon's own clients and
  * environment, and waits for its reply: a result, or why no test ran. Bounded by twice the
@@ -231,7 +230,8 @@ export const askSourceTest = async (
   const sources = sourcesOf(actor);
   const { context } = sources.getSnapshot();
   const server = context.sources.find((s) => s.name === source)?.server;
-  const timeoutMs = context.servers.find((s) => s.name === server)?.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_MS;
+  const timeoutMs =
+    context.servers.find((s) => s.name === server)?.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_SEC * 1000;
   const waitMs = Math.min(2 * timeoutMs + 5_000, MAX_SOURCE_TEST_MS);
   const requestId = nextRequestId++;
   sources.send({ type: 'sources.test', requestId, source, raw });

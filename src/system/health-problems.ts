@@ -2,7 +2,7 @@ import { faultList } from '../../machines/log-faults.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { faultSentence } from '../mcp/blind-reason.js';
 import { logOf } from './ask-actors.js';
-import { watcherWarning } from './system-status.js';
+import { watcherWarning } from './read-status.js';
 
 /**
  * Why the daemon cannot observe or persist `.pulse/` now, one sentence each (the log that failed

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { createActor, fromCallback, fromPromise, type InspectionEvent } from 'xstate';
 import { eventLogMachine } from '../../machines/event-log.js';
 import { focusMachine } from '../../machines/focus.js';
@@ -53,7 +52,7 @@ export interface PulseSystem {
   actor: PulseActor;
   /** The sources' current secrets (`${VAR}` values, tokens, header values), to redact from what leaves. */
   secrets(): readonly string[];
-  /** Stops every actor, the source servers' clients, and waits for the file watcher to let go. */
+  /** Stops every actor (the file watcher lets go of its watches as it stops) and closes the source servers' clients. */
   stop(): Promise<void>;
 }
 
@@ -119,7 +118,7 @@ export const createPulseSystem = async (
       onLog: (message) => safeLog('warn', message),
     },
   );
-  const seen = await SeenStore.load(join(paths.dir, 'external_seen.jsonl'));
+  const seen = await SeenStore.load(paths.seen);
   const inboxFile = new InboxFile(paths.inbox, paths.deadLetters);
   const acceptItems = createItemAcceptor({
     inbox: inboxFile,
@@ -129,7 +128,7 @@ export const createPulseSystem = async (
   const readingOfSource = (name: string) =>
     readingOf(runtime.config?.sources.find((source) => source.name === name));
   const fetchItems = createItemFetcher({ pool, secrets, readingOf: readingOfSource });
-  const loadSources = createSourcesLoader({ path: join(paths.dir, 'sources.json'), env, pool, runtime });
+  const loadSources = createSourcesLoader({ path: paths.sources, env, pool, runtime });
   const testSource = createSourceTester({ pool, secrets, readingOf: readingOfSource });
 
   const machine = pulseMachine.provide({

@@ -17,8 +17,7 @@ import { trackStarted } from '../support/started.js';
  */
 
 const EXHAUST = pathToFileURL(join(import.meta.dirname, '..', 'fixtures', 'exhaust-watches.mjs'));
-const FAILED =
-  'the .pulse/ file watcher failed: its files are polled every second until the watch works again';
+const FAILED = 'the .pulse/ watch failed: its files are polled every 1 s until it works again';
 const RECOVERED = 'the .pulse/ file watcher recovered';
 
 const started = trackStarted();
@@ -69,6 +68,10 @@ describe('the .pulse/ watcher when the machine is out of inotify watches', () =>
     });
     const cli = await runCli(['status', '--project', project]);
     expect(cli.stdout).toContain(`warning:   ${health.body.watcher}`);
+    // The status page's first view says it in the same words.
+    const page = await (await fetch(new URL('/', daemon.url))).text();
+    expect(page).toContain('the .pulse/ watch failed (ENOSPC');
+    expect(page).toContain('): its files are polled every 1 s until it works again');
     if ((await noInotifyCount()) === null) expect(await inotifyWatches(daemon.process.pid!)).toBe(0);
 
     // Polling sees a replan's guidance and a sources.json edit, with no tool call.

@@ -7,7 +7,7 @@ import { createStatusStream, type StatusStreamOptions } from '../../src/http/sta
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
 import { replanOf } from '../../src/system/ask-actors.js';
-import { systemStatus } from '../../src/system/system-status.js';
+import { systemStatus } from '../../src/system/read-status.js';
 import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
 import { removeProject, tempProject, waitUntil } from '../support/daemon.js';
 import { openStatusStream, type StatusStreamReader } from './sse-reader.js';

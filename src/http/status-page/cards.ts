@@ -1,6 +1,7 @@
 import type { ReplanAck } from '../../../machines/replan-acks.js';
 import { toolSummary } from '../../sources/client/tool-safety.js';
 import { agentLabel } from '../../system/agent-label.js';
+import { configErrorEffect, watchDownWarning } from '../../system/sentences.js';
 import type { SystemStatus } from '../../system/system-status.js';
 import type { ThinkerStatus } from '../../thinkers/thinker-in-force.js';
 import { actorOf, stateLine } from './states.js';
@@ -282,10 +283,7 @@ const log = (s: SystemStatus): Child =>
     s.log.last_error && ['error', error(s.log.last_error)],
     ...s.log.unobservable.map((u) => ['cannot see', error(`${u.file} ${u.reason}`)] as const),
     s.watcher.down
-      ? [
-          'watcher down',
-          error(`${s.watcher.down}: .pulse/ is polled every second until the watch works again`),
-        ]
+      ? ['watcher down', error(watchDownWarning(s.watcher.down, s.watcher.poll_every_sec))]
       : s.watcher.last_error && ['watcher error', error(`${s.watcher.last_error} (recovered)`)],
     ...s.log.warnings.map((w) => ['warning', error(w)] as const),
   ]);
@@ -304,11 +302,7 @@ const focus = ({ focus: f }: SystemStatus): Child => [
 
 const pollers = ({ sources: src }: SystemStatus): Child => [
   src.error &&
-    h(
-      'p',
-      { class: 'error' },
-      `sources.json: ${src.error} (${src.keeps_last_good ? 'the last good config keeps running' : 'no source runs until it is fixed'})`,
-    ),
+    h('p', { class: 'error' }, `sources.json: ${src.error} (${configErrorEffect(src.keeps_last_good)})`),
   src.warnings.map((w) => h('p', { class: 'error' }, w)),
   table(
     ['source', 'state', 'last poll', 'next poll', 'items', 'last error'],

@@ -1,9 +1,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { errorMessage } from '../../../machines/error-message.js';
 import type { ServerConfig } from '../config/config.js';
 import { SourceCallError } from './source-call-error.js';
-
-/** The message of anything thrown. */
-export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 const seconds = (ms: number) => `${ms / 1000} s`;
 
@@ -36,7 +34,7 @@ export const connectFailure = (
     );
   }
   const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
-  const what = closed ? 'it closed the connection before the MCP handshake ended' : messageOf(error);
+  const what = closed ? 'it closed the connection before the MCP handshake ended' : errorMessage(error);
   const stderr = lastStderr ? `; its last stderr line: ${lastStderr}` : '';
   return new SourceCallError(
     `server "${name}" failed to connect (${whereOf(config)}): ${what}${stderr}; ${whatToCheck(config)}`,
@@ -59,14 +57,14 @@ export const callFailure = (
     );
   }
   if (isAnswer(error)) {
-    return new SourceCallError(`server "${name}" answered "${tool}" with an error: ${messageOf(error)}`, {
+    return new SourceCallError(`server "${name}" answered "${tool}" with an error: ${errorMessage(error)}`, {
       server: name,
       reason: 'call',
       cause: error,
     });
   }
   return new SourceCallError(
-    `server "${name}" lost the connection during "${tool}": ${messageOf(error)}; it is reconnected on the next call`,
+    `server "${name}" lost the connection during "${tool}": ${errorMessage(error)}; it is reconnected on the next call`,
     { server: name, reason: 'closed', cause: error },
   );
 };

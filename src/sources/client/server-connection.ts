@@ -2,10 +2,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { errorMessage } from '../../../machines/error-message.js';
 import { VERSION } from '../../package/version.js';
 import type { ServerConfig } from '../config/config.js';
 import { boundedFetch } from './bounded-fetch.js';
-import { callFailure, connectFailure, messageOf } from './call-failures.js';
+import { callFailure, connectFailure } from './call-failures.js';
 import { forwardLines } from './forward-lines.js';
 import { StdioTransport } from './stdio-transport.js';
 
@@ -47,7 +48,7 @@ export class ServerConnection {
     this.key = JSON.stringify(config);
     this.#transport = this.#createTransport(options);
     this.client.onclose = onLost;
-    this.client.onerror = (error) => options.onLog?.(`server "${name}": ${messageOf(error)}`);
+    this.client.onerror = (error) => options.onLog?.(`server "${name}": ${errorMessage(error)}`);
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       this.#tools = null;
     });
@@ -159,7 +160,7 @@ export class ServerConnection {
       try {
         await this.client.close();
       } catch (error) {
-        onLog?.(`server "${this.name}": closing failed: ${messageOf(error)}`);
+        onLog?.(`server "${this.name}": closing failed: ${errorMessage(error)}`);
       }
       await ended;
     })();

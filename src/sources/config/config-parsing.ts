@@ -1,9 +1,10 @@
 import type { z } from 'zod';
+import { MAX_TIMER_MS } from '../../../machines/gate-decisions.js';
 import { ConfigError } from './config-error.js';
 import { jsonErrorOffset, lineAndColumn } from './json-error-offset.js';
 
-/** Node timers hold at most 2^31 − 1 ms; a longer delay fires at once instead. */
-export const MAX_TIMER_SEC = 2_147_483;
+/** The longest delay in whole seconds a Node timer holds; a longer one fires at once instead. */
+export const MAX_TIMER_SEC = Math.floor(MAX_TIMER_MS / 1000);
 /** Where a problem is reported when it has no path of its own. */
 export const TOP_LEVEL = '(top level)';
 const DOCS = 'See docs/sources.md for every key and its type.';

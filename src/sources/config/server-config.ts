@@ -19,7 +19,10 @@ import { expand, expandValues, unsetVariables } from './expand-env.js';
 import { httpSummary, stdioSummary } from './server-summary.js';
 import { unsetVariablesReason } from './variables.js';
 
-const timeoutSec = z.number().positive().max(MAX_TIMER_SEC).default(30);
+/** How long a server's call may take when its `timeout_sec` is not set. */
+export const DEFAULT_SERVER_TIMEOUT_SEC = 30;
+
+const timeoutSec = z.number().positive().max(MAX_TIMER_SEC).default(DEFAULT_SERVER_TIMEOUT_SEC);
 
 const SERVER_FIXES: Fixes = {
   type: 'Leave "type" out: "command" makes a stdio server and "url" a streamable HTTP one (SSE is not supported).',
