@@ -1,7 +1,7 @@
 import type { AnyActorRef, StateValue } from 'xstate';
 import type { InboxEvent, ToolSafety } from '../../machines/external.js';
 import type { FocusContext } from '../../machines/focus.js';
-import type { Gate, GateContext } from '../../machines/gate-context.js';
+import type { GateContext, HoldReason } from '../../machines/gate-context.js';
 import { GATE_DEFAULTS, type GateSettings } from '../../machines/gate-settings.js';
 import type { DeadLetter, InboxContext } from '../../machines/inbox.js';
 import { type FileFault, faultList } from '../../machines/log-faults.js';
@@ -270,8 +270,8 @@ export interface GateStatus {
   /** Failed thoughts in a row; while above 0 the gate backs off before asking the thinker again. */
   failed_in_a_row: number;
   replan_pending: boolean;
-  last_gate: Gate | null;
-  gated: Record<Gate, number>;
+  last_gate: HoldReason | null;
+  gated: Record<HoldReason, number>;
   reflections: number;
   delivered: number;
   consumed_silently: number;
