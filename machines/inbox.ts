@@ -1,4 +1,12 @@
-import { type ActorRef, type AnyActorRef, assign, enqueueActions, fromPromise, type Snapshot, setup } from 'xstate';
+import {
+  type ActorRef,
+  type AnyActorRef,
+  assign,
+  enqueueActions,
+  fromPromise,
+  type Snapshot,
+  setup,
+} from 'xstate';
 import { errorMessage } from './error-message.js';
 import type { AlsoListed, ExternalItem, InboxEvent } from './external.js';
 import * as decisions from './inbox-decisions.js';
@@ -170,11 +178,15 @@ export const inboxMachine = setup({
     noteLoadError: assign((_, { message }: { message: string }) => ({
       lastError: `Could not restore the inbox: ${message}`,
     })),
-    queueOffer: assign(({ context }, { offer }: { offer: Offer }) => ({ offers: [...context.offers, offer] })),
+    queueOffer: assign(({ context }, { offer }: { offer: Offer }) => ({
+      offers: [...context.offers, offer],
+    })),
     answerSeenOffer: enqueueActions((args, { offer }: { offer: Offer }) =>
       apply(args, decisions.offerAllSeenAnswered(args.context, offer)),
     ),
-    drain: assign(({ context }, { requestId }: { requestId: number }) => decisions.drained(context, requestId)),
+    drain: assign(({ context }, { requestId }: { requestId: number }) =>
+      decisions.drained(context, requestId),
+    ),
     takeSettlement: assign(({ context }, { settlement }: { settlement: Settlement }) =>
       decisions.settlementTaken(context, settlement),
     ),
@@ -251,7 +263,9 @@ export const inboxMachine = setup({
           guard: 'offerAllSeen',
           actions: { type: 'answerSeenOffer', params: ({ event }) => ({ offer: offerOf(event) }) },
         },
-        'inbox.drain': { actions: { type: 'drain', params: ({ event }) => ({ requestId: event.requestId }) } },
+        'inbox.drain': {
+          actions: { type: 'drain', params: ({ event }) => ({ requestId: event.requestId }) },
+        },
         'inbox.settle': {
           actions: { type: 'takeSettlement', params: ({ event }) => ({ settlement: settlementOf(event) }) },
         },
