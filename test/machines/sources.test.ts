@@ -178,7 +178,7 @@ describe('sources supervisor: testing a source on request', () => {
     s.pending[0]!.end(passed('off'));
     await waitFor(s.actor, () => s.replyTo(3) !== undefined);
     expect(s.replyTo(3)).toEqual({ requestId: 3, result: passed('off') });
-    expect(s.actor.getSnapshot().context.testsRunning).toBe(0);
+    expect(s.actor.getSnapshot().context.testing).toEqual([]);
     expect(Object.keys(s.actor.getSnapshot().children), 'the ended test is no child any more').not.toContain(
       'test.3',
     );
@@ -198,7 +198,7 @@ describe('sources supervisor: testing a source on request', () => {
     expect(s.pending).toHaveLength(5);
   });
 
-  it('answers a test that the effect failed to run as a failed result, not a stuck request', async () => {
+  it('answers a test that the effect failed to run as a failed result of that source, not a stuck request', async () => {
     const actor = createActor(
       sourcesMachine.provide({
         actors: {
@@ -214,9 +214,9 @@ describe('sources supervisor: testing a source on request', () => {
     actor.send({ type: 'sources.test', requestId: 20, source: 'cal', raw: false });
     const done = await waitFor(actor, (s) => s.context.tests.some((t) => t.requestId === 20));
     expect(done.context.tests.find((t) => t.requestId === 20)).toMatchObject({
-      result: { ok: false, error: 'the effect broke' },
+      result: { source: 'cal', server: 'cal', ok: false, error: 'the effect broke' },
     });
-    expect(done.context.testsRunning).toBe(0);
+    expect(done.context.testing).toEqual([]);
   });
 
   it('keeps tests running through a reload of sources.json', async () => {
