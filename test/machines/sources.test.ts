@@ -115,6 +115,20 @@ describe('sources supervisor: servers disabled by an unset variable', () => {
     expect(s.pollers()).toEqual(['cal']);
   });
 
+  it('restarts the poller of a source whose config changed, and keeps the others running as they were', async () => {
+    const sources = [source('cal', 'cal'), source('gh', 'gh')];
+    const first = loaded(sources, [server('cal'), server('gh')]);
+    const edited = { ...first, fingerprints: { ...first.fingerprints, cal: 'cal|cal|every 30 s' } };
+    const s = supervisor([first, edited]);
+    await s.loadedOnce(1);
+    const before = { cal: s.actor.system.get('poller:cal'), gh: s.actor.system.get('poller:gh') };
+    s.actor.send({ type: 'config.changed' });
+    await s.loadedOnce(2);
+    expect(s.pollers()).toEqual(['cal', 'gh']);
+    expect(s.actor.system.get('poller:cal'), 'a new poller for the changed source').not.toBe(before.cal);
+    expect(s.actor.system.get('poller:gh'), 'the unchanged source keeps its poller').toBe(before.gh);
+  });
+
   it('knows whether a last good config keeps running through a broken edit, or none was ever loaded', async () => {
     const broken = supervisor([new Error('sources.json at line 1: is not valid JSON')]);
     await broken.loadedOnce(1);
