@@ -5,6 +5,7 @@ import {
   type Delivery,
   fateOf,
   judge,
+  judgesAny,
   rejectionReason,
   remember,
   retryOrDeadLetter,
@@ -101,23 +102,14 @@ const thoughtRecord = (
 };
 
 /**
- * A thought, judged once. One that judged no event of the batch has failed (see `thoughtFailed`).
- * A usable one is recorded; events below the threshold are consumed silently, those it left
- * unjudged go back with one more attempt, and the urgent ones are set aside as a delivery no
- * agent holds yet.
+ * A usable thought, judged once: recorded; events below the threshold are consumed silently, those
+ * it left unjudged go back with one more attempt, and the urgent ones are set aside as a delivery
+ * no agent holds yet.
  */
-export const thoughtSettled = (context: GateContext, thought: Thought | undefined): GateDecision => {
-  const verdicts = judge(context.batch, thought?.judgements ?? [], context.threshold);
+export const thoughtSettled = (context: GateContext, thought: Thought): GateDecision => {
+  const verdicts = judge(context.batch, thought.judgements, context.threshold);
   const { speak, quiet, retry } = verdicts;
   const at = context.reflectedAt ?? 0;
-  if (thought === undefined || speak.length + quiet.length === 0)
-    return thoughtFailed(context, {
-      message: 'The thinker answered nothing usable for the events it was given.',
-      at: thought?.at ?? at,
-      reason: 'an answer that judged none of the events',
-      kind: 'answer',
-      retryAfterMs: null,
-    });
   const { settle, counters } = settling(context, at, { consumed: quiet.map((e) => e.id), failed: retry });
   const delivery: Delivery | null =
     speak.length === 0
@@ -145,8 +137,9 @@ export const thoughtSettled = (context: GateContext, thought: Thought | undefine
   };
 };
 
-/** Whether the last thought failed: the gate backs off (or retries a backlog) instead of delivering. */
-export const lastThoughtFailed = (context: GateContext): boolean => context.failedInARow > 0;
+/** Whether a thought judged any event of the batch (by `judge`'s own rule): one that judged none has failed. */
+export const isUsable = (context: GateContext, thought: Thought | undefined): boolean =>
+  judgesAny(context.batch, thought?.judgements ?? []);
 
 /** What the gate knows of a failed thought when it settles it: the sentence for status, and the failure but its retry time. */
 export type FailureNote = Omit<ThinkFailure, 'retryAt'> & { message: string };
@@ -172,6 +165,15 @@ export const failureOf = (error: unknown, fallbackAt: number): FailureNote => {
       typeof carried.retryAfterMs === 'number' && carried.retryAfterMs >= 0 ? carried.retryAfterMs : null,
   };
 };
+
+/** The thinker answered, but judged no event of the batch: the answer's failure, at its time. */
+export const answerUnusable = (context: GateContext, thought: Thought | undefined): FailureNote => ({
+  message: 'The thinker answered nothing usable for the events it was given.',
+  at: thought?.at ?? context.reflectedAt ?? 0,
+  reason: 'an answer that judged none of the events',
+  kind: 'answer',
+  retryAfterMs: null,
+});
 
 /** The thinker did not answer within its timeout: the endpoint's failure, at the timeout's end. */
 export const thinkTimedOut = (context: GateContext): FailureNote => ({

@@ -70,7 +70,7 @@ export const gateMachine = setup({
       reflections: context.reflections + 1,
     })),
     noteError: assign((_, { message }: { message: string }) => ({ lastError: message })),
-    settleThought: enqueueActions((args, { thought }: { thought: Thought | undefined }) =>
+    settleThought: enqueueActions((args, { thought }: { thought: Thought }) =>
       apply(args, decisions.thoughtSettled(args.context, thought)),
     ),
     settleFailedThought: enqueueActions((args, { failure }: { failure: decisions.FailureNote }) =>
@@ -98,7 +98,8 @@ export const gateMachine = setup({
     replanPending: ({ context }) => context.replanPending,
     shouldReflect: ({ context }) => context.deferred && decisions.gateOpen(context),
     gateClosed: ({ context }) => !decisions.gateOpen(context),
-    lastThoughtFailed: ({ context }) => decisions.lastThoughtFailed(context),
+    isUsable: ({ context }, { thought }: { thought: Thought | undefined }) =>
+      decisions.isUsable(context, thought),
     isBacklog: ({ context }) => context.failedBatch >= BACKLOG_EVENTS,
     isInsert: ({ event }) => event.type === 'gate.reflect' && event.reason === 'inserted',
     // New events end a backoff, but not one the thinker's endpoint asked for with `Retry-After`.
@@ -203,10 +204,20 @@ export const gateMachine = setup({
       invoke: {
         src: 'think',
         input: ({ context }) => ({ events: context.batch, now: context.reflectedAt ?? 0 }),
-        onDone: {
-          target: 'judged',
-          actions: { type: 'settleThought', params: ({ event }) => ({ thought: event.output }) },
-        },
+        onDone: [
+          {
+            guard: { type: 'isUsable', params: ({ event }) => ({ thought: event.output }) },
+            target: 'judged',
+            actions: { type: 'settleThought', params: ({ event }) => ({ thought: event.output }) },
+          },
+          {
+            target: 'thoughtFailed',
+            actions: {
+              type: 'settleFailedThought',
+              params: ({ context, event }) => ({ failure: decisions.answerUnusable(context, event.output) }),
+            },
+          },
+        ],
         onError: {
           target: 'thoughtFailed',
           actions: {
@@ -230,13 +241,8 @@ export const gateMachine = setup({
       on: { 'gate.reflect': { guard: 'endsBackoff', target: 'gathering' } },
     },
     judged: {
-      description:
-        'Transient: a thought that judged no event failed; urgent events make a delivery; otherwise back to idle.',
-      always: [
-        { guard: 'lastThoughtFailed', target: 'thoughtFailed' },
-        { guard: 'hasDelivery', target: 'offered' },
-        { target: 'idle' },
-      ],
+      description: 'Transient: urgent events make a delivery; otherwise back to idle.',
+      always: [{ guard: 'hasDelivery', target: 'offered' }, { target: 'idle' }],
     },
     offered: {
       description:

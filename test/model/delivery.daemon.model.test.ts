@@ -622,7 +622,7 @@ const GATE_NOT_TAKEN: Record<string, string> = {
   'gate.reflecting --gate.reflect#0--> gate.reflecting': `${DRAIN_RACE}; ${IN_PROCESS_GATE}`,
   'gate.thinking --gate.reflect#0--> gate.thinking': `${DRAIN_RACE}; ${IN_PROCESS_GATE}`,
   'gate.thinking --xstate.after.thinkTimeout.gate.thinking#0--> gate.thoughtFailed': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
-  'gate.judged --always#0--> gate.thoughtFailed': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
+  'gate.thinking --xstate.done.actor.0.gate.thinking#1--> gate.thoughtFailed': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
   'gate.thinking --xstate.error.actor.0.gate.thinking#0--> gate.thoughtFailed': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
   'gate.thoughtFailed --always#0--> gate.idle': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
   'gate.thoughtFailed --always#1--> gate.backingOff': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
