@@ -1,7 +1,7 @@
 import type { PendingReplan } from './event-index.js';
 import { type PlanSnapshot, UNKNOWN_PLAN } from './plan-diff.js';
 import { isInvalidating, type PulseEvent } from './pulse-files.js';
-import type { AckEvent, AckRejection, ReplanContext, ReplanEvent } from './replan.js';
+import type { AckEvent, AckRejection, ReplanContext, Restored } from './replan.js';
 import { replanAck, withAck } from './replan-acks.js';
 import {
   acknowledge,
@@ -115,9 +115,7 @@ const withInvalidating = (context: PendingReplan, events: readonly PulseEvent[])
 };
 
 /** What the log owner restored: PulseAgent's pending replan, the agents and acks state.json kept, and plan.md. */
-export const restored = (
-  event: Omit<Extract<ReplanEvent, { type: 'replan.restored' }>, 'type'>,
-): Partial<ReplanContext> => {
+export const restored = (event: Restored): Partial<ReplanContext> => {
   const plan = event.plan ?? UNKNOWN_PLAN;
   return {
     ...withPending({

@@ -108,7 +108,7 @@ export interface ReplanRecord {
 }
 
 /** What the log owner restored, as the lifecycle receives it. */
-type Restored = Omit<Extract<ReplanEvent, { type: 'replan.restored' }>, 'type'>;
+export type Restored = Omit<Extract<ReplanEvent, { type: 'replan.restored' }>, 'type'>;
 
 /** An agent's ack, as the lifecycle receives it. */
 export type AckEvent = Extract<ReplanEvent, { type: 'replan.ack' }>;
