@@ -96,18 +96,30 @@ export const closing = (
   how: ClosedDelivery['how'],
 ): ClosedDelivery[] => [...closed, { deliveryId: delivery.deliveryId, how }].slice(-CLOSED_KEPT);
 
-/** Where each drained event goes after a thought: spoken, consumed silently, or retried. */
-export const judge = (
-  batch: readonly InboxEvent[],
-  answer: readonly Judgement[],
-  threshold: number,
-): { speak: DeliveredEvent[]; quiet: DeliveredEvent[]; retry: InboxEvent[] } => {
+/** The judgements of an answer that count, by event id: an id and a finite urgency; the last one per id wins. */
+const validJudgements = (answer: readonly Judgement[]): Map<string, Judgement> => {
   const judged = new Map<string, Judgement>();
   for (const j of Array.isArray(answer) ? answer : []) {
     if (typeof j?.id === 'string' && typeof j.urgency === 'number' && Number.isFinite(j.urgency)) {
       judged.set(j.id, j);
     }
   }
+  return judged;
+};
+
+/** Whether an answer judges any event of the batch: one that judges none is a failed thought. */
+export const judgesAny = (batch: readonly InboxEvent[], answer: readonly Judgement[]): boolean => {
+  const judged = validJudgements(answer);
+  return batch.some((event) => judged.has(event.id));
+};
+
+/** Where each drained event goes after a thought: spoken, consumed silently, or retried. */
+export const judge = (
+  batch: readonly InboxEvent[],
+  answer: readonly Judgement[],
+  threshold: number,
+): { speak: DeliveredEvent[]; quiet: DeliveredEvent[]; retry: InboxEvent[] } => {
+  const judged = validJudgements(answer);
   const speak: DeliveredEvent[] = [];
   const quiet: DeliveredEvent[] = [];
   const retry: InboxEvent[] = [];

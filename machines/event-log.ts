@@ -57,7 +57,7 @@ export interface ReconcileInput {
 export interface ReconcileOutput {
   files: TrackedFiles;
   events: PulseEvent[];
-  /** A change was too fresh to log on a watcher hint; scan again after the settle delay. */
+  /** A change was too fresh to log on a watcher hint; scan again after the debounce delay. */
   deferred: boolean;
   /** `.pulse/` was not a real folder, and why: nothing was read or written. */
   folder: string | null;
@@ -141,7 +141,7 @@ export interface LogFaultsChanged {
 
 /**
  * One file's replace window: `here` ⇄ `away`, and `confirming` once the window ran out, until a
- * scan settles it. A watcher notice for the file while it is away starts the window again: the
+ * scan resolves it. A watcher notice for the file while it is away starts the window again: the
  * name is in use (an editor renaming its new file in), though no scan has caught it there yet.
  */
 const replaceRegion = (name: PulseFileName) => ({
@@ -153,8 +153,8 @@ const replaceRegion = (name: PulseFileName) => ({
     },
     away: {
       description:
-        'The last scan found the file missing: no event yet, callers wait and guidance or constraints count as unseen; a scan that finds it back settles it, a notice for it starts the window again.',
-      always: { guard: { type: 'isSettled' as const, params: { name } }, target: 'here' as const },
+        'The last scan found the file missing: no event yet, callers wait and guidance or constraints count as unseen; a scan that finds it back resolves it, a notice for it starts the window again.',
+      always: { guard: { type: 'isResolved' as const, params: { name } }, target: 'here' as const },
       on: {
         'file.changed': {
           guard: { type: 'isNoticeFor' as const, params: { name } },
@@ -171,7 +171,7 @@ const replaceRegion = (name: PulseFileName) => ({
     },
     confirming: {
       description: 'The window ran out: the next scan logs the deletion if the file is still missing.',
-      always: { guard: { type: 'isSettled' as const, params: { name } }, target: 'here' as const },
+      always: { guard: { type: 'isResolved' as const, params: { name } }, target: 'here' as const },
       on: {
         'file.changed': {
           guard: { type: 'isNoticeFor' as const, params: { name } },
@@ -205,11 +205,11 @@ export const eventLogMachine = setup({
   },
   delays: {
     /**
-     * Lets a burst of watcher notices (an atomic save, an editor's backup dance) settle into one
+     * Lets a burst of watcher notices (an atomic save, an editor's backup dance) become one
      * scan. Not shorter than the reconciler's FRESH_CHANGE_MS (20 ms), so a single write is
      * old enough to log at the first scan after its notice.
      */
-    settle: 20,
+    debounce: 20,
     /** While something cannot be read or written, how often the log looks again unasked, so it recovers by itself. */
     recheck: 1000,
     /** How soon an ack that could not be written to state.json is written again. */
@@ -229,7 +229,7 @@ export const eventLogMachine = setup({
     ackQueued: ({ context }) => context.queuedAck !== null,
     /** Something could not be read or written at the last scan: look again, and never skip a caller's scan. */
     troubled: ({ context }) => needsRecheck(context.faults, context.hashesUnsaved),
-    /** A known file is missing within its replace window: a caller's request waits for the settled truth. */
+    /** A known file is missing within its replace window: a caller's request waits for the scan that resolves it. */
     replacing: ({ context }) => context.away.length > 0,
     /** The last scan found this known file missing. */
     isAway: ({ context }: { context: EventLogContext }, { name }: { name: PulseFileName }) =>
@@ -238,10 +238,20 @@ export const eventLogMachine = setup({
     isNoticeFor: ({ event }: { event: EventLogEvent }, { name }: { name: PulseFileName }) =>
       event.type === 'file.changed' && event.name === name,
     /** The last scan found this file where it was, or logged its deletion. */
-    isSettled: ({ context }: { context: EventLogContext }, { name }: { name: PulseFileName }) =>
+    isResolved: ({ context }: { context: EventLogContext }, { name }: { name: PulseFileName }) =>
       !context.away.includes(name),
   },
   actions: {
+    restoreJournal: assign((_, { index, files, ack, agents, acks, loadedAt, warnings }: LoadedJournal) => ({
+      index,
+      files,
+      ack,
+      agents,
+      acks,
+      loadedAt,
+      warnings,
+    })),
+    noteLoadError: assign((_, { error }: { error: unknown }) => ({ lastError: errorMessage(error) })),
     countRequest: assign(({ context }) => ({ scansRequested: context.scansRequested + 1 })),
     /** Answers a caller's request at once, as a scan that started now and found nothing. */
     countRequestAnswered: assign(({ context }) => ({
@@ -269,18 +279,14 @@ export const eventLogMachine = setup({
     /** Asks for a scan as a watcher hint does. */
     lookAgain: raise({ type: 'file.changed', name: 'unknown' } as const),
     /** Only the latest record is kept; it answers every ack queued before it. */
-    queueAck: assign(({ context, event }) =>
-      event.type === 'replan.record'
-        ? {
-            queuedAck: {
-              ack: event.ack,
-              agents: event.agents,
-              acks: event.acks,
-              requestId: Math.max(event.requestId, context.queuedAck?.requestId ?? 0),
-            },
-          }
-        : {},
-    ),
+    queueAck: assign(({ context }, record: ReplanRecord) => ({
+      queuedAck: {
+        ack: record.ack,
+        agents: record.agents,
+        acks: record.acks,
+        requestId: Math.max(record.requestId, context.queuedAck?.requestId ?? 0),
+      },
+    })),
     takeQueuedAck: assign(({ context }) => ({
       ack: context.queuedAck?.ack ?? context.ack,
       agents: context.queuedAck?.agents ?? context.agents,
@@ -294,7 +300,7 @@ export const eventLogMachine = setup({
       deferred: output.deferred,
       away: output.away,
       scanGone: [],
-      // A file missing within its window is not the truth yet: callers wait for the scan that settles it,
+      // A file missing within its window is not the truth yet: callers wait for the scan that resolves it,
       // which logs what it finds however fresh (their request carries over).
       scansCompleted: output.away.length === 0 ? context.scanStartedAt : context.scansCompleted,
       callerAsked: context.callerAsked || (output.away.length > 0 && context.scanForCaller),
@@ -400,21 +406,13 @@ export const eventLogMachine = setup({
         onDone: {
           target: 'ready',
           actions: [
-            assign(({ event }) => ({
-              index: event.output.index,
-              files: event.output.files,
-              ack: event.output.ack,
-              agents: event.output.agents,
-              acks: event.output.acks,
-              loadedAt: event.output.loadedAt,
-              warnings: event.output.warnings,
-            })),
+            { type: 'restoreJournal', params: ({ event }) => event.output },
             { type: 'announceRestored', params: ({ event }) => ({ plan: event.output.plan }) },
           ],
         },
         onError: {
           target: 'failed',
-          actions: assign(({ event }) => ({ lastError: errorMessage(event.error) })),
+          actions: { type: 'noteLoadError', params: ({ event }) => ({ error: event.error }) },
         },
       },
     },
@@ -436,7 +434,7 @@ export const eventLogMachine = setup({
                 'The log matches the files as of the last scan; a watcher hint or a caller starts the next. While something cannot be read or written, it looks again every second by itself.',
               after: { recheck: { guard: 'troubled', target: 'scanning', actions: 'countRequest' } },
               on: {
-                'file.changed': { target: 'settling', actions: 'countRequest' },
+                'file.changed': { target: 'debouncing', actions: 'countRequest' },
                 'log.reconcile': [
                   {
                     guard: and([not('troubled'), not('replacing'), 'filesUnchanged']),
@@ -446,10 +444,10 @@ export const eventLogMachine = setup({
                 ],
               },
             },
-            settling: {
+            debouncing: {
               description:
                 'A watcher noticed a change (or a change was too fresh to trust): waiting briefly so one save becomes one event.',
-              after: { settle: 'scanning' },
+              after: { debounce: 'scanning' },
               on: {
                 'file.changed': {},
                 'log.reconcile': { target: 'scanning', actions: ['countRequest', 'markCallerAsked'] },
@@ -493,10 +491,10 @@ export const eventLogMachine = setup({
             },
             scanned: {
               description:
-                'Transient: scans again if asked meanwhile, settles if a change was too fresh to log, else idle.',
+                'Transient: scans again if asked meanwhile, debounces if a change was too fresh to log, else idle.',
               always: [
                 { guard: 'rescanNeeded', target: 'scanning' },
-                { guard: 'deferred', target: 'settling' },
+                { guard: 'deferred', target: 'debouncing' },
                 { target: 'idle' },
               ],
             },
@@ -514,13 +512,18 @@ export const eventLogMachine = setup({
           states: {
             idle: {
               description: 'No ack is being written.',
-              on: { 'replan.record': { target: 'saving', actions: 'queueAck' } },
+              on: {
+                'replan.record': {
+                  target: 'saving',
+                  actions: { type: 'queueAck', params: ({ event }) => event },
+                },
+              },
             },
             saving: {
               description:
                 'Writing the accepted ack to state.json atomically; an ack accepted meanwhile is queued, and only the latest is kept.',
               entry: 'takeQueuedAck',
-              on: { 'replan.record': { actions: 'queueAck' } },
+              on: { 'replan.record': { actions: { type: 'queueAck', params: ({ event }) => event } } },
               invoke: {
                 src: 'saveReplan',
                 input: ({ context }) => ({ ack: context.ack, agents: context.agents, acks: context.acks }),
@@ -535,7 +538,12 @@ export const eventLogMachine = setup({
               description:
                 'state.json could not be written (a full disk): the accepted ack stands in memory and is written again after a pause, or at once when another ack comes.',
               after: { retryWrite: 'saving' },
-              on: { 'replan.record': { target: 'saving', actions: 'queueAck' } },
+              on: {
+                'replan.record': {
+                  target: 'saving',
+                  actions: { type: 'queueAck', params: ({ event }) => event },
+                },
+              },
             },
             saved: {
               description: 'Transient: writes the queued ack next, if there is one, else idle.',

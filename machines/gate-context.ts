@@ -32,8 +32,8 @@ export interface GateClaimReply {
   heldByOther: boolean;
 }
 
-/** Which gate held a reflection back. */
-export type Gate = 'awaiting' | 'focus' | 'answering' | 'cooldown';
+/** Why a reflection was held back: a delivery out, the user's focus, a pending replan, or the cooldown. */
+export type HoldReason = 'awaiting' | 'focus' | 'answering' | 'cooldown';
 
 /** An event as the last thought judged it. */
 export interface JudgedEvent {
@@ -104,8 +104,8 @@ export interface GateContext extends GateSettings {
   /** The last failed thought, while no usable one has come since. */
   lastFailure: ThinkFailure | null;
   lastThought: ThoughtRecord | null;
-  gated: Record<Gate, number>;
-  lastGate: Gate | null;
+  gated: Record<HoldReason, number>;
+  lastGate: HoldReason | null;
   lastReply: GateAckReply | null;
   lastClaim: GateClaimReply | null;
   /** Settlements sent to the inbox so far (the last one's `seq`). */

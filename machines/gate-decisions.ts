@@ -5,6 +5,7 @@ import {
   type Delivery,
   fateOf,
   judge,
+  judgesAny,
   rejectionReason,
   remember,
   retryOrDeadLetter,
@@ -22,6 +23,13 @@ import type { Settlement } from './inbox.js';
  * What each of the gate's decisions does, as pure functions of its context: the gate's named
  * actions apply them, so each can be read, tested and swapped on its own.
  */
+
+/**
+ * Whether the gate is open: the user is not in focus and no replan is pending. A held reflection
+ * runs, and an offered delivery stands, only while it is.
+ */
+export const gateOpen = (context: Pick<GateContext, 'focusUntil' | 'replanPending'>): boolean =>
+  context.focusUntil === null && !context.replanPending;
 
 /** A decision of the gate: what changes in its context, and the settlement it sends the inbox (null: nothing to settle). */
 export interface GateDecision {
@@ -60,9 +68,15 @@ const settling = (context: GateContext, at: number, { consumed = [], failed = []
   };
 };
 
+/** How a thought judged the batch: urgent, below the threshold, and left unjudged. */
+type Verdicts = ReturnType<typeof judge>;
+
 /** What the thought made of each event of the batch, for the status. */
-const thoughtRecord = (context: GateContext, thought: Thought): Partial<GateContext> => {
-  const { speak, quiet, retry } = judge(context.batch, thought.judgements, context.threshold);
+const thoughtRecord = (
+  context: GateContext,
+  thought: Thought,
+  { speak, quiet, retry }: Verdicts,
+): Partial<GateContext> => {
   const entry =
     (verdict: JudgedEvent['verdict']) =>
     ({ id, source, title, urgency, why }: (typeof speak)[number]): JudgedEvent => ({
@@ -88,12 +102,13 @@ const thoughtRecord = (context: GateContext, thought: Thought): Partial<GateCont
 };
 
 /**
- * A usable thought: recorded; events below the threshold are consumed silently, those it left
- * unjudged go back with one more attempt, and the urgent ones are set aside as a delivery no
- * agent holds yet.
+ * A usable thought, judged once: recorded; events below the threshold are consumed silently, those
+ * it left unjudged go back with one more attempt, and the urgent ones are set aside as a delivery
+ * no agent holds yet.
  */
 export const thoughtSettled = (context: GateContext, thought: Thought): GateDecision => {
-  const { speak, quiet, retry } = judge(context.batch, thought.judgements, context.threshold);
+  const verdicts = judge(context.batch, thought.judgements, context.threshold);
+  const { speak, quiet, retry } = verdicts;
   const at = context.reflectedAt ?? 0;
   const { settle, counters } = settling(context, at, { consumed: quiet.map((e) => e.id), failed: retry });
   const delivery: Delivery | null =
@@ -109,7 +124,7 @@ export const thoughtSettled = (context: GateContext, thought: Thought): GateDeci
   return {
     settle,
     changes: {
-      ...thoughtRecord(context, thought),
+      ...thoughtRecord(context, thought, verdicts),
       ...counters,
       batch: [],
       consumedSilently: context.consumedSilently + quiet.length,
@@ -122,11 +137,9 @@ export const thoughtSettled = (context: GateContext, thought: Thought): GateDeci
   };
 };
 
-/** Whether a thought judged any event of the batch: one that judged none has failed. */
-export const isUsable = (context: GateContext, thought: Thought | undefined): boolean => {
-  const { speak, quiet } = judge(context.batch, thought?.judgements ?? [], context.threshold);
-  return speak.length + quiet.length > 0;
-};
+/** Whether a thought judged any event of the batch (by `judge`'s own rule): one that judged none has failed. */
+export const isUsable = (context: GateContext, thought: Thought | undefined): boolean =>
+  judgesAny(context.batch, thought?.judgements ?? []);
 
 /** What the gate knows of a failed thought when it settles it: the sentence for status, and the failure but its retry time. */
 export type FailureNote = Omit<ThinkFailure, 'retryAt'> & { message: string };
@@ -152,6 +165,24 @@ export const failureOf = (error: unknown, fallbackAt: number): FailureNote => {
       typeof carried.retryAfterMs === 'number' && carried.retryAfterMs >= 0 ? carried.retryAfterMs : null,
   };
 };
+
+/** The thinker answered, but judged no event of the batch: the answer's failure, at its time. */
+export const answerUnusable = (context: GateContext, thought: Thought | undefined): FailureNote => ({
+  message: 'The thinker answered nothing usable for the events it was given.',
+  at: thought?.at ?? context.reflectedAt ?? 0,
+  reason: 'an answer that judged none of the events',
+  kind: 'answer',
+  retryAfterMs: null,
+});
+
+/** The thinker did not answer within its timeout: the endpoint's failure, at the timeout's end. */
+export const thinkTimedOut = (context: GateContext): FailureNote => ({
+  message: `The thinker did not answer within ${context.thinkTimeoutMs} ms.`,
+  at: (context.reflectedAt ?? 0) + context.thinkTimeoutMs,
+  reason: `no answer within ${context.thinkTimeoutMs / 1000} s`,
+  kind: 'endpoint',
+  retryAfterMs: null,
+});
 
 /**
  * A failed thought, counted: every drained event goes back with one more attempt, or to the dead

@@ -2,7 +2,7 @@ import { type AnyActorRef, assign, enqueueActions, fromPromise, raise, setup } f
 import { ackRejection, type Caller, type Delivery, type Thought } from './delivery-rules.js';
 import { errorMessage } from './error-message.js';
 import type { InboxEvent } from './external.js';
-import type { Ack, Claim, DrainOutput, Gate, GateContext, GateEvent } from './gate-context.js';
+import type { Ack, Claim, DrainOutput, GateContext, GateEvent, HoldReason } from './gate-context.js';
 import { initialGateContext } from './gate-context.js';
 import * as decisions from './gate-decisions.js';
 import type { GateInput } from './gate-settings.js';
@@ -58,10 +58,10 @@ export const gateMachine = setup({
     reflectOnTimer: raise({ type: 'gate.reflect', reason: 'timer' }),
     /** Asks for a reflection that runs as soon as the gate is idle and open. */
     deferReflection: assign({ deferred: true }),
-    hold: assign(({ context }, { gate }: { gate: Gate }) => ({
+    hold: assign(({ context }, { reason }: { reason: HoldReason }) => ({
       deferred: true,
-      lastGate: gate,
-      gated: { ...context.gated, [gate]: context.gated[gate] + 1 },
+      lastGate: reason,
+      gated: { ...context.gated, [reason]: context.gated[reason] + 1 },
     })),
     startDrain: assign(({ context }) => ({ deferred: false, drains: context.drains + 1 })),
     takeBatch: assign(({ context }, { events, at }: DrainOutput) => ({
@@ -95,10 +95,11 @@ export const gateMachine = setup({
   },
   guards: {
     inFocus: ({ context }) => context.focusUntil !== null,
-    answering: ({ context }) => context.replanPending,
-    shouldReflect: ({ context }) => context.deferred && context.focusUntil === null && !context.replanPending,
-    gateClosed: ({ context }) => context.focusUntil !== null || context.replanPending,
-    isUsable: ({ context }, { thought }: { thought: Thought }) => decisions.isUsable(context, thought),
+    replanPending: ({ context }) => context.replanPending,
+    shouldReflect: ({ context }) => context.deferred && decisions.gateOpen(context),
+    gateClosed: ({ context }) => !decisions.gateOpen(context),
+    isUsable: ({ context }, { thought }: { thought: Thought | undefined }) =>
+      decisions.isUsable(context, thought),
     isBacklog: ({ context }) => context.failedBatch >= BACKLOG_EVENTS,
     isInsert: ({ event }) => event.type === 'gate.reflect' && event.reason === 'inserted',
     // New events end a backoff, but not one the thinker's endpoint asked for with `Retry-After`.
@@ -118,7 +119,7 @@ export const gateMachine = setup({
     thinkTimeout: ({ context }) => context.thinkTimeoutMs,
     insertQuiet: INSERT_QUIET_MS,
     // A stream of inserts that never pauses still gets a reflection at the timer's pace.
-    insertSettleMax: ({ context }) => context.reflectEveryMs,
+    gatherMax: ({ context }) => context.reflectEveryMs,
     retryBackoff: ({ context }) =>
       retryDelayMs(context, context.endpointFailuresInARow, context.lastFailure?.retryAfterMs ?? null),
   },
@@ -147,22 +148,22 @@ export const gateMachine = setup({
       after: { reflectTimer: { target: 'idle', reenter: true, actions: 'reflectOnTimer' } },
       on: {
         'gate.reflect': [
-          { guard: 'inFocus', actions: { type: 'hold', params: { gate: 'focus' } } },
-          { guard: 'answering', actions: { type: 'hold', params: { gate: 'answering' } } },
-          { guard: 'isInsert', target: 'settling' },
+          { guard: 'inFocus', actions: { type: 'hold', params: { reason: 'focus' } } },
+          { guard: 'replanPending', actions: { type: 'hold', params: { reason: 'answering' } } },
+          { guard: 'isInsert', target: 'gathering' },
           { target: 'reflecting' },
         ],
       },
     },
-    settling: {
+    gathering: {
       description:
         'New events were just inserted: waiting until no more arrive for a moment (a catch-up poll follows a capped one within seconds; sources started together insert together), so that they make one thought. A check-in or the timer does not wait.',
-      after: { insertSettleMax: { target: 'idle', actions: 'deferReflection' } },
+      after: { gatherMax: { target: 'idle', actions: 'deferReflection' } },
       on: { 'gate.reflect': { target: 'idle', actions: 'deferReflection' } },
       initial: 'quiet',
       states: {
         quiet: {
-          description: 'Each insert starts the quiet period over; the settling as a whole is bounded.',
+          description: 'Each insert starts the quiet period over; the gathering as a whole is bounded.',
           after: { insertQuiet: { target: '#gate.idle', actions: 'deferReflection' } },
           on: { 'gate.reflect': { guard: 'isInsert', target: 'quiet', reenter: true } },
         },
@@ -196,15 +197,7 @@ export const gateMachine = setup({
           target: 'thoughtFailed',
           actions: {
             type: 'settleFailedThought',
-            params: ({ context }) => ({
-              failure: {
-                message: `The thinker did not answer within ${context.thinkTimeoutMs} ms.`,
-                at: (context.reflectedAt ?? 0) + context.thinkTimeoutMs,
-                reason: `no answer within ${context.thinkTimeoutMs / 1000} s`,
-                kind: 'endpoint',
-                retryAfterMs: null,
-              },
-            }),
+            params: ({ context }) => ({ failure: decisions.thinkTimedOut(context) }),
           },
         },
       },
@@ -221,15 +214,7 @@ export const gateMachine = setup({
             target: 'thoughtFailed',
             actions: {
               type: 'settleFailedThought',
-              params: ({ context, event }) => ({
-                failure: {
-                  message: 'The thinker answered nothing usable for the events it was given.',
-                  at: event.output?.at ?? context.reflectedAt ?? 0,
-                  reason: 'an answer that judged none of the events',
-                  kind: 'answer',
-                  retryAfterMs: null,
-                },
-              }),
+              params: ({ context, event }) => ({ failure: decisions.answerUnusable(context, event.output) }),
             },
           },
         ],
@@ -253,7 +238,7 @@ export const gateMachine = setup({
       description:
         'A thought failed and its events are back in the inbox. The thinker is asked again at the next reflection, then twice as long after each failure in a row, at most 5 minutes, and not before a Retry-After its endpoint sent (capped too); new events end the wait sooner (they make one thought with the failed ones) unless a Retry-After holds. The timer and check-ins do not ask it meanwhile.',
       after: { retryBackoff: { target: 'idle', actions: 'deferReflection' } },
-      on: { 'gate.reflect': { guard: 'endsBackoff', target: 'settling' } },
+      on: { 'gate.reflect': { guard: 'endsBackoff', target: 'gathering' } },
     },
     judged: {
       description: 'Transient: urgent events make a delivery; otherwise back to idle.',
@@ -268,7 +253,7 @@ export const gateMachine = setup({
         actions: { type: 'withdrawOffer', params: ({ context }) => ({ delivery: context.delivery! }) },
       },
       on: {
-        'gate.reflect': { actions: { type: 'hold', params: { gate: 'awaiting' } } },
+        'gate.reflect': { actions: { type: 'hold', params: { reason: 'awaiting' } } },
         'gate.claim': {
           target: 'awaiting',
           actions: [
@@ -285,7 +270,7 @@ export const gateMachine = setup({
       description:
         'A delivery is out to one agent under a lease: reflections leave the inbox untouched, and other agents get nothing, until it is acknowledged or the lease expires.',
       on: {
-        'gate.reflect': { actions: { type: 'hold', params: { gate: 'awaiting' } } },
+        'gate.reflect': { actions: { type: 'hold', params: { reason: 'awaiting' } } },
         'gate.ack': [
           {
             guard: { type: 'isCurrentDelivery', params: ({ event }) => ({ ack: event }) },
@@ -310,9 +295,9 @@ export const gateMachine = setup({
         'A delivery was just acknowledged: no reflection until the minimum time between deliveries has passed.',
       on: {
         'gate.reflect': [
-          { guard: 'inFocus', actions: { type: 'hold', params: { gate: 'focus' } } },
-          { guard: 'answering', actions: { type: 'hold', params: { gate: 'answering' } } },
-          { actions: { type: 'hold', params: { gate: 'cooldown' } } },
+          { guard: 'inFocus', actions: { type: 'hold', params: { reason: 'focus' } } },
+          { guard: 'replanPending', actions: { type: 'hold', params: { reason: 'answering' } } },
+          { actions: { type: 'hold', params: { reason: 'cooldown' } } },
         ],
       },
       after: { cooldown: 'idle' },

@@ -1,6 +1,15 @@
-import { type ActorRef, assign, enqueueActions, fromPromise, type Snapshot, setup } from 'xstate';
+import {
+  type ActorRef,
+  type AnyActorRef,
+  assign,
+  enqueueActions,
+  fromPromise,
+  type Snapshot,
+  setup,
+} from 'xstate';
 import { errorMessage } from './error-message.js';
 import type { AlsoListed, ExternalItem, InboxEvent } from './external.js';
+import * as decisions from './inbox-decisions.js';
 
 export const INBOX_CAPACITY = 200;
 export const PER_TICK_CAP = 20;
@@ -63,10 +72,6 @@ export interface Settlement {
   deadLettered: InboxEvent[];
 }
 
-export const DEAD_LETTERS_KEPT = 50;
-/** How many items listed again by another source the inbox keeps to show. */
-export const ALSO_LISTED_KEPT = 20;
-
 /** A settlement as the `persistSettlement` effect writes it: with the dead letters it made (overflow included). */
 export interface SettlementWrite {
   settlement: Settlement;
@@ -107,17 +112,33 @@ export type InboxEventMessage =
   | { type: 'inbox.drain'; requestId: number }
   | ({ type: 'inbox.settle' } & Settlement);
 
-/** Puts `taken` back at the front in the order taken; over capacity, the put-back (older) ones go first. */
-export const putBack = (
-  queue: readonly InboxEvent[],
-  taken: readonly InboxEvent[],
-  capacity: number,
-): { events: InboxEvent[]; dropped: InboxEvent[] } => {
-  const present = new Set(queue.map((e) => e.id));
-  const returning = taken.filter((e) => !present.has(e.id));
-  // The queue alone never exceeds capacity (offers are bounded by the room), so only returning events overflow.
-  const overflow = Math.max(0, returning.length + queue.length - capacity);
-  return { events: [...returning.slice(overflow), ...queue], dropped: returning.slice(0, overflow) };
+/** The offer an `inbox.offer` carries. */
+const offerOf = ({ pollId, source, server, items, replyTo }: Offer): Offer => ({
+  pollId,
+  source,
+  server,
+  items,
+  replyTo,
+});
+
+/** The settlement an `inbox.settle` carries. */
+const settlementOf = ({ seq, at, consumed, putBack, deadLettered }: Settlement): Settlement => ({
+  seq,
+  at,
+  consumed,
+  putBack,
+  deadLettered,
+});
+
+/** What applying a decision needs of an action's arguments. */
+interface DecisionArgs {
+  enqueue: { assign(changes: Partial<InboxContext>): void; sendTo(to: AnyActorRef, event: OfferReply): void };
+}
+
+/** Applies a decision: its changes to the context, and its answer to the poller. */
+const apply = ({ enqueue }: DecisionArgs, { changes, reply }: decisions.InboxDecision): void => {
+  enqueue.assign(changes);
+  if (reply !== null) enqueue.sendTo(reply.to, reply.answer);
 };
 
 /**
@@ -147,12 +168,38 @@ export const inboxMachine = setup({
     }),
   },
   actions: {
-    /** New events were inserted: wakes the reflection gate, when the system has one. */
-    wakeGate: enqueueActions(({ enqueue, system }) => {
+    /** Wakes the reflection gate (when the system has one) for `inserted` new events; none, no wake-up. */
+    wakeGate: enqueueActions(({ enqueue, system }, { inserted }: { inserted: number }) => {
       const gate = system.get('gate');
       const wake = { type: 'gate.reflect', reason: 'inserted' } as const;
-      if (gate !== undefined) enqueue.sendTo(gate, wake);
+      if (inserted > 0 && gate !== undefined) enqueue.sendTo(gate, wake);
     }),
+    restore: assign((_, { events, deadLetters }: LoadedInbox) => ({ events, deadLetters })),
+    noteLoadError: assign((_, { message }: { message: string }) => ({
+      lastError: `Could not restore the inbox: ${message}`,
+    })),
+    queueOffer: assign(({ context }, { offer }: { offer: Offer }) => ({
+      offers: [...context.offers, offer],
+    })),
+    answerSeenOffer: enqueueActions((args, { offer }: { offer: Offer }) =>
+      apply(args, decisions.offerAllSeenAnswered(args.context, offer)),
+    ),
+    drain: assign(({ context }, { requestId }: { requestId: number }) =>
+      decisions.drained(context, requestId),
+    ),
+    takeSettlement: assign(({ context }, { settlement }: { settlement: Settlement }) =>
+      decisions.settlementTaken(context, settlement),
+    ),
+    takeAccepted: enqueueActions((args, { output }: { output: AcceptOutput }) =>
+      apply(args, decisions.offerAccepted(args.context, output)),
+    ),
+    dropFailedOffer: enqueueActions((args, { message }: { message: string }) =>
+      apply(args, decisions.offerFailed(args.context, message)),
+    ),
+    markSettlementSaved: assign(({ context }) => decisions.settlementSaved(context)),
+    markSettlementFailed: assign(({ context }, { message }: { message: string }) =>
+      decisions.settlementFailed(context, message),
+    ),
   },
   guards: {
     hasOffers: ({ context }) => context.offers.length > 0,
@@ -186,20 +233,7 @@ export const inboxMachine = setup({
   }),
   initial: 'loading',
   on: {
-    'inbox.offer': {
-      actions: assign(({ context, event }) => ({
-        offers: [
-          ...context.offers,
-          {
-            pollId: event.pollId,
-            source: event.source,
-            server: event.server,
-            items: event.items,
-            replyTo: event.replyTo,
-          },
-        ],
-      })),
-    },
+    'inbox.offer': { actions: { type: 'queueOffer', params: ({ event }) => ({ offer: offerOf(event) }) } },
   },
   states: {
     loading: {
@@ -209,16 +243,14 @@ export const inboxMachine = setup({
         onDone: {
           target: 'ready',
           // Events restored from the journal (out on a lease at a crash, or never reflected on) are worth a look.
-          actions: enqueueActions(({ event, enqueue }) => {
-            enqueue.assign({ events: event.output.events, deadLetters: event.output.deadLetters });
-            if (event.output.events.length > 0) enqueue('wakeGate');
-          }),
+          actions: [
+            { type: 'restore', params: ({ event }) => event.output },
+            { type: 'wakeGate', params: ({ event }) => ({ inserted: event.output.events.length }) },
+          ],
         },
         onError: {
           target: 'ready',
-          actions: assign(({ event }) => ({
-            lastError: `Could not restore the inbox: ${errorMessage(event.error)}`,
-          })),
+          actions: { type: 'noteLoadError', params: ({ event }) => ({ message: errorMessage(event.error) }) },
         },
       },
     },
@@ -229,48 +261,13 @@ export const inboxMachine = setup({
       on: {
         'inbox.offer': {
           guard: 'offerAllSeen',
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            if (event.type !== 'inbox.offer') return;
-            const reply: OfferReply = {
-              type: 'inbox.offered',
-              pollId: event.pollId,
-              inserted: 0,
-              capped: false,
-              roomLeft: Math.max(0, context.capacity - context.events.length),
-            };
-            enqueue.sendTo(event.replyTo, reply);
-          }),
+          actions: { type: 'answerSeenOffer', params: ({ event }) => ({ offer: offerOf(event) }) },
         },
         'inbox.drain': {
-          actions: assign(({ context, event }) => ({
-            events: [],
-            out: [...context.out, ...context.events],
-            lastDrain: { requestId: event.requestId, events: context.events },
-          })),
+          actions: { type: 'drain', params: ({ event }) => ({ requestId: event.requestId }) },
         },
         'inbox.settle': {
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const { type: _, ...settlement } = event;
-            const { events, dropped } = putBack(context.events, settlement.putBack, context.capacity);
-            const settled = new Set([
-              ...settlement.consumed,
-              ...settlement.putBack.map((e) => e.id),
-              ...settlement.deadLettered.map((e) => e.id),
-            ]);
-            const at = new Date(settlement.at).toISOString();
-            const deadLetters: DeadLetter[] = [
-              ...settlement.deadLettered.map((e) => ({ at, reason: 'max_attempts' as const, event: e })),
-              ...dropped.map((e) => ({ at, reason: 'overflow' as const, event: e })),
-            ];
-            enqueue.assign({
-              events,
-              out: context.out.filter((e) => !settled.has(e.id)),
-              dropped: context.dropped + dropped.length,
-              deadLettered: context.deadLettered + deadLetters.length,
-              deadLetters: [...context.deadLetters, ...deadLetters].slice(-DEAD_LETTERS_KEPT),
-              unsaved: [...context.unsaved, { settlement, deadLetters }],
-            });
-          }),
+          actions: { type: 'takeSettlement', params: ({ event }) => ({ settlement: settlementOf(event) }) },
         },
       },
       states: {
@@ -287,61 +284,20 @@ export const inboxMachine = setup({
                 'Writing one offer durably: new items (neither held nor seen) go to the journal first, then they and the items listed again are marked seen.',
               invoke: {
                 src: 'acceptItems',
-                input: ({ context }) => {
-                  const offer = context.offers[0]!;
-                  const room = Math.max(0, context.capacity - context.events.length);
-                  const held = [...context.events, ...context.out]
-                    .filter((e) => e.source === offer.source)
-                    .map((e) => e.item_id);
-                  return {
-                    source: offer.source,
-                    server: offer.server,
-                    items: offer.items,
-                    limit: Math.min(context.perTickCap, room),
-                    held,
-                  };
-                },
+                input: ({ context }) => decisions.acceptInput(context),
                 onDone: {
                   target: 'idle',
-                  actions: enqueueActions(({ context, event, enqueue }) => {
-                    const [offer, ...rest] = context.offers;
-                    const events = [...context.events, ...event.output.inserted];
-                    enqueue.assign({
-                      events,
-                      offers: rest,
-                      inserted: context.inserted + event.output.inserted.length,
-                      alsoListed: [...context.alsoListed, ...(event.output.alsoListed ?? [])].slice(
-                        -ALSO_LISTED_KEPT,
-                      ),
-                    });
-                    const reply: OfferReply = {
-                      type: 'inbox.offered',
-                      pollId: offer!.pollId,
-                      inserted: event.output.inserted.length,
-                      capped: event.output.capped,
-                      roomLeft: Math.max(0, context.capacity - events.length),
-                    };
-                    enqueue.sendTo(offer!.replyTo, reply);
-                    if (event.output.inserted.length > 0) enqueue('wakeGate');
-                  }),
+                  actions: [
+                    { type: 'takeAccepted', params: ({ event }) => ({ output: event.output }) },
+                    { type: 'wakeGate', params: ({ event }) => ({ inserted: event.output.inserted.length }) },
+                  ],
                 },
                 onError: {
                   target: 'idle',
-                  actions: enqueueActions(({ context, event, enqueue }) => {
-                    const [offer, ...rest] = context.offers;
-                    enqueue.assign({
-                      offers: rest,
-                      lastError: `Could not store new items: ${errorMessage(event.error)}`,
-                    });
-                    const reply: OfferReply = {
-                      type: 'inbox.offered',
-                      pollId: offer!.pollId,
-                      inserted: 0,
-                      capped: true,
-                      roomLeft: 0,
-                    };
-                    enqueue.sendTo(offer!.replyTo, reply);
-                  }),
+                  actions: {
+                    type: 'dropFailedOffer',
+                    params: ({ event }) => ({ message: errorMessage(event.error) }),
+                  },
                 },
               },
             },
@@ -362,23 +318,13 @@ export const inboxMachine = setup({
               invoke: {
                 src: 'persistSettlement',
                 input: ({ context }) => context.unsaved[0]!,
-                onDone: {
-                  target: 'idle',
-                  actions: assign(({ context }) => ({
-                    unsaved: context.unsaved.slice(1),
-                    settleSaved: Math.max(context.settleSaved, context.unsaved[0]!.settlement.seq),
-                  })),
-                },
+                onDone: { target: 'idle', actions: 'markSettlementSaved' },
                 onError: {
                   target: 'idle',
-                  actions: assign(({ context, event }) => {
-                    const message = errorMessage(event.error);
-                    return {
-                      unsaved: context.unsaved.slice(1),
-                      settleError: { seq: context.unsaved[0]!.settlement.seq, message },
-                      lastError: `Could not record what happened to delivered events: ${message}`,
-                    };
-                  }),
+                  actions: {
+                    type: 'markSettlementFailed',
+                    params: ({ event }) => ({ message: errorMessage(event.error) }),
+                  },
                 },
               },
             },

@@ -1,6 +1,7 @@
 import { assign, fromPromise, sendTo, setup } from 'xstate';
 import type { ExternalItem, PolledSource, ToolSafety } from './external.js';
 import type { OfferReply } from './inbox.js';
+import * as decisions from './poller-decisions.js';
 
 /**
  * The outcome of one call to a source's tool, with what its tool says of its side effects.
@@ -11,17 +12,7 @@ export type FetchOutcome =
   | { ok: true; items: ExternalItem[]; tool?: ToolSafety; at: number; durationMs: number; jitter: number }
   | { ok: false; error: string; refused?: ToolSafety; at: number; durationMs: number; jitter: number };
 
-export const RETRY_BASE_MS = 1_000;
-export const RETRY_CAP_MS = 5 * 60_000;
-/** How soon a source whose poll hit the cap is polled again. */
-export const CATCH_UP_MS = 2_000;
-
-/** Catching up is never slower than the source's own interval. */
-const catchUpMs = (source: PolledSource): number => Math.min(CATCH_UP_MS, source.intervalMs);
-
-/** Exponential backoff, capped, with jitter in [50%, 100%] of the step. */
-export const pollRetryDelayMs = (failures: number, jitter: number): number =>
-  Math.round(Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.max(0, failures - 1)) * (0.5 + jitter / 2));
+export { CATCH_UP_MS } from './poller-decisions.js';
 
 export interface PollerContext {
   source: PolledSource;
@@ -64,18 +55,22 @@ export const pollerMachine = setup({
   },
   delays: {
     pollInterval: ({ context }) => context.source.intervalMs,
-    catchUpDelay: ({ context }) => catchUpMs(context.source),
-    retryDelay: ({ context }) => pollRetryDelayMs(context.failures, context.jitter),
+    catchUpDelay: ({ context }) => decisions.catchUpMs(context.source),
+    retryDelay: ({ context }) => decisions.pollRetryDelayMs(context.failures, context.jitter),
   },
   guards: {
-    fetchSucceeded: ({ event }) => 'output' in event && (event.output as FetchOutcome).ok,
-    toolRefused: ({ event }) => {
-      const outcome = 'output' in event ? (event.output as FetchOutcome) : null;
-      return outcome !== null && !outcome.ok && outcome.refused !== undefined;
-    },
-    shouldCatchUp: ({ event }) => event.type === 'inbox.offered' && event.capped && event.roomLeft > 0,
+    fetchSucceeded: (_, { outcome }: { outcome: FetchOutcome }) => outcome.ok,
+    toolRefused: (_, { outcome }: { outcome: FetchOutcome }) => decisions.isRefusal(outcome),
+    shouldCatchUp: (_, { reply }: { reply: OfferReply }) => decisions.shouldCatchUp(reply),
   },
   actions: {
+    startPoll: assign(({ context }) => ({ polls: context.polls + 1, nextPollAt: null })),
+    recordPoll: assign(({ context }, { outcome }: { outcome: FetchOutcome }) =>
+      decisions.polled(context, outcome),
+    ),
+    takeOfferReply: assign(({ context }, { reply }: { reply: OfferReply }) =>
+      decisions.offerAnswered(context, reply),
+    ),
     offer: sendTo(
       ({ system }) => system.get('inbox'),
       ({ context, self }) => ({
@@ -110,58 +105,24 @@ export const pollerMachine = setup({
   states: {
     polling: {
       description: "Calling the source's tool, bounded by its server's timeout.",
-      entry: assign(({ context }) => ({ polls: context.polls + 1, nextPollAt: null })),
+      entry: 'startPoll',
       invoke: {
         src: 'fetchItems',
         input: ({ context }) => context.source,
         onDone: [
           {
-            guard: 'toolRefused',
+            guard: { type: 'toolRefused', params: ({ event }) => ({ outcome: event.output }) },
             target: 'refused',
-            actions: assign(({ event }) => {
-              const outcome = event.output;
-              if (outcome.ok) return {};
-              return {
-                tool: outcome.refused ?? null,
-                lastError: outcome.error,
-                lastPollAt: outcome.at,
-                lastDurationMs: outcome.durationMs,
-              };
-            }),
+            actions: { type: 'recordPoll', params: ({ event }) => ({ outcome: event.output }) },
           },
           {
-            guard: 'fetchSucceeded',
+            guard: { type: 'fetchSucceeded', params: ({ event }) => ({ outcome: event.output }) },
             target: 'offering',
-            actions: assign(({ event }) => {
-              const outcome = event.output;
-              if (!outcome.ok) return {};
-              return {
-                pending: outcome.items,
-                tool: outcome.tool ?? null,
-                lastListed: outcome.items.length,
-                lastPollAt: outcome.at,
-                lastDurationMs: outcome.durationMs,
-                jitter: outcome.jitter,
-                failures: 0,
-                lastError: null,
-              };
-            }),
+            actions: { type: 'recordPoll', params: ({ event }) => ({ outcome: event.output }) },
           },
           {
             target: 'backingOff',
-            actions: assign(({ context, event }) => {
-              const outcome = event.output;
-              if (outcome.ok) return {};
-              const failures = context.failures + 1;
-              return {
-                failures,
-                lastError: outcome.error,
-                lastPollAt: outcome.at,
-                lastDurationMs: outcome.durationMs,
-                jitter: outcome.jitter,
-                nextPollAt: outcome.at + outcome.durationMs + pollRetryDelayMs(failures, outcome.jitter),
-              };
-            }),
+            actions: { type: 'recordPoll', params: ({ event }) => ({ outcome: event.output }) },
           },
         ],
       },
@@ -172,24 +133,13 @@ export const pollerMachine = setup({
       on: {
         'inbox.offered': [
           {
-            guard: 'shouldCatchUp',
+            guard: { type: 'shouldCatchUp', params: ({ event }) => ({ reply: event }) },
             target: 'catchingUp',
-            actions: assign(({ context, event }) => ({
-              pending: [],
-              lastInserted: event.inserted,
-              itemsInserted: context.itemsInserted + event.inserted,
-              catchUps: context.catchUps + 1,
-              nextPollAt: (context.lastPollAt ?? 0) + context.lastDurationMs + catchUpMs(context.source),
-            })),
+            actions: { type: 'takeOfferReply', params: ({ event }) => ({ reply: event }) },
           },
           {
             target: 'waiting',
-            actions: assign(({ context, event }) => ({
-              pending: [],
-              lastInserted: event.inserted,
-              itemsInserted: context.itemsInserted + event.inserted,
-              nextPollAt: (context.lastPollAt ?? 0) + context.lastDurationMs + context.source.intervalMs,
-            })),
+            actions: { type: 'takeOfferReply', params: ({ event }) => ({ reply: event }) },
           },
         ],
       },

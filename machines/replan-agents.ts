@@ -226,7 +226,7 @@ export const owe = (
   );
 
 /** The agent of `party` acknowledged: it owes nothing more. */
-export const settle = (book: AgentBook, party: PartyKey, at: string): AgentBook => {
+export const acknowledge = (book: AgentBook, party: PartyKey, at: string): AgentBook => {
   const id = agentIdOf(book, party);
   return id === undefined
     ? book

@@ -2,25 +2,20 @@ import { assign, type EventObject, enqueueActions, fromCallback, not, sendTo, se
 import type { PendingReplan } from './event-index.js';
 import type { FileFault } from './log-faults.js';
 import { type PlanSnapshot, UNKNOWN_PLAN } from './plan-diff.js';
-import { type AckRecord, isInvalidating, type PulseEvent } from './pulse-files.js';
-import { type ReplanAck, replanAck, withAck } from './replan-acks.js';
+import type { AckRecord, PulseEvent } from './pulse-files.js';
+import type { ReplanAck } from './replan-acks.js';
 import {
   type AgentBook,
   agentIdOf,
-  hear,
-  leave,
-  owe,
-  owedByAnyone,
   type PartyKey,
-  restoredAgents,
   type SavedAgent,
   savedAgents,
-  settle,
-  sweep,
   sweeps,
   type TieWay,
-  tie,
 } from './replan-agents.js';
+import * as decisions from './replan-decisions.js';
+
+export { ACK_ACCEPTED_REASON, needsReplan, ONE_SHOT, owedBy } from './replan-decisions.js';
 
 /** Why an ack was refused: a stable code beside PulseAgent's sentence. */
 export type AckRejection =
@@ -112,99 +107,14 @@ export interface ReplanRecord {
   requestId: number;
 }
 
-type AckEvent = Extract<ReplanEvent, { type: 'replan.ack' }>;
+/** What the log owner restored, as the lifecycle receives it. */
+export type Restored = Omit<Extract<ReplanEvent, { type: 'replan.restored' }>, 'type'>;
 
-export const ACK_ACCEPTED_REASON = 'Replan acknowledged for the latest guidance or constraints event.';
+/** An agent's ack, as the lifecycle receives it. */
+export type AckEvent = Extract<ReplanEvent, { type: 'replan.ack' }>;
 
-const rejectionReason = (code: AckRejection, eventId: string, pendingEventId: string | null): string => {
-  switch (code) {
-    case 'missing_event_id':
-      return 'A pending replan event id is required.';
-    case 'unknown_event':
-      return `Event ${eventId} was not found.`;
-    case 'not_invalidating':
-      return `Event ${eventId} is not a guidance or constraints event.`;
-    case 'no_pending_replan':
-      return 'There is no pending guidance or constraints change to acknowledge.';
-    case 'stale_event':
-      return `Event ${eventId} is stale. Acknowledge the latest pending replan event ${pendingEventId} instead.`;
-  }
-};
-
-/** The party a caller that names no agent and has no MCP session is: PulseAgent's one client. */
-export const ONE_SHOT: PartyKey = 'one-shot';
-
-const NOTHING_PENDING: PendingReplan = { pendingEventId: null, pendingFiles: [] };
-
-/** PulseAgent's pending replan together with what agents owe: the latest event, every file. */
-const withUnclaimed = (unclaimed: PendingReplan, owed: PendingReplan | null): PendingReplan | null => {
-  if (unclaimed.pendingEventId === null) return owed;
-  if (owed === null) return unclaimed;
-  return {
-    pendingEventId: unclaimed.pendingEventId,
-    pendingFiles: [...new Set([...unclaimed.pendingFiles, ...owed.pendingFiles])],
-  };
-};
-
-/**
- * What an agent pulse has not heard from yet owes: PulseAgent's pending replan (no agent has
- * acknowledged the change), and what an agent a restart took over still owes, since the newcomer
- * may be that agent reconnected; null when none.
- */
-const newcomerOwes = ({
-  unclaimed,
-  agents,
-}: Pick<ReplanContext, 'unclaimed' | 'agents'>): PendingReplan | null =>
-  withUnclaimed(unclaimed, owedByAnyone(agents, { restored: true }));
-
-/** The change this caller still owes an ack: its own, or a newcomer's when pulse has not heard from it; null when none. */
-export const owedBy = (
-  context: Pick<ReplanContext, 'unclaimed' | 'agents'>,
-  party: PartyKey,
-): PendingReplan | null => {
-  const id = agentIdOf(context.agents, party);
-  return id === undefined ? newcomerOwes(context) : context.agents[id]!.owes;
-};
-
-/** The context with `pendingEventId` and `pendingFiles` brought up to date: what any agent, or a newcomer, owes. */
-const withPending = <C extends Pick<ReplanContext, 'unclaimed' | 'agents'>>(
-  context: C,
-): C & PendingReplan => ({
-  ...context,
-  ...(withUnclaimed(context.unclaimed, owedByAnyone(context.agents)) ?? NOTHING_PENDING),
-});
-
-/**
- * Whether some agent must stop and replan: one owes a guidance or constraints change, or pulse
- * cannot see or record such changes now (fail closed). What one caller owes is `owedBy`'s.
- */
-export const needsReplan = (context: Pick<ReplanContext, 'pendingEventId' | 'blind'>): boolean =>
-  context.pendingEventId !== null || context.blind.length > 0;
-
-/** The first check of PulseAgent's order that refuses this ack (for the agent that makes it), or null when it is accepted. */
-export const replanAckRejection = (
-  context: Pick<ReplanContext, 'unclaimed' | 'agents'>,
-  event: AckEvent,
-): AckRejection | null => {
-  if (event.eventId.trim() === '') return 'missing_event_id';
-  if (event.target === null) return 'unknown_event';
-  if (!isInvalidating(event.target)) return 'not_invalidating';
-  const owed = owedBy(context, event.agent ?? ONE_SHOT);
-  if (owed === null) return 'no_pending_replan';
-  if (event.target.id !== owed.pendingEventId) return 'stale_event';
-  return null;
-};
-
-const withInvalidating = (context: PendingReplan, events: readonly PulseEvent[]): PendingReplan => {
-  const pendingFiles = [...context.pendingFiles];
-  let pendingEventId = context.pendingEventId;
-  for (const event of events) {
-    if (!isInvalidating(event)) continue;
-    pendingEventId = event.id;
-    if (!pendingFiles.includes(event.path)) pendingFiles.push(event.path);
-  }
-  return { pendingEventId, pendingFiles };
-};
+/** What `saveState` records when no ack asked for it: the agents alone changed. */
+const NO_ACK = { requestId: 0 };
 
 /**
  * The replan lifecycle: idle → pending → acknowledged, and back to pending on every new
@@ -222,12 +132,11 @@ export const replanMachine = setup({
     agentClock: fromCallback<EventObject>(() => undefined),
   },
   guards: {
-    hasInvalidating: ({ event }) =>
-      event.type === 'log.appended' && event.events.some((e) => isInvalidating(e)),
+    hasInvalidating: (_, { events }: { events: PulseEvent[] }) => decisions.hasInvalidating(events),
     someoneOwes: ({ context }) => context.pendingEventId !== null,
     everAcknowledged: ({ context }) => context.lastAck !== null,
-    isAcceptable: ({ context, event }) =>
-      event.type === 'replan.ack' && replanAckRejection(context, event) === null,
+    isAcceptable: ({ context }, { ack }: { ack: AckEvent }) =>
+      decisions.replanAckRejection(context, ack) === null,
     isNewParty: ({ context }, { party }: { party: PartyKey }) =>
       agentIdOf(context.agents, party) === undefined,
     isKnownParty: ({ context }, { party }: { party: PartyKey }) =>
@@ -235,121 +144,40 @@ export const replanMachine = setup({
     sweepDrops: ({ context }, { before }: { before: number }) => sweeps(context.agents, before),
   },
   actions: {
-    restore: assign(({ event }) => {
-      if (event.type !== 'replan.restored') return {};
-      const plan = event.plan ?? UNKNOWN_PLAN;
-      return {
-        ...withPending({
-          unclaimed: event.pending,
-          agents: restoredAgents(event.agents ?? [], { plan, at: event.at ?? 0 }, event.pending),
-          lastAck: event.lastAck,
-        }),
-        plan,
-        unclaimedBase: event.pending.pendingEventId === null ? null : plan,
-        acks: event.acks ?? [],
-      };
-    }),
-    recordInvalidation: assign(({ context, event }) => {
-      if (event.type !== 'log.appended') return {};
-      const unclaimed = withInvalidating(context.unclaimed, event.events);
-      const changed = withInvalidating(NOTHING_PENDING, event.events);
-      const plan = event.plan ?? context.plan;
-      const first = event.events.find((e) => isInvalidating(e))!;
-      const changedAt = Date.parse(first.timestamp);
-      const start = { plan, at: Number.isNaN(changedAt) ? null : changedAt };
-      const agents = owe(context.agents, changed.pendingEventId!, changed.pendingFiles, start);
-      return {
-        ...withPending({ unclaimed, agents }),
-        plan,
-        unclaimedBase: context.unclaimed.pendingEventId === null ? plan : context.unclaimedBase,
-      };
-    }),
-    recordBlind: assign(({ event }) => (event.type === 'log.faults' ? { blind: event.blind } : {})),
+    restore: assign((_, restored: Restored) => decisions.restored(restored)),
+    recordInvalidation: assign(
+      ({ context }, { events, plan }: { events: PulseEvent[]; plan?: PlanSnapshot }) =>
+        decisions.invalidated(context, events, plan),
+    ),
+    recordBlind: assign((_, { blind }: { blind: FileFault[] }) => ({ blind })),
     hearParty: assign(({ context }, heard: { party: PartyKey; at: number; closes: boolean }) =>
-      withPending({
-        unclaimed: context.unclaimed,
-        agents: hear(context.agents, heard, newcomerOwes(context), context.unclaimedBase ?? context.plan),
-      }),
+      decisions.heard(context, heard),
     ),
-    dropParty: assign(({ context }, { party }: { party: PartyKey }) =>
-      withPending({ unclaimed: context.unclaimed, agents: leave(context.agents, party) }),
-    ),
-    sweepParties: assign(({ context }, { before }: { before: number }) =>
-      withPending({ unclaimed: context.unclaimed, agents: sweep(context.agents, before) }),
-    ),
+    dropParty: assign(({ context }, { party }: { party: PartyKey }) => decisions.left(context, party)),
+    sweepParties: assign(({ context }, { before }: { before: number }) => decisions.swept(context, before)),
     tieParties: assign(({ context }, { parties, by }: { parties: [PartyKey, PartyKey]; by: TieWay }) =>
-      withPending({ unclaimed: context.unclaimed, agents: tie(context.agents, parties[0], parties[1], by) }),
+      decisions.tied(context, parties, by),
     ),
-    rejectAck: assign(({ context, event }) => {
-      if (event.type !== 'replan.ack') return {};
-      const code = replanAckRejection(context, event) ?? 'stale_event';
-      const owed = owedBy(context, event.agent ?? ONE_SHOT);
-      return {
-        lastReply: {
-          requestId: event.requestId,
-          accepted: false,
-          acknowledged_event_id: context.lastAck?.eventId ?? null,
-          plan_sha256: context.lastAck?.planSha256 ?? null,
-          reason: rejectionReason(code, event.eventId, owed?.pendingEventId ?? null),
-          code,
-        },
-      };
-    }),
-    acceptAck: assign(({ context, event }) => {
-      if (event.type !== 'replan.ack') return {};
-      const party = event.agent ?? ONE_SHOT;
-      const id = agentIdOf(context.agents, party);
-      const agent = id === undefined ? undefined : context.agents[id];
-      const plan = event.plan ?? { sha256: event.planSha256, text: null, size: null };
-      const ack = replanAck({
-        agent: id ?? party,
-        parties: agent ? Object.keys(agent.parties) : [party],
-        eventId: event.eventId,
-        files: (agent?.owes ?? owedBy(context, party))?.pendingFiles ?? [],
-        at: event.at,
-        owingSince: agent?.owingSince ?? null,
-        before: agent?.planBase ?? context.unclaimedBase ?? context.plan,
-        after: plan,
-        history: context.acks,
-      });
-      return {
-        ...withPending({ unclaimed: NOTHING_PENDING, agents: settle(context.agents, party, event.at) }),
-        plan,
-        unclaimedBase: null,
-        acks: withAck(context.acks, ack),
-        lastAck: { eventId: event.eventId, planSha256: event.planSha256, at: event.at },
-        lastReply: {
-          requestId: event.requestId,
-          accepted: true,
-          acknowledged_event_id: event.eventId,
-          plan_sha256: event.planSha256,
-          reason: ACK_ACCEPTED_REASON,
-          plan_changed: ack.plan_changed,
-          plan_change: ack.summary,
-        },
-      };
-    }),
+    rejectAck: assign(({ context }, { ack }: { ack: AckEvent }) => decisions.ackRejected(context, ack)),
+    acceptAck: assign(({ context }, { ack }: { ack: AckEvent }) => decisions.ackAccepted(context, ack)),
     /**
      * Tells the reflection gate (when the system has one) whether no agent has replanned yet (or
      * pulse is blind); an agent that still owes its own ack is refused deliveries at its check-in.
      */
     notifyGate: enqueueActions(({ context, enqueue, system }) => {
       const gate = system.get('gate');
-      if (gate !== undefined) {
-        const pending = context.unclaimed.pendingEventId !== null || context.blind.length > 0;
-        const status = { type: 'replan.status', pending } as const;
-        enqueue.sendTo(gate, status);
-      }
+      const status = { type: 'replan.status', pending: decisions.gateHolds(context) } as const;
+      if (gate !== undefined) enqueue.sendTo(gate, status);
     }),
-    /** Asks the log owner to write the last ack and the agents to state.json. */
+    /** Asks the log owner to write the last ack and the agents to state.json; `requestId` is the ack's (0: none). */
     saveState: sendTo(
       ({ system }) => system.get('log'),
-      ({ context, event }): ReplanRecord => ({
+      ({ context }, { requestId }: { requestId: number }): ReplanRecord => ({
         type: 'replan.record',
         ack: context.lastAck,
         agents: savedAgents(context.agents),
         acks: context.acks,
-        requestId: event.type === 'replan.ack' ? event.requestId : 0,
+        requestId,
       }),
     ),
   },
@@ -358,7 +186,7 @@ export const replanMachine = setup({
   context: {
     pendingEventId: null,
     pendingFiles: [],
-    unclaimed: NOTHING_PENDING,
+    unclaimed: { pendingEventId: null, pendingFiles: [] },
     agents: {},
     lastAck: null,
     lastReply: null,
@@ -371,41 +199,62 @@ export const replanMachine = setup({
   // Every step only records; each state's eventless transitions then follow who still owes.
   on: {
     // Orthogonal to the lifecycle: acks are judged as ever, and the answers say the plan is on hold.
-    'log.faults': { actions: ['recordBlind', 'notifyGate'] },
+    'log.faults': { actions: [{ type: 'recordBlind', params: ({ event }) => event }, 'notifyGate'] },
     // Not saved: on restart every agent owes what the log holds after the last ack.
-    'log.appended': { guard: 'hasInvalidating', actions: ['recordInvalidation', 'notifyGate'] },
+    'log.appended': {
+      guard: { type: 'hasInvalidating', params: ({ event }) => event },
+      actions: [{ type: 'recordInvalidation', params: ({ event }) => event }, 'notifyGate'],
+    },
     'agent.heard': [
       {
         guard: { type: 'isNewParty', params: ({ event }) => ({ party: event.party }) },
-        actions: [{ type: 'hearParty', params: ({ event }) => event }, 'saveState'],
+        actions: [
+          { type: 'hearParty', params: ({ event }) => event },
+          { type: 'saveState', params: NO_ACK },
+        ],
       },
       { actions: { type: 'hearParty', params: ({ event }) => event } },
     ],
     'agent.left': {
       guard: { type: 'isKnownParty', params: ({ event }) => ({ party: event.party }) },
-      actions: [{ type: 'dropParty', params: ({ event }) => ({ party: event.party }) }, 'saveState'],
+      actions: [
+        { type: 'dropParty', params: ({ event }) => ({ party: event.party }) },
+        { type: 'saveState', params: NO_ACK },
+      ],
     },
     'agents.sweep': {
       guard: { type: 'sweepDrops', params: ({ event }) => ({ before: event.before }) },
-      actions: [{ type: 'sweepParties', params: ({ event }) => ({ before: event.before }) }, 'saveState'],
+      actions: [
+        { type: 'sweepParties', params: ({ event }) => ({ before: event.before }) },
+        { type: 'saveState', params: NO_ACK },
+      ],
     },
     'agent.tied': {
       actions: [
         { type: 'tieParties', params: ({ event }) => ({ parties: event.parties, by: event.by }) },
-        'saveState',
+        { type: 'saveState', params: NO_ACK },
       ],
     },
     // The gate follows the unclaimed change, which an ack can clear while others still owe theirs.
     'replan.ack': [
-      { guard: 'isAcceptable', actions: ['acceptAck', 'saveState', 'notifyGate'] },
-      { actions: 'rejectAck' },
+      {
+        guard: { type: 'isAcceptable', params: ({ event }) => ({ ack: event }) },
+        actions: [
+          { type: 'acceptAck', params: ({ event }) => ({ ack: event }) },
+          { type: 'saveState', params: ({ event }) => ({ requestId: event.requestId }) },
+          'notifyGate',
+        ],
+      },
+      { actions: { type: 'rejectAck', params: ({ event }) => ({ ack: event }) } },
     ],
   },
   initial: 'loading',
   states: {
     loading: {
       description: 'Waiting for the log owner to load events.jsonl and state.json.',
-      on: { 'replan.restored': { target: 'idle', actions: 'restore' } },
+      on: {
+        'replan.restored': { target: 'idle', actions: { type: 'restore', params: ({ event }) => event } },
+      },
     },
     idle: {
       entry: 'notifyGate',

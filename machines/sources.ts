@@ -3,6 +3,9 @@ import { errorMessage } from './error-message.js';
 import type { PolledSource, ToolSafety } from './external.js';
 import type { GateSettings } from './gate-settings.js';
 import { pollerMachine } from './poller.js';
+import * as decisions from './sources-decisions.js';
+
+export { failedTest, sourceBlocked } from './sources-decisions.js';
 
 /** A configured server as status shows it: its strings as written (`${VAR}` unexpanded), so never a secret. */
 export interface ServerSummary {
@@ -82,23 +85,6 @@ export interface SourceTestResult {
   tool: ToolSafety | null;
 }
 
-/** A test that read nothing, and why. */
-export const failedTest = (
-  source: string,
-  server: string,
-  error: string,
-  tool: ToolSafety | null = null,
-): SourceTestResult => ({
-  source,
-  server,
-  ok: false,
-  error,
-  items: [],
-  item_count: 0,
-  raw: null,
-  tool,
-});
-
 /** The most items a test result lists, so that a huge answer stays a readable one. */
 export const TESTED_ITEMS_SHOWN = 200;
 
@@ -121,38 +107,25 @@ export interface SourcesContext {
   loads: number;
   /** The last test replies, newest last; a request finds its own by id. */
   tests: SourceTestReply[];
-  testsRunning: number;
+  /** The tests running, each with the request it answers and the source it tests. */
+  testing: RunningTest[];
+}
+
+/** A source test that is running: its child's id, its request, and what it tests. */
+export interface RunningTest {
+  actorId: string;
+  requestId: number;
+  source: string;
+  server: string;
 }
 
 export type SourcesEvent =
   | { type: 'config.changed' }
   | { type: 'sources.test'; requestId: number; source: string; raw: boolean }
-  | { type: `xstate.done.actor.test.${number}`; output: SourceTestResult }
-  | { type: `xstate.error.actor.test.${number}`; error: unknown };
+  | { type: `xstate.done.actor.test.${number}`; output: SourceTestResult; actorId: string }
+  | { type: `xstate.error.actor.test.${number}`; error: unknown; actorId: string };
 
 export const pollerId = (source: string) => `poller:${source}`;
-
-/** How many tests may run at once, and how many replies are kept for their requests to read. */
-const MAX_TESTS_RUNNING = 4;
-const TEST_REPLIES_KEPT = 8;
-
-/** Why a source cannot run although it may be enabled: its server is disabled. */
-export const sourceBlocked = (source: PolledSource, servers: readonly ServerSummary[]): string | null => {
-  const disabled = servers.find((server) => server.name === source.server)?.disabled ?? null;
-  return disabled === null ? null : `server "${source.server}" is disabled: ${disabled}`;
-};
-
-/** Whether a source gets a poller: enabled, and its server can run. */
-const runs = (source: PolledSource, servers: readonly ServerSummary[]) =>
-  source.enabled && sourceBlocked(source, servers) === null;
-
-const kept = (tests: readonly SourceTestReply[], reply: SourceTestReply) =>
-  [...tests, reply].slice(-TEST_REPLIES_KEPT);
-
-const testEvent = (event: { type: string }) => event as Extract<SourcesEvent, { type: 'sources.test' }>;
-
-const sourceNamed = (context: SourcesContext, name: string) =>
-  context.sources.find((source) => source.name === name);
 
 /**
  * Owns `sources.json`: loads it, hands its `reflection` settings to the gate, and reconciles
@@ -175,64 +148,75 @@ export const sourcesMachine = setup({
     }),
   },
   guards: {
-    isUnknownSource: ({ context, event }) => sourceNamed(context, testEvent(event).source) === undefined,
-    isBlockedSource: ({ context, event }) => {
-      const source = sourceNamed(context, testEvent(event).source);
-      return source !== undefined && sourceBlocked(source, context.servers) !== null;
+    isUnknownSource: ({ context }, { source }: { source: string }) =>
+      decisions.sourceNamed(context, source) === undefined,
+    isBlockedSource: ({ context }, { source }: { source: string }) => {
+      const known = decisions.sourceNamed(context, source);
+      return known !== undefined && decisions.sourceBlocked(known, context.servers) !== null;
     },
-    isTestingAtCapacity: ({ context }) => context.testsRunning >= MAX_TESTS_RUNNING,
+    isTestingAtCapacity: ({ context }) => context.testing.length >= decisions.MAX_TESTS_RUNNING,
   },
   actions: {
-    refuseUnknownSource: assign(({ context, event }) => {
-      const { requestId, source } = testEvent(event);
-      const known = context.sources.map((s) => s.name).join(', ') || 'none';
-      const error = `No source "${source}" in sources.json. Known: ${known}.`;
-      return { tests: kept(context.tests, { requestId, refused: 'unknown', error }) };
+    /** Hands the config's `reflection` settings to the gate, when the system has one. */
+    configureGate: enqueueActions(({ enqueue, system }, { settings }: { settings: GateSettings }) => {
+      const gate = system.get('gate');
+      const configure = { type: 'gate.configure', settings } as const;
+      if (gate !== undefined) enqueue.sendTo(gate, configure);
     }),
-    refuseBusy: assign(({ context, event }) => {
-      const error = `${MAX_TESTS_RUNNING} source tests are running already; try again once one has ended.`;
-      return {
-        tests: kept(context.tests, { requestId: testEvent(event).requestId, refused: 'busy', error }),
-      };
+    /** Stops the pollers the new config changes or removes, and starts those it adds or changes. */
+    reconcilePollers: enqueueActions(({ context, enqueue }, { next }: { next: LoadedSources }) => {
+      const { stop, start } = decisions.pollerChanges(context, next);
+      for (const name of stop) enqueue.stopChild(pollerId(name));
+      for (const source of start)
+        enqueue.spawnChild('poller', {
+          id: pollerId(source.name),
+          systemId: pollerId(source.name),
+          input: { source },
+        });
     }),
-    answerBlockedSource: assign(({ context, event }) => {
-      const { requestId } = testEvent(event);
-      const source = sourceNamed(context, testEvent(event).source)!;
-      const why = `source "${source.name}" cannot run: ${sourceBlocked(source, context.servers)}`;
-      return {
-        tests: kept(context.tests, { requestId, result: failedTest(source.name, source.server, why) }),
-      };
-    }),
-    startTest: enqueueActions(({ context, event, enqueue }) => {
-      const { requestId, source, raw } = testEvent(event);
-      enqueue.spawnChild('testSource', {
-        id: `test.${requestId}`,
-        input: { source: sourceNamed(context, source)!, raw },
-      });
-      enqueue.assign({ testsRunning: context.testsRunning + 1 });
-    }),
-    recordTestResult: enqueueActions(({ context, event, enqueue }) => {
-      if (!('output' in event)) return;
-      const id = event.type.slice('xstate.done.actor.'.length);
-      const result = event.output;
-      enqueue.stopChild(id);
-      enqueue.assign({
-        testsRunning: context.testsRunning - 1,
-        tests: kept(context.tests, { requestId: Number(id.slice('test.'.length)), result }),
-      });
-    }),
-    recordTestFailure: enqueueActions(({ context, event, enqueue }) => {
-      // The effect reports failures as results; this is a bug in it, still answered as data.
-      const id = event.type.slice('xstate.error.actor.'.length);
-      const requestId = Number(id.slice('test.'.length));
-      const error = errorMessage('error' in event ? event.error : event);
-      const result = failedTest('', '', error);
-      enqueue.stopChild(id);
-      enqueue.assign({
-        testsRunning: context.testsRunning - 1,
-        tests: kept(context.tests, { requestId, result }),
-      });
-    }),
+    takeConfig: assign(({ context }, { next }: { next: LoadedSources }) =>
+      decisions.configTaken(context, next),
+    ),
+    noteConfigError: assign(({ context }, { message }: { message: string }) =>
+      decisions.configFailed(context, message),
+    ),
+    refuseUnknownSource: assign(({ context }, request: { requestId: number; source: string }) =>
+      decisions.unknownSourceRefused(context, request),
+    ),
+    refuseBusy: assign(({ context }, { requestId }: { requestId: number }) =>
+      decisions.busyRefused(context, requestId),
+    ),
+    answerBlockedSource: assign(({ context }, { requestId, source }: { requestId: number; source: string }) =>
+      decisions.blockedSourceAnswered(context, {
+        requestId,
+        source: decisions.sourceNamed(context, source)!,
+      }),
+    ),
+    startTest: enqueueActions(
+      (
+        { context, enqueue },
+        { requestId, source, raw }: { requestId: number; source: string; raw: boolean },
+      ) => {
+        const tested = decisions.sourceNamed(context, source)!;
+        enqueue.spawnChild('testSource', {
+          id: decisions.testActorId(requestId),
+          input: { source: tested, raw },
+        });
+        enqueue.assign(decisions.testStarted(context, { requestId, source: tested }));
+      },
+    ),
+    recordTestResult: enqueueActions(
+      ({ context, enqueue }, { actorId, result }: { actorId: string; result: SourceTestResult }) => {
+        enqueue.stopChild(actorId);
+        enqueue.assign(decisions.testEnded(context, actorId, result));
+      },
+    ),
+    recordTestFailure: enqueueActions(
+      ({ context, enqueue }, { actorId, message }: { actorId: string; message: string }) => {
+        enqueue.stopChild(actorId);
+        enqueue.assign(decisions.testFailed(context, actorId, message));
+      },
+    ),
   },
 }).createMachine({
   id: 'sources',
@@ -246,18 +230,35 @@ export const sourcesMachine = setup({
     goodConfigLoaded: false,
     loads: 0,
     tests: [],
-    testsRunning: 0,
+    testing: [],
   },
   initial: 'loading',
   on: {
     'sources.test': [
-      { guard: 'isUnknownSource', actions: 'refuseUnknownSource' },
-      { guard: 'isBlockedSource', actions: 'answerBlockedSource' },
-      { guard: 'isTestingAtCapacity', actions: 'refuseBusy' },
-      { actions: 'startTest' },
+      {
+        guard: { type: 'isUnknownSource', params: ({ event }) => event },
+        actions: { type: 'refuseUnknownSource', params: ({ event }) => event },
+      },
+      {
+        guard: { type: 'isBlockedSource', params: ({ event }) => event },
+        actions: { type: 'answerBlockedSource', params: ({ event }) => event },
+      },
+      { guard: 'isTestingAtCapacity', actions: { type: 'refuseBusy', params: ({ event }) => event } },
+      { actions: { type: 'startTest', params: ({ event }) => event } },
     ],
-    'xstate.done.actor.test.*': { actions: 'recordTestResult' },
-    'xstate.error.actor.test.*': { actions: 'recordTestFailure' },
+    'xstate.done.actor.test.*': {
+      actions: {
+        type: 'recordTestResult',
+        params: ({ event }) => ({ actorId: event.actorId, result: event.output }),
+      },
+    },
+    'xstate.error.actor.test.*': {
+      // The effect reports failures as results; this is a bug in it, still answered as data.
+      actions: {
+        type: 'recordTestFailure',
+        params: ({ event }) => ({ actorId: event.actorId, message: errorMessage(event.error) }),
+      },
+    },
   },
   states: {
     loading: {
@@ -267,45 +268,18 @@ export const sourcesMachine = setup({
         src: 'loadSources',
         onDone: {
           target: 'running',
-          actions: enqueueActions(({ context, event, enqueue, system }) => {
-            const next = event.output;
-            const gate = system.get('gate');
-            const configure = { type: 'gate.configure' as const, settings: next.gate };
-            if (gate !== undefined) enqueue.sendTo(gate, configure);
-            const wanted = new Map(next.sources.filter((s) => runs(s, next.servers)).map((s) => [s.name, s]));
-            for (const source of context.sources) {
-              if (!runs(source, context.servers)) continue;
-              const keep =
-                wanted.has(source.name) &&
-                next.fingerprints[source.name] === context.fingerprints[source.name];
-              if (keep) wanted.delete(source.name);
-              else enqueue.stopChild(pollerId(source.name));
-            }
-            for (const source of wanted.values()) {
-              enqueue.spawnChild('poller', {
-                id: pollerId(source.name),
-                systemId: pollerId(source.name),
-                input: { source },
-              });
-            }
-            enqueue.assign({
-              sources: next.sources,
-              servers: next.servers,
-              fingerprints: next.fingerprints,
-              warnings: next.warnings,
-              thinker: next.thinker,
-              error: null,
-              goodConfigLoaded: true,
-              loads: context.loads + 1,
-            });
-          }),
+          actions: [
+            { type: 'configureGate', params: ({ event }) => ({ settings: event.output.gate }) },
+            { type: 'reconcilePollers', params: ({ event }) => ({ next: event.output }) },
+            { type: 'takeConfig', params: ({ event }) => ({ next: event.output }) },
+          ],
         },
         onError: {
           target: 'running',
-          actions: assign(({ context, event }) => ({
-            error: errorMessage(event.error),
-            loads: context.loads + 1,
-          })),
+          actions: {
+            type: 'noteConfigError',
+            params: ({ event }) => ({ message: errorMessage(event.error) }),
+          },
         },
       },
     },

@@ -59,18 +59,16 @@ export const watcherMachine = setup({
     retryDelay: ({ context }) => watchRetryDelayMs(context.failures),
   },
   guards: {
-    isSourcesFile: ({ event }) => event.type === 'watch.change' && event.name === SOURCES_FILE,
-    isFocusFile: ({ event }) => event.type === 'watch.change' && event.name === FOCUS_FILE,
+    isSourcesFile: (_, { name }: { name: WatchedName }) => name === SOURCES_FILE,
+    isFocusFile: (_, { name }: { name: WatchedName }) => name === FOCUS_FILE,
   },
   actions: {
+    /** Tells the log owner which of its files changed (any other name: it looks at all of them). */
     forwardChange: sendTo(
       ({ system }) => system.get('log'),
-      ({ event }) => ({
+      (_, { name }: { name: WatchedName }) => ({
         type: 'file.changed' as const,
-        name:
-          event.type === 'watch.change' && event.name !== SOURCES_FILE && event.name !== FOCUS_FILE
-            ? event.name
-            : 'unknown',
+        name: name !== SOURCES_FILE && name !== FOCUS_FILE ? name : 'unknown',
       }),
     ),
     forwardConfigChange: sendTo(({ system }) => system.get('sources'), { type: 'config.changed' as const }),
@@ -103,9 +101,15 @@ export const watcherMachine = setup({
   initial: 'watching',
   on: {
     'watch.change': [
-      { guard: 'isSourcesFile', actions: ['countChange', 'forwardConfigChange'] },
-      { guard: 'isFocusFile', actions: ['countChange', 'forwardFocusChange'] },
-      { actions: ['countChange', 'forwardChange'] },
+      {
+        guard: { type: 'isSourcesFile', params: ({ event }) => event },
+        actions: ['countChange', 'forwardConfigChange'],
+      },
+      {
+        guard: { type: 'isFocusFile', params: ({ event }) => event },
+        actions: ['countChange', 'forwardFocusChange'],
+      },
+      { actions: ['countChange', { type: 'forwardChange', params: ({ event }) => event }] },
     ],
   },
   states: {

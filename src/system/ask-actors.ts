@@ -3,6 +3,7 @@ import type { AckOutcome, Caller, Delivery } from '../../machines/delivery-rules
 import type { eventLogMachine } from '../../machines/event-log.js';
 import type { gateMachine } from '../../machines/gate.js';
 import type { GateAckReply } from '../../machines/gate-context.js';
+import { gateOpen } from '../../machines/gate-decisions.js';
 import type { hookSessionsMachine } from '../../machines/hook-sessions.js';
 import type { inboxMachine } from '../../machines/inbox.js';
 import { planSnapshot } from '../../machines/plan-diff.js';
@@ -46,7 +47,7 @@ const CHECKIN_TIMEOUT_MS = 5_000;
 
 /**
  * A reflection asked for now would run at once, drain an empty inbox and change nothing: the gate
- * is idle, no gate (focus, a pending replan) would hold it, none is held back, and the inbox is
+ * is idle and open (`gateOpen`: no focus, no pending replan), none is held back, and the inbox is
  * loaded and holds no event (items still being stored wake the gate themselves once they are in).
  * Most check-ins find this, so they skip the round trip.
  */
@@ -56,8 +57,7 @@ const nothingToReflectOn = (gate: GateRef, inbox: InboxRef): boolean => {
   return (
     g.matches('idle') &&
     !g.context.deferred &&
-    g.context.focusUntil === null &&
-    !g.context.replanPending &&
+    gateOpen(g.context) &&
     i.matches('ready') &&
     i.context.events.length === 0
   );

@@ -1,6 +1,6 @@
 import type { StateValue } from 'xstate';
 import type { ToolSafety } from '../../machines/external.js';
-import type { Gate } from '../../machines/gate-context.js';
+import type { HoldReason } from '../../machines/gate-context.js';
 import type { GateSettings } from '../../machines/gate-settings.js';
 import type { DeadLetter } from '../../machines/inbox.js';
 import type { FileFault } from '../../machines/log-faults.js';
@@ -222,8 +222,8 @@ export interface GateStatus {
   /** Failed thoughts in a row; while above 0 the gate backs off before asking the thinker again. */
   failed_in_a_row: number;
   replan_pending: boolean;
-  last_gate: Gate | null;
-  gated: Record<Gate, number>;
+  last_gate: HoldReason | null;
+  gated: Record<HoldReason, number>;
   reflections: number;
   delivered: number;
   consumed_silently: number;

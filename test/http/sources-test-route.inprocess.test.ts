@@ -64,7 +64,7 @@ describe('the sources-test route, in process', () => {
     // From here on the route's deadline (and the server's timeout) run on the test's clock.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const running = Array.from({ length: 4 }, () => test(app, '{"source": "cal"}'));
-    await waitFor(sources, (s) => s.context.testsRunning === 4);
+    await waitFor(sources, (s) => s.context.testing.length === 4);
     expect(await answer(await test(app, '{"source": "cal"}'))).toEqual({
       status: 429,
       error: '4 source tests are running already; try again once one has ended.',

@@ -869,7 +869,7 @@ describe('gateMachine', () => {
   });
 });
 
-describe('fewer thoughts: settling after inserts, backing off after failures', () => {
+describe('fewer thoughts: gathering inserts, backing off after failures', () => {
   const fail: Think = async () => {
     throw new Error('model down');
   };
@@ -877,7 +877,7 @@ describe('fewer thoughts: settling after inserts, backing off after failures', (
   it('waits for a catch-up chain to go quiet and judges its inserts in one thought', async () => {
     const h = await start({}, [event(1)]);
     await h.reflect('inserted');
-    expect(h.gate.getSnapshot().matches('settling')).toBe(true);
+    expect(h.gate.getSnapshot().matches('gathering')).toBe(true);
     // A catch-up poll inserts again 2 s later: the quiet period starts over.
     await h.advance(CATCH_UP_MS);
     await h.add(event(2));
@@ -889,7 +889,7 @@ describe('fewer thoughts: settling after inserts, backing off after failures', (
     expect(h.state()).toBe('offered');
   });
 
-  it('stops settling for a check-in, and after the reflection interval however often items arrive', async () => {
+  it('stops gathering for a check-in, and after the reflection interval however often items arrive', async () => {
     const checkin = await start({}, [event(1)]);
     await checkin.reflect('inserted');
     await checkin.reflect('checkin');

@@ -115,6 +115,20 @@ describe('sources supervisor: servers disabled by an unset variable', () => {
     expect(s.pollers()).toEqual(['cal']);
   });
 
+  it('restarts the poller of a source whose config changed, and keeps the others running as they were', async () => {
+    const sources = [source('cal', 'cal'), source('gh', 'gh')];
+    const first = loaded(sources, [server('cal'), server('gh')]);
+    const edited = { ...first, fingerprints: { ...first.fingerprints, cal: 'cal|cal|every 30 s' } };
+    const s = supervisor([first, edited]);
+    await s.loadedOnce(1);
+    const before = { cal: s.actor.system.get('poller:cal'), gh: s.actor.system.get('poller:gh') };
+    s.actor.send({ type: 'config.changed' });
+    await s.loadedOnce(2);
+    expect(s.pollers()).toEqual(['cal', 'gh']);
+    expect(s.actor.system.get('poller:cal'), 'a new poller for the changed source').not.toBe(before.cal);
+    expect(s.actor.system.get('poller:gh'), 'the unchanged source keeps its poller').toBe(before.gh);
+  });
+
   it('knows whether a last good config keeps running through a broken edit, or none was ever loaded', async () => {
     const broken = supervisor([new Error('sources.json at line 1: is not valid JSON')]);
     await broken.loadedOnce(1);
@@ -178,7 +192,7 @@ describe('sources supervisor: testing a source on request', () => {
     s.pending[0]!.end(passed('off'));
     await waitFor(s.actor, () => s.replyTo(3) !== undefined);
     expect(s.replyTo(3)).toEqual({ requestId: 3, result: passed('off') });
-    expect(s.actor.getSnapshot().context.testsRunning).toBe(0);
+    expect(s.actor.getSnapshot().context.testing).toEqual([]);
     expect(Object.keys(s.actor.getSnapshot().children), 'the ended test is no child any more').not.toContain(
       'test.3',
     );
@@ -198,7 +212,7 @@ describe('sources supervisor: testing a source on request', () => {
     expect(s.pending).toHaveLength(5);
   });
 
-  it('answers a test that the effect failed to run as a failed result, not a stuck request', async () => {
+  it('answers a test that the effect failed to run as a failed result of that source, not a stuck request', async () => {
     const actor = createActor(
       sourcesMachine.provide({
         actors: {
@@ -214,9 +228,9 @@ describe('sources supervisor: testing a source on request', () => {
     actor.send({ type: 'sources.test', requestId: 20, source: 'cal', raw: false });
     const done = await waitFor(actor, (s) => s.context.tests.some((t) => t.requestId === 20));
     expect(done.context.tests.find((t) => t.requestId === 20)).toMatchObject({
-      result: { ok: false, error: 'the effect broke' },
+      result: { source: 'cal', server: 'cal', ok: false, error: 'the effect broke' },
     });
-    expect(done.context.testsRunning).toBe(0);
+    expect(done.context.testing).toEqual([]);
   });
 
   it('keeps tests running through a reload of sources.json', async () => {

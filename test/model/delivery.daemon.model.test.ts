@@ -614,7 +614,7 @@ const RULE_THINKER =
 const DRAIN_RACE =
   'a reflection asked for during a drain or a thought: the drain and the rule thinker take microseconds, so no real trigger lands inside them deterministically';
 
-const SHORT_SETTLING = `settling after an insert ends with the reflection interval here (${REFLECT_EVERY_SEC} s, shorter than its quiet period), before a second insert or a check-in can land in it`;
+const SHORT_GATHERING = `gathering after an insert ends with the reflection interval here (${REFLECT_EVERY_SEC} s, shorter than its quiet period), before a second insert or a check-in can land in it`;
 
 /** Why the daemon model leaves a transition of gateMachine to the in-process model. */
 const GATE_NOT_TAKEN: Record<string, string> = {
@@ -626,11 +626,11 @@ const GATE_NOT_TAKEN: Record<string, string> = {
   'gate.thinking --xstate.error.actor.0.gate.thinking#0--> gate.thoughtFailed': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
   'gate.thoughtFailed --always#0--> gate.idle': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
   'gate.thoughtFailed --always#1--> gate.backingOff': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
-  'gate.backingOff --gate.reflect#0--> gate.settling': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
+  'gate.backingOff --gate.reflect#0--> gate.gathering': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
   'gate.backingOff --xstate.after.retryBackoff.gate.backingOff#0--> gate.idle': `${RULE_THINKER}; ${IN_PROCESS_GATE}`,
-  'gate.settling --gate.reflect#0--> gate.idle': `${SHORT_SETTLING}; ${IN_PROCESS_GATE}`,
-  'gate.settling.quiet --gate.reflect#0--> gate.settling.quiet': `${SHORT_SETTLING}; ${IN_PROCESS_GATE}`,
-  'gate.settling.quiet --xstate.after.insertQuiet.gate.settling.quiet#0--> gate.idle': `${SHORT_SETTLING}; ${IN_PROCESS_GATE}`,
+  'gate.gathering --gate.reflect#0--> gate.idle': `${SHORT_GATHERING}; ${IN_PROCESS_GATE}`,
+  'gate.gathering.quiet --gate.reflect#0--> gate.gathering.quiet': `${SHORT_GATHERING}; ${IN_PROCESS_GATE}`,
+  'gate.gathering.quiet --xstate.after.insertQuiet.gate.gathering.quiet#0--> gate.idle': `${SHORT_GATHERING}; ${IN_PROCESS_GATE}`,
 };
 
 const IN_PROCESS_INBOX = 'covered in-process by test/model/inbox.model.test.ts';
@@ -814,7 +814,7 @@ class DeliveryRun {
     await waitFor(inboxOf(actor), (s) => s.context.inserted === inserted, { timeout: 5_000 });
     await waitFor(
       gateOf(actor),
-      (s) => !s.matches('settling') && !s.matches('reflecting') && !s.matches('thinking'),
+      (s) => !s.matches('gathering') && !s.matches('reflecting') && !s.matches('thinking'),
       { timeout: INSERT_QUIET_MS + 5_000 },
     );
     const settles = gateOf(actor).getSnapshot().context.settles;

@@ -549,7 +549,7 @@ const coverage = new MachineCoverage(gateMachine);
 
 /** The transitions of gateMachine the model cannot take, and why. */
 const NOT_TAKEN: Record<string, string> = {
-  'gate.settling --xstate.after.insertSettleMax.gate.settling#0--> gate.idle':
+  'gate.gathering --xstate.after.gatherMax.gate.gathering#0--> gate.idle':
     'inserts that never pause for a whole reflection interval: the model reflects every 10^10 ms; test/machines/gate.test.ts takes it',
   'gate.thoughtFailed --always#0--> gate.idle':
     'a failed backlog (a quarter of the inbox) is retried without the backoff: the model holds 2 events at most; test/machines/gate.test.ts takes it',
@@ -766,7 +766,7 @@ class GateRun {
       case 'wake':
         this.mode = event.mode;
         gate.send({ type: 'gate.reflect', reason: 'inserted' });
-        if (!gate.getSnapshot().matches('settling')) break;
+        if (!gate.getSnapshot().matches('gathering')) break;
         if (event.cut) {
           gate.send({ type: 'gate.reflect', reason: 'checkin' });
           break;
@@ -774,7 +774,7 @@ class GateRun {
         this.clock.increment(INSERT_QUIET_MS - 1);
         gate.send({ type: 'gate.reflect', reason: 'inserted' });
         this.clock.increment(INSERT_QUIET_MS - 1);
-        expect(gate.getSnapshot().matches('settling'), 'a second insert starts the quiet period over').toBe(
+        expect(gate.getSnapshot().matches('gathering'), 'a second insert starts the quiet period over').toBe(
           true,
         );
         this.clock.increment(1);

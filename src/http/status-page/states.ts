@@ -102,7 +102,7 @@ const logSentence = (s: SystemStatus, actor: ActorStatus): Child => {
   if (!paths.includes('ready')) return null;
   const scan = paths.includes('ready.scan.idle')
     ? `Up to date with the files: ${plural(s.log.events, 'event')} logged.`
-    : paths.includes('ready.scan.settling')
+    : paths.includes('ready.scan.debouncing')
       ? 'A file changed: waiting a moment so one save becomes one event.'
       : 'Comparing the files with the log.';
   return paths.includes('ready.ack.idle') ? scan : [scan, ' Writing an acknowledgement to state.json.'];

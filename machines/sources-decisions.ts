@@ -1,0 +1,158 @@
+import type { PolledSource, ToolSafety } from './external.js';
+import type {
+  LoadedSources,
+  ServerSummary,
+  SourcesContext,
+  SourceTestReply,
+  SourceTestResult,
+} from './sources.js';
+
+/*
+ * What each of the sources supervisor's decisions does, as pure functions of its context: its
+ * named actions apply them, so each can be read, tested and swapped on its own.
+ */
+
+/** How many tests may run at once. */
+export const MAX_TESTS_RUNNING = 4;
+/** How many replies are kept for their requests to read. */
+const TEST_REPLIES_KEPT = 8;
+
+/** A test that read nothing, and why. */
+export const failedTest = (
+  source: string,
+  server: string,
+  error: string,
+  tool: ToolSafety | null = null,
+): SourceTestResult => ({
+  source,
+  server,
+  ok: false,
+  error,
+  items: [],
+  item_count: 0,
+  raw: null,
+  tool,
+});
+
+/** Why a source cannot run although it may be enabled: its server is disabled. */
+export const sourceBlocked = (source: PolledSource, servers: readonly ServerSummary[]): string | null => {
+  const disabled = servers.find((server) => server.name === source.server)?.disabled ?? null;
+  return disabled === null ? null : `server "${source.server}" is disabled: ${disabled}`;
+};
+
+/** Whether a source gets a poller: enabled, and its server can run. */
+const runs = (source: PolledSource, servers: readonly ServerSummary[]) =>
+  source.enabled && sourceBlocked(source, servers) === null;
+
+/** The source of that name in the config loaded, if any. */
+export const sourceNamed = (context: SourcesContext, name: string): PolledSource | undefined =>
+  context.sources.find((source) => source.name === name);
+
+/** The child id of the test that answers `requestId`. */
+export const testActorId = (requestId: number): string => `test.${requestId}`;
+
+/** The replies with one more, the oldest dropped past the bound. */
+const withReply = (context: SourcesContext, reply: SourceTestReply): Partial<SourcesContext> => ({
+  tests: [...context.tests, reply].slice(-TEST_REPLIES_KEPT),
+});
+
+/**
+ * The pollers a newly loaded config changes: those of sources that no longer run, or whose config
+ * or server changed (their fingerprint), stop; those of sources that run and had none start.
+ */
+export const pollerChanges = (
+  context: SourcesContext,
+  next: LoadedSources,
+): { stop: string[]; start: PolledSource[] } => {
+  const wanted = new Map(next.sources.filter((s) => runs(s, next.servers)).map((s) => [s.name, s]));
+  const stop: string[] = [];
+  for (const source of context.sources) {
+    if (!runs(source, context.servers)) continue;
+    const keep =
+      wanted.has(source.name) && next.fingerprints[source.name] === context.fingerprints[source.name];
+    if (keep) wanted.delete(source.name);
+    else stop.push(source.name);
+  }
+  return { stop, start: [...wanted.values()] };
+};
+
+/** A config loaded: it is the last good one, and any error is over. */
+export const configTaken = (context: SourcesContext, next: LoadedSources): Partial<SourcesContext> => ({
+  sources: next.sources,
+  servers: next.servers,
+  fingerprints: next.fingerprints,
+  warnings: next.warnings,
+  thinker: next.thinker,
+  error: null,
+  goodConfigLoaded: true,
+  loads: context.loads + 1,
+});
+
+/** A config that could not be loaded: the last good one keeps running, and the error shows. */
+export const configFailed = (context: SourcesContext, message: string): Partial<SourcesContext> => ({
+  error: message,
+  loads: context.loads + 1,
+});
+
+/** A test of a source sources.json does not name: refused, with the names it does. */
+export const unknownSourceRefused = (
+  context: SourcesContext,
+  { requestId, source }: { requestId: number; source: string },
+): Partial<SourcesContext> => {
+  const known = context.sources.map((s) => s.name).join(', ') || 'none';
+  const error = `No source "${source}" in sources.json. Known: ${known}.`;
+  return withReply(context, { requestId, refused: 'unknown', error });
+};
+
+/** A test while `MAX_TESTS_RUNNING` run: refused, to be asked again once one has ended. */
+export const busyRefused = (context: SourcesContext, requestId: number): Partial<SourcesContext> => {
+  const error = `${MAX_TESTS_RUNNING} source tests are running already; try again once one has ended.`;
+  return withReply(context, { requestId, refused: 'busy', error });
+};
+
+/** A test of a source whose server cannot run: answered at once as a failed test that says why. */
+export const blockedSourceAnswered = (
+  context: SourcesContext,
+  { requestId, source }: { requestId: number; source: PolledSource },
+): Partial<SourcesContext> => {
+  const why = `source "${source.name}" cannot run: ${sourceBlocked(source, context.servers)}`;
+  return withReply(context, { requestId, result: failedTest(source.name, source.server, why) });
+};
+
+/** A test started: counted as running, with the request it answers. */
+export const testStarted = (
+  context: SourcesContext,
+  { requestId, source }: { requestId: number; source: PolledSource },
+): Partial<SourcesContext> => ({
+  testing: [
+    ...context.testing,
+    { actorId: testActorId(requestId), requestId, source: source.name, server: source.server },
+  ],
+});
+
+/** A test ended with its result: no longer running, and the result is its request's reply. */
+export const testEnded = (
+  context: SourcesContext,
+  actorId: string,
+  result: SourceTestResult,
+): Partial<SourcesContext> => {
+  const test = context.testing.find((t) => t.actorId === actorId);
+  if (test === undefined) return {};
+  return {
+    ...withReply(context, { requestId: test.requestId, result }),
+    testing: context.testing.filter((t) => t !== test),
+  };
+};
+
+/**
+ * A test whose effect threw (it reports failures as results, so this is a bug in it): answered
+ * as a failed test of the source and server it was asked for, still data.
+ */
+export const testFailed = (
+  context: SourcesContext,
+  actorId: string,
+  message: string,
+): Partial<SourcesContext> => {
+  const test = context.testing.find((t) => t.actorId === actorId);
+  return test === undefined ? {} : testEnded(context, actorId, failedTest(test.source, test.server, message));
+};
