@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Server } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { type RunningDaemon, removeProject } from './daemon.js';
+import { afterEach } from 'vitest';
+import { type RunningDaemon, removeProject, startDaemon, tempProject } from './daemon.js';
 
 /**
  * What a test file starts, kept so one `afterEach(started.cleanUp)` leaves nothing behind: open
@@ -27,4 +28,27 @@ export const trackStarted = () => {
     },
   };
   return started;
+};
+
+/**
+ * Daemons started with flags on fresh projects, and the clients a test keeps: after each test
+ * the clients are closed, then the daemons stopped and their projects removed.
+ */
+export const useDaemons = (prefix: string) => {
+  const started = trackStarted();
+  afterEach(started.cleanUp);
+  return {
+    /** `pulse start` with `args`, run through `command` when given (e.g. a shell that lowers a limit). */
+    async start(args: string[] = [], command: string[] = []): Promise<RunningDaemon> {
+      const project = await tempProject(prefix);
+      started.projects.push(project);
+      const daemon = await startDaemon(project, { args, prefix: command });
+      started.daemons.push(daemon);
+      return daemon;
+    },
+    keep<C extends Client>(client: C): C {
+      started.clients.push(client);
+      return client;
+    },
+  };
 };
