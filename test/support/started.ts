@@ -4,6 +4,15 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach } from 'vitest';
 import { type RunningDaemon, removeProject, startDaemon, tempProject } from './daemon.js';
 
+/** Kills a child process and resolves once it has exited, so nothing writes into a folder being removed. */
+const killAndWait = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    // A child that never started (no pid) has nothing to wait for.
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+
 /**
  * What a test file starts, kept so one `afterEach(started.cleanUp)` leaves nothing behind: open
  * streams and clients first, then processes and servers, the folders last.
@@ -19,7 +28,7 @@ export const trackStarted = () => {
     async cleanUp(): Promise<void> {
       for (const stream of started.streams.splice(0)) stream.close();
       await Promise.allSettled(started.clients.splice(0).map((client) => client.close()));
-      for (const child of started.children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+      await Promise.all(started.children.splice(0).map(killAndWait));
       await Promise.all(started.daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
       await Promise.all(
         started.servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))),
