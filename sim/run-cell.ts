@@ -79,9 +79,9 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
   const pipeline = createPipeline({
     clock,
     inbox: {
+      // No `persist`: the experiment keeps no files, so a settlement is written as soon as it is made.
       input: { perTickCap: config.cap },
       accept: acceptItems,
-      // The experiment keeps no files: a settlement is written as soon as it is made.
     },
     gate: {
       input: {
