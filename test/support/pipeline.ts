@@ -27,12 +27,12 @@ import { drainFromInbox } from '../../src/effects/drain-inbox.js';
 /*
  * The daemon's external-events pipeline in memory: the real inbox machine, and the real gate and
  * poller machines when asked for, in one actor system on a simulated clock, each effect provided
- * by the caller. The machine tests, the model tests, the no-repeats test and the delivery
- * simulation (sim/) all build it here. No vitest: sim/ runs it under plain Node.
+ * by the caller. The gate machine test, the gate and poller model tests, the no-repeats test and
+ * the delivery simulation (sim/) all build it here. No vitest: sim/ runs it under plain Node.
  */
 
 /** The gate's `think` effect: the events of one reflection and the time, to a thought. */
-export type Think = (input: { events: InboxEvent[]; now: number }) => Promise<Thought>;
+type Think = (input: { events: InboxEvent[]; now: number }) => Promise<Thought>;
 
 /** Named gate actions a caller swaps for its own. */
 export type GateActions = NonNullable<Parameters<typeof gateMachine.provide>[0]['actions']>;
