@@ -1,4 +1,5 @@
 import type { ExternalItem } from '../machines/external.js';
+import { listedItem } from '../test/support/pipeline.js';
 
 /** When items appear at the source: `perPoll` every `everyMs` while arrivals last, plus `firstBurst` at 0. */
 export interface ArrivalPlan {
@@ -33,7 +34,7 @@ export const createFakeSource = (plan: ArrivalPlan, window: number) => {
       while (count < times.length && times[count]! <= now) count++;
       const items: ExternalItem[] = [];
       for (let n = Math.max(0, count - window); n < count; n++) {
-        items.push({ itemId: `item-${n}`, title: `Item ${n}`, startsAt: null, detail: '' });
+        items.push(listedItem(`item-${n}`, `Item ${n}`));
       }
       return items;
     },

@@ -1,16 +1,10 @@
-import { type ActorRefFrom, createActor, fromPromise, setup } from 'xstate';
-import type { PolledSource } from '../machines/external.js';
-import { gateMachine } from '../machines/gate.js';
-import { inboxMachine, type LoadedInbox } from '../machines/inbox.js';
-import { type FetchOutcome, pollerMachine } from '../machines/poller.js';
 import { createItemAcceptor } from '../src/effects/accept-items.js';
-import { drainFromInbox } from '../src/effects/drain-inbox.js';
+import { createPipeline } from '../test/support/pipeline.js';
+import { SteppedClock } from '../test/support/stepped-clock.js';
 import { createFakeSource } from './fake-source.js';
 import { createFakeThinker, type Outage } from './fake-thinker.js';
 import { memoryInboxFile, memorySeenStore } from './memory-stores.js';
-import { pipelineBusy } from './pipeline-busy.js';
 import { prng } from './prng.js';
-import { SteppedClock } from './stepped-clock.js';
 
 /** One cell of the experiment: a scenario, a failure rate and the knobs of the run. */
 export interface CellConfig {
@@ -82,85 +76,48 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
     storeDetail: () => false,
     now: () => new Date(clock.now()),
   });
-  const polled: PolledSource = {
-    name: SOURCE,
-    server: 'sim-server',
-    tool: 'list_items',
-    args: {},
-    intervalMs: config.pollMs,
-    enabled: true,
-  };
-
-  const fetchItems = fromPromise<FetchOutcome, PolledSource>(async () => ({
-    ok: true,
-    items: source.list(clock.now()),
-    at: clock.now(),
-    durationMs: 0,
-    jitter: 0,
-  }));
-  const poller = config.catchUp
-    ? pollerMachine.provide({ actors: { fetchItems } })
-    : pollerMachine.provide({
-        actors: { fetchItems },
-        // The seed has no catch-up: a capped poll waits the whole interval like any other.
-        delays: { catchUpDelay: ({ context }) => context.source.intervalMs },
-      });
-
-  const root = createActor(
-    setup({
-      actors: {
-        inbox: inboxMachine.provide({
-          actors: {
-            loadInbox: fromPromise<LoadedInbox>(async () => ({ events: [], deadLetters: [] })),
-            acceptItems: fromPromise(async ({ input }) => acceptItems(input)),
-            // The experiment keeps no files: a settlement is written as soon as it is made.
-            persistSettlement: fromPromise(async () => {}),
-          },
-        }),
-        gate: gateMachine.provide({
-          actors: {
-            drainInbox: fromPromise(async ({ input, system }) => ({
-              events: await drainFromInbox(system, input.requestId),
-              at: clock.now(),
-            })),
-            think: fromPromise(async ({ input }) => thinker.think(input)),
-          },
-        }),
-        poller,
+  const pipeline = createPipeline({
+    clock,
+    inbox: {
+      // No `persist`: the experiment keeps no files, so a settlement is written as soon as it is made.
+      input: { perTickCap: config.cap },
+      accept: acceptItems,
+    },
+    gate: {
+      input: {
+        reflectEveryMs: config.reflectMs,
+        maxAttempts: config.maxAttempts,
+        cooldownMs: 0,
+        // A cap of one reflection interval is the seed's rule: every reflection asks again.
+        ...(config.retry === 'seed' ? { retryCapMs: config.reflectMs } : {}),
       },
-    }).createMachine({
-      // The inbox starts first so that it is there to take the poller's first offer.
-      invoke: [
-        { src: 'inbox', id: 'inbox', systemId: 'inbox', input: { perTickCap: config.cap } },
-        {
-          src: 'gate',
-          id: 'gate',
-          systemId: 'gate',
-          input: {
-            reflectEveryMs: config.reflectMs,
-            maxAttempts: config.maxAttempts,
-            cooldownMs: 0,
-            // A cap of one reflection interval is the seed's rule: every reflection asks again.
-            ...(config.retry === 'seed' ? { retryCapMs: config.reflectMs } : {}),
-          },
-        },
-        { src: 'poller', id: 'poller', systemId: `poller:${SOURCE}`, input: { source: polled } },
-      ],
-    }),
-    { clock },
-  );
+      think: (input) => thinker.think(input),
+    },
+    poller: {
+      source: {
+        name: SOURCE,
+        server: 'sim-server',
+        tool: 'list_items',
+        args: {},
+        intervalMs: config.pollMs,
+        enabled: true,
+      },
+      fetch: async () => ({
+        ok: true,
+        items: source.list(clock.now()),
+        at: clock.now(),
+        durationMs: 0,
+        jitter: 0,
+      }),
+      // The seed has no catch-up: a capped poll waits the whole interval like any other.
+      ...(config.catchUp ? {} : { delays: { catchUpDelay: ({ context }) => context.source.intervalMs } }),
+    },
+  });
 
-  root.start();
-  const inbox = root.system.get('inbox') as ActorRefFrom<typeof inboxMachine>;
-  const gate = root.system.get('gate') as ActorRefFrom<typeof gateMachine>;
-  const pollerRef = root.system.get(`poller:${SOURCE}`) as ActorRefFrom<typeof pollerMachine>;
-
+  pipeline.start();
   const timesDelivered = new Map<string, number>();
   const latenciesMs: number[] = [];
   let deliveries = 0;
-  let requestId = 0;
-
-  const busy = () => pipelineBusy(pollerRef, inbox, gate);
 
   /**
    * Lets everything due at this instant run to rest (the inbox wakes the gate after an insert),
@@ -169,56 +126,37 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
   const settle = async () => {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       await nextMacrotask();
-      if (busy()) continue;
-      if (gate.getSnapshot().matches('offered')) {
-        gate.send({ type: 'gate.claim', requestId: ++requestId, agent: 'sim-agent', now: clock.now() });
+      if (pipeline.busy()) continue;
+      const taken = pipeline.takeDelivery('sim-agent');
+      if (taken === null) return;
+      const { delivery, reply } = taken;
+      if (reply?.accepted !== true) throw new Error(`The gate refused the ack of ${delivery.deliveryId}.`);
+      deliveries++;
+      for (const e of delivery.events) {
+        const times = (timesDelivered.get(e.item_id) ?? 0) + 1;
+        timesDelivered.set(e.item_id, times);
+        if (times === 1) latenciesMs.push(clock.now() - source.listedFrom(e.item_id));
       }
-      const { delivery } = gate.getSnapshot().context;
-      if (gate.getSnapshot().matches('awaiting') && delivery !== null) {
-        gate.send({
-          type: 'gate.ack',
-          requestId: ++requestId,
-          deliveryId: delivery.deliveryId,
-          agent: 'sim-agent',
-          now: clock.now(),
-        });
-        if (gate.getSnapshot().context.lastReply?.accepted !== true) {
-          throw new Error(`The gate refused the ack of ${delivery.deliveryId}.`);
-        }
-        deliveries++;
-        for (const e of delivery.events) {
-          const times = (timesDelivered.get(e.item_id) ?? 0) + 1;
-          timesDelivered.set(e.item_id, times);
-          if (times === 1) latenciesMs.push(clock.now() - source.listedFrom(e.item_id));
-        }
-        continue;
-      }
-      return;
     }
     throw new Error(`The simulation did not come to rest at ${clock.now()} ms.`);
   };
 
   try {
-    await settle();
-    const end = config.arrivalMs + config.drainMs;
-    for (let next = clock.nextDueAt(); next !== null && next <= end; next = clock.nextDueAt()) {
-      clock.set(next);
-      await settle();
-    }
+    await clock.runTimersUntil(config.arrivalMs + config.drainMs, settle);
     const counts = [...timesDelivered.values()];
     return {
       arrived: source.arrived,
       delivered: counts.length,
       duplicates: counts.filter((n) => n > 1).length,
       thinkCalls: thinker.calls,
-      dropped: inbox.getSnapshot().context.dropped,
-      deadLettered: gate.getSnapshot().context.deadLettered,
+      dropped: pipeline.inbox().getSnapshot().context.dropped,
+      deadLettered: pipeline.gate().getSnapshot().context.deadLettered,
       deliveries,
-      catchUps: pollerRef.getSnapshot().context.catchUps,
+      catchUps: pipeline.poller().getSnapshot().context.catchUps,
       latenciesMs,
     };
   } finally {
-    root.stop();
+    pipeline.stop();
   }
 };
 

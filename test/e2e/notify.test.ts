@@ -1,18 +1,9 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  callTool,
-  connectClient,
-  type RunningDaemon,
-  removeProject,
-  runCli,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../support/daemon.js';
+import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
 import { calendarSource } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * `pulse start --notify` with a stand-in notify-send on PATH that records its arguments: what the
@@ -20,20 +11,14 @@ import { calendarSource } from '../support/source-fixture.js';
  * while the daemon goes on.
  */
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
+const started = trackStarted();
 
-afterAll(async () => {
-  await Promise.allSettled(clients.map((client) => client.close()));
-  await Promise.all(daemons.map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  await Promise.all(projects.map(removeProject));
-});
+afterAll(started.cleanUp);
 
 /** A project with a stand-in `notify-send` (exiting with `exit`) in its own bin folder; the calls it got. */
 const projectWithNotifier = async ({ exit = 0 } = {}) => {
   const project = await tempProject('pulse-notify-');
-  projects.push(project);
+  started.projects.push(project);
   const bin = join(project, 'bin');
   await mkdir(bin);
   const calls = join(project, 'notify-send.calls');
@@ -54,13 +39,13 @@ const projectWithNotifier = async ({ exit = 0 } = {}) => {
 
 const start = async (project: string, args: string[], env: Record<string, string>) => {
   const daemon = await startDaemon(project, { args, env });
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   return daemon;
 };
 
 const agent = async ({ url }: { url: string }) => {
   const client = await connectClient(url);
-  clients.push(client);
+  started.clients.push(client);
   await callTool(client, 'pulse_should_interrupt');
   return client;
 };
@@ -137,7 +122,7 @@ describe('pulse start --notify', () => {
 
   it('says once in the log that no notifier is on PATH, and goes on serving', async () => {
     const project = await tempProject('pulse-notify-none-');
-    projects.push(project);
+    started.projects.push(project);
     const daemon = await start(project, ['--notify', '--notify-held-after', '1s'], {
       PATH: join(project, 'nothing-here'),
     });
@@ -183,7 +168,7 @@ describe('pulse start --notify', () => {
     const { project: quiet, path, notified } = await projectWithNotifier();
     const daemon = await start(quiet, [], { PATH: path });
     const joined = await tempProject('pulse-notify-joined-');
-    projects.push(joined);
+    started.projects.push(joined);
     const added = await runCli([
       'start',
       '-p',

@@ -8,18 +8,11 @@ import {
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  callTool,
-  type RunningDaemon,
-  readEvents,
-  removeProject,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../support/daemon.js';
+import { describe, expect, it } from 'vitest';
+import { callTool, readEvents, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { useDaemons } from '../support/started.js';
 
 /*
  * Push to session clients, end to end: a real `pulse start`, SDK clients over streamable HTTP
@@ -30,16 +23,7 @@ import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 
 const CONTEXT_URI = 'pulse://context/latest';
 
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
-
-afterEach(async () => {
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  for (const daemon of daemons.splice(0)) {
-    await daemon.stop().then(() => daemon.kill9());
-    await removeProject(daemon.project);
-  }
-});
+const daemons = useDaemons('pulse-push-');
 
 interface Received<T> {
   at: number;
@@ -73,7 +57,7 @@ const listener = async (url: string) => {
     },
   });
   await client.connect(transport);
-  clients.push(client);
+  daemons.keep(client);
   await streamOpen;
   const warnings = () => logs.filter((l) => l.value.level === 'warning');
   const notices = () => logs.filter((l) => l.value.level === 'notice');
@@ -81,17 +65,7 @@ const listener = async (url: string) => {
 };
 
 /** A daemon on a fresh project, removed with it after the test. */
-const daemonOn = async () => {
-  const project = await tempProject('pulse-push-');
-  try {
-    const daemon = await startDaemon(project);
-    daemons.push(daemon);
-    return daemon;
-  } catch (error) {
-    await removeProject(project);
-    throw error;
-  }
-};
+const daemonOn = () => daemons.start();
 
 /** Waits until `list()` holds at least `atLeast` entries. */
 const count = (list: () => readonly unknown[], atLeast: number, what: string) =>

@@ -1,17 +1,8 @@
-// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
-import type { ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerStatus, SystemStatus } from '../../src/system/system-status.js';
-import {
-  type RunningDaemon,
-  removeProject,
-  runCli,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../support/daemon.js';
+import { type RunningDaemon, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
 import { readJsonLines, save } from '../support/files.js';
 import {
   type FixtureFiles,
@@ -19,6 +10,7 @@ import {
   fixtureFiles,
   startHttpFixture,
 } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../support/terminal.js';
 
 /*
@@ -31,25 +23,19 @@ import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../support/termi
 const MAIL_SECRET = 'mail-s3cret-value';
 const DAEMON_ONLY_SECRET = 'only-the-daemon-has-it';
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const children: ChildProcess[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-  await Promise.all(projects.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 const newProject = async () => {
   const project = await tempProject('pulse-sources-env-');
-  projects.push(project);
+  started.projects.push(project);
   return project;
 };
 
 const start = async (project: string, env: Record<string, string> = {}) => {
   const daemon = await startDaemon(project, { env });
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   return daemon;
 };
 
@@ -111,7 +97,7 @@ const threeServers = async (project: string) => {
   const cal = await fixtureFiles(project, 'cal', { items: [{ id: 'c1', title: 'Standup' }] });
   const gh = await fixtureFiles(project, 'gh', { items: [{ id: 'g1', title: 'Review' }] });
   const mail = await fixtureFiles(project, 'mail', { items: [] });
-  const mailUrl = await startHttpFixture(mail.args, (child) => children.push(child));
+  const mailUrl = await startHttpFixture(mail.args, (child) => started.children.push(child));
   await writeSources(project, {
     mcpServers: {
       cal: fixtureCommand(cal.args),

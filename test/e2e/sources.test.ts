@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,7 +9,6 @@ import {
   callTool,
   connectClient,
   type RunningDaemon,
-  removeProject,
   runCli,
   startDaemon,
   tempProject,
@@ -26,6 +25,7 @@ import {
   type RecordLine,
   startHttpFixture,
 } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../support/terminal.js';
 
 /*
@@ -52,39 +52,25 @@ type Poller = SystemStatus['sources']['pollers'][number];
 // Fixtures, files and the daemon's reports.
 // ---------------------------------------------------------------------------------------------
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const children: ChildProcess[] = [];
+const started = trackStarted();
 
-afterEach(async () => {
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  await Promise.all(
-    children.splice(0).map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-  await Promise.all(projects.splice(0).map(removeProject));
-});
+afterEach(started.cleanUp);
 
 const newProject = async () => {
   const project = await tempProject('pulse-sources-');
-  projects.push(project);
+  started.projects.push(project);
   return project;
 };
 
 const start = async (project: string) => {
   const daemon = await startDaemon(project, { env: { MAIL_TOKEN: SECRET, OTHER_TOKEN: OTHER_SECRET } });
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   return daemon;
 };
 
 /** Starts the fixture over streamable HTTP and resolves with its URL. */
-const httpFixture = (files: FixtureFiles) => startHttpFixture(files.args, (child) => children.push(child));
+const httpFixture = (files: FixtureFiles) =>
+  startHttpFixture(files.args, (child) => started.children.push(child));
 
 const stdioServer = (files: FixtureFiles, extra: Record<string, unknown> = {}) => ({
   ...fixtureCommand(files.args),
@@ -854,7 +840,7 @@ describe('external sources, against real MCP servers', () => {
       sources: [source('slow', 'slow')],
     });
     const cli = spawn(process.execPath, [CLI, 'sources', 'test', 'slow', '--project', project]);
-    children.push(cli);
+    started.children.push(cli);
     const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
     await eventually('the call under way', async () => (await slow.calls()).length > 0);
     const { group } = await fixtureFamily(slow);

@@ -13,7 +13,6 @@ import {
   connectClient,
   oneShot,
   type RunningDaemon,
-  removeProject,
   startDaemon,
   tempProject,
   waitUntil,
@@ -21,6 +20,7 @@ import {
 import { save } from '../support/files.js';
 import { startModelServer } from '../support/model-server.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * The status page, end to end: a real `pulse start` serves `/` and `/status/stream`; plain fetch
@@ -31,28 +31,18 @@ import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 const PLANTED = 'PLANTED-GUIDANCE-never-on-the-page';
 const HOSTILE_TITLE = '<img src=x onerror="document.title=\'pwned\'">Budget review';
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
-const streams: StatusStreamReader[] = [];
-
-const cleanUp = async () => {
-  for (const stream of streams.splice(0)) stream.close();
-  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
-  await Promise.all(daemons.splice(0).map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  await Promise.all(projects.splice(0).map(removeProject));
-};
+const started = trackStarted();
 
 const newProject = async (prefix = 'pulse-page-') => {
   const project = await tempProject(prefix);
-  projects.push(project);
+  started.projects.push(project);
   await mkdir(join(project, '.pulse'), { recursive: true });
   return project;
 };
 
 const start = async (project: string, args: string[] = []) => {
   const daemon = await startDaemon(project, { args });
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   return daemon;
 };
 
@@ -72,7 +62,7 @@ const writeSources = async (project: string, items: unknown[] | null, reflection
 
 const stream = async (daemon: RunningDaemon) => {
   const reader = await openStatusStream(new URL('/status/stream', daemon.url).href);
-  streams.push(reader);
+  started.streams.push(reader);
   return reader;
 };
 
@@ -104,10 +94,10 @@ describe('the status page over plain HTTP', () => {
     daemon = await start(project);
   });
 
-  afterAll(cleanUp);
+  afterAll(started.cleanUp);
 
   afterEach(() => {
-    for (const reader of streams.splice(0)) reader.close();
+    for (const reader of started.streams.splice(0)) reader.close();
   });
 
   it('serves one self-contained HTML page at / that may run only its own script', async () => {
@@ -142,7 +132,7 @@ describe('the status page over plain HTTP', () => {
 
   it('lists each MCP session in /status with its client, name and last check-in, and drops it when the session ends', async () => {
     const client = await connectClient(daemon.url);
-    clients.push(client);
+    started.clients.push(client);
     const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
     const connected = await statusOf(daemon);
     expect(connected.agents).toEqual([
@@ -256,7 +246,7 @@ describe('the status page in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await cleanUp();
+    await started.cleanUp();
   });
 
   const watchedPage = async (options: { javaScriptEnabled?: boolean } = {}) => {
@@ -350,7 +340,7 @@ describe('the status page in Chromium', () => {
       content: { type: 'text', text: '{"judgements": []}' },
     }));
     await sampler.connect(new StreamableHTTPClientTransport(new URL(daemon.url)));
-    clients.push(sampler);
+    started.clients.push(sampler);
     await expect.poll(() => text(page, '#thinker')).toBe('sampling (page-sampler)');
     await endSession(sampler);
     await expect.poll(() => text(page, '#thinker')).toMatch(/^rules \(configured: sampling\)/);
@@ -406,7 +396,7 @@ describe('the status page in Chromium', () => {
 
     // An agent connects: the page lists its client by the name and version it gave.
     const agent = await connectClient(daemon.url);
-    clients.push(agent);
+    started.clients.push(agent);
     await expect.poll(() => text(page, '#agents-body tbody')).toMatch(/not named\s*pulse-test 1\.0\.0/);
 
     // It checks in and the delivery goes out to it: the page names it and lists the titles.
@@ -438,7 +428,7 @@ describe('the status page in Chromium', () => {
 
     // A second agent works in the project too: each must acknowledge the change itself.
     const other = await connectClient(daemon.url);
-    clients.push(other);
+    started.clients.push(other);
 
     // The user changes guidance: the page shows the pending replan without a reload, in words and on the diagram.
     await save(join(project, '.pulse', 'guidance.md'), `# Guidance\n\n${PLANTED}\n`);

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmod, lstat, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,12 +10,12 @@ import {
   connectClient,
   type RunningDaemon,
   readEvents,
-  removeProject,
   runCli,
   startDaemon,
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * `pulse guide` and `pulse constrain` through the built CLI, as a user runs them beside a spawned
@@ -23,34 +23,26 @@ import {
  * each agent's ack and plan diff as it comes, the exit codes of every ending.
  */
 
-const projects: string[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: Client[] = [];
-const children: ChildProcess[] = [];
+const started = trackStarted();
 
-afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  await Promise.allSettled(clients.map((client) => client.close()));
-  await Promise.all(daemons.map((daemon) => daemon.stop().then(() => daemon.kill9())));
-  await Promise.all(projects.map(removeProject));
-});
+afterAll(started.cleanUp);
 
 const newProject = async () => {
   const project = await tempProject('pulse-steer-');
-  projects.push(project);
+  started.projects.push(project);
   return project;
 };
 
 const served = async (project = '') => {
   const root = project || (await newProject());
   const daemon = await startDaemon(root);
-  daemons.push(daemon);
+  started.daemons.push(daemon);
   return { project: root, daemon };
 };
 
 const agent = async (daemon: RunningDaemon) => {
   const client = await connectClient(daemon.url);
-  clients.push(client);
+  started.clients.push(client);
   // A check-in makes it an agent working in the project.
   await callTool(client, 'pulse_should_interrupt');
   return client;
@@ -75,7 +67,7 @@ const pulseRunning = (args: string[], env: Record<string, string> = {}) => {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  children.push(child);
+  started.children.push(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (data) => {
@@ -367,7 +359,7 @@ describe('pulse guide and pulse constrain: the write', () => {
     // The daemon, once it runs, holds the first agent for that change.
     const { daemon } = await served(project);
     const client = await connectClient(daemon.url);
-    clients.push(client);
+    started.clients.push(client);
     expect(await callTool<Decision>(client, 'pulse_should_interrupt')).toMatchObject({ needs_replan: true });
   });
 
@@ -459,7 +451,7 @@ describe('what is kept', () => {
     );
 
     const again = await startDaemon(project);
-    daemons.push(again);
+    started.daemons.push(again);
     const status = (await (await fetch(new URL('status', again.url))).json()) as {
       replan: { acks: unknown[] };
     };
@@ -472,7 +464,7 @@ describe('a daemon with a token', () => {
     const project = await newProject();
     const token = 'a'.repeat(32);
     const daemon = await startDaemon(project, { args: ['--token', token] });
-    daemons.push(daemon);
+    started.daemons.push(daemon);
     const refused = await runCli(['guide', 'Hi.', '-p', project], { env: { PULSE_TOKEN: '' } });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/requires a token: set PULSE_TOKEN/);

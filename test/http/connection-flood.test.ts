@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, connectClient, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';
-import { useDaemons } from './daemons.js';
+import { useDaemons } from '../support/started.js';
 import {
   HALF_SENT_BODY,
   HALF_SENT_HEADERS,

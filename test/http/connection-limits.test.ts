@@ -14,7 +14,7 @@ import {
   waitUntil,
 } from '../support/daemon.js';
 import { save } from '../support/files.js';
-import { useDaemons } from './daemons.js';
+import { useDaemons } from '../support/started.js';
 import {
   HALF_SENT_BODY,
   HALF_SENT_HEADERS,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { abandonSession } from '../../bench/session.js';
 import { callTool, waitUntil } from '../support/daemon.js';
-import { useDaemons } from './daemons.js';
+import { useDaemons } from '../support/started.js';
 import { callOnSession, health, streamingClient } from './raw-clients.js';
 
 /*

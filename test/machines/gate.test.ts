@@ -1,14 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type ActorRefFrom,
-  createActor,
-  fromCallback,
-  fromPromise,
-  SimulatedClock,
-  type SnapshotFrom,
-  setup,
-  waitFor,
-} from 'xstate';
+import { type ActorRefFrom, SimulatedClock, waitFor } from 'xstate';
 import {
   type AckOutcome,
   ackRejection,
@@ -19,11 +10,10 @@ import {
   RECENT_KEPT,
   retryOrDeadLetter,
   splitOutcomes,
-  type Thought,
 } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
-import { gateMachine } from '../../machines/gate.js';
-import type { DrainOutput, GateAckReply, GateClaimReply } from '../../machines/gate-context.js';
+import type { gateMachine } from '../../machines/gate.js';
+import type { GateAckReply, GateClaimReply } from '../../machines/gate-context.js';
 import {
   BACKLOG_EVENTS,
   type GateInput,
@@ -31,18 +21,16 @@ import {
   RETRY_CAP_MAX_MS,
   retryDelayMs,
 } from '../../machines/gate-settings.js';
-import {
-  type AcceptInput,
-  type AcceptOutput,
-  type DeadLetter,
-  inboxMachine,
-  type LoadedInbox,
-  type OfferReply,
-  type SettlementWrite,
-} from '../../machines/inbox.js';
+import type { DeadLetter, inboxMachine, LoadedInbox, SettlementWrite } from '../../machines/inbox.js';
 import { CATCH_UP_MS } from '../../machines/poller.js';
-import { drainFromInbox } from '../../src/effects/drain-inbox.js';
 import { inboxEvent } from '../support/inbox-event.js';
+import {
+  createPipeline,
+  type GateActions,
+  inboxAtRest,
+  listedItem,
+  type Pipeline,
+} from '../support/pipeline.js';
 
 /*
  * The gate on a simulated clock, beside the real inbox machine (restored from a list, fed through
@@ -86,13 +74,10 @@ interface Harness {
   deadLetters(): DeadLetter[];
 }
 
-const running: Array<{ stop(): void }> = [];
+const running: Pipeline[] = [];
 afterEach(() => {
-  for (const root of running.splice(0)) root.stop();
+  for (const pipeline of running.splice(0)) pipeline.stop();
 });
-
-/** Named gate actions a test swaps for its own. */
-type GateActions = NonNullable<Parameters<typeof gateMachine.provide>[0]['actions']>;
 
 /** Starts the gate and the inbox, and waits until the inbox has restored `restored`; a restore given as a function is not waited for. */
 const start = async (
@@ -100,12 +85,9 @@ const start = async (
   restored: InboxEvent[] | (() => Promise<LoadedInbox>) = [],
   gateActions: GateActions = {},
 ): Promise<Harness> => {
-  const loadInbox =
-    typeof restored === 'function' ? restored : async () => ({ events: restored, deadLetters: [] });
   const clock = new SimulatedClock();
   /** The events `add` offers, by item id: the fake acceptor inserts them as they are. */
   const offering = new Map<string, InboxEvent>();
-  let requestId = 0;
   const h = {
     clock,
     think: speakAll(),
@@ -114,61 +96,42 @@ const start = async (
     claimed: [],
     drains: 0,
   } as unknown as Harness;
-  const root = createActor(
-    setup({
-      actors: {
-        inbox: inboxMachine.provide({
-          actors: {
-            loadInbox: fromPromise<LoadedInbox>(loadInbox),
-            acceptItems: fromPromise<AcceptOutput, AcceptInput>(async ({ input }) => ({
-              inserted: input.items.slice(0, input.limit).map((item) => offering.get(item.itemId)!),
-              capped: input.items.length > input.limit,
-            })),
-            // Written at once: the inbox hears back a tick later, as from a file write.
-            persistSettlement: fromPromise<void, SettlementWrite>(async ({ input }) => {
-              h.persisted.push(input);
-            }),
-          },
-          actions: {
-            // Reflections are the test's to ask for: an insert must not wake the gate.
-            wakeGate: () => {},
-          },
-        }),
-        gate: gateMachine.provide({
-          actors: {
-            drainInbox: fromPromise<DrainOutput, { requestId: number }>(async ({ input, system }) => {
-              h.drains++;
-              return { events: await drainFromInbox(system, input.requestId), at: clock.now() };
-            }),
-            think: fromPromise<Thought, { events: InboxEvent[]; now: number }>(async ({ input }) => {
-              h.thinkCalls.push(input);
-              return { judgements: await h.think(input.events, input.now), by: 'test', note: null };
-            }),
-          },
-          actions: gateActions,
-        }),
+  const pipeline = createPipeline({
+    clock,
+    inbox: {
+      load: typeof restored === 'function' ? restored : async () => ({ events: restored, deadLetters: [] }),
+      accept: async (offer) => ({
+        inserted: offer.items.slice(0, offer.limit).map((item) => offering.get(item.itemId)!),
+        capped: offer.items.length > offer.limit,
+      }),
+      // Written at once: the inbox hears back a tick later, as from a file write.
+      persist: async (write) => {
+        h.persisted.push(write);
       },
-    }).createMachine({
-      invoke: [
-        { src: 'inbox', id: 'inbox', systemId: 'inbox', input: {} },
-        { src: 'gate', id: 'gate', systemId: 'gate', input },
-      ],
-    }),
-    { clock },
-  );
-  const replyTo = createActor(fromCallback<OfferReply>(() => {}));
-  running.push(root, replyTo);
-  replyTo.start();
-  root.start();
-  h.gate = root.system.get('gate');
-  h.inboxActor = root.system.get('inbox');
+      // Reflections are the test's to ask for: an insert must not wake the gate.
+      wakesGate: false,
+    },
+    gate: {
+      input,
+      beforeDrain: () => {
+        h.drains++;
+      },
+      think: async (thinking) => {
+        h.thinkCalls.push(thinking);
+        return { judgements: await h.think(thinking.events, thinking.now), by: 'test', note: null };
+      },
+      actions: gateActions,
+    },
+  });
+  running.push(pipeline);
+  pipeline.start();
+  h.gate = pipeline.gate();
+  h.inboxActor = pipeline.inbox();
   let awaiting = false;
   h.gate.subscribe((s) => {
     if (s.matches('awaiting') && !awaiting) h.claimed.push(s.context.delivery!);
     awaiting = s.matches('awaiting');
   });
-  const inboxAtRest = (s: SnapshotFrom<typeof inboxMachine>) =>
-    s.matches({ ready: { offers: 'idle', settlements: 'idle' } }) && s.context.offers.length === 0;
   h.settle = async () => {
     await waitFor(h.gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), { timeout: 1000 });
     await waitFor(h.inboxActor, inboxAtRest, { timeout: 1000 });
@@ -183,39 +146,21 @@ const start = async (
   };
   h.add = async (...events) => {
     for (const e of events) offering.set(e.id, e);
-    h.inboxActor.send({
-      type: 'inbox.offer',
-      pollId: ++requestId,
-      source: 'cal',
-      server: 'cal-server',
-      items: events.map((e) => ({ itemId: e.id, title: e.title, startsAt: null, detail: '' })),
-      replyTo,
-    });
+    pipeline.offer(
+      'cal',
+      'cal-server',
+      events.map((e) => listedItem(e.id, e.title)),
+    );
     await waitFor(h.inboxActor, inboxAtRest, { timeout: 1000 });
   };
   h.claim = (agent = 'agent-a', session) => {
-    const id = ++requestId;
-    h.gate.send({
-      type: 'gate.claim',
-      requestId: id,
-      agent,
-      ...(session ? { session } : {}),
-      now: clock.now(),
-    });
+    const id = pipeline.claim({ agent, ...(session ? { session } : {}) });
     const claim = h.gate.getSnapshot().context.lastClaim!;
     expect(claim.requestId, 'the gate answers a claim at once').toBe(id);
     return claim;
   };
   h.ack = (deliveryId, outcomes, caller = { agent: 'agent-a' }) => {
-    const id = ++requestId;
-    h.gate.send({
-      type: 'gate.ack',
-      requestId: id,
-      deliveryId,
-      ...(outcomes ? { outcomes } : {}),
-      ...caller,
-      now: clock.now(),
-    });
+    const id = pipeline.ack(deliveryId, caller, outcomes);
     const reply = h.gate.getSnapshot().context.lastReply!;
     expect(reply.requestId, 'the gate answers an ack at once').toBe(id);
     return reply;

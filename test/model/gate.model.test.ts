@@ -1,10 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  type ActorRefFrom,
   assign,
-  createActor,
-  fromCallback,
-  fromPromise,
   type InspectionEvent,
   initialTransition,
   SimulatedClock,
@@ -14,20 +10,13 @@ import {
   waitFor,
 } from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
-import type { Delivery, Judgement, Thought } from '../../machines/delivery-rules.js';
+import type { Delivery, Judgement } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
 import { gateMachine } from '../../machines/gate.js';
 import { INSERT_QUIET_MS, RETRY_CAP_MAX_MS } from '../../machines/gate-settings.js';
-import {
-  type AcceptInput,
-  type AcceptOutput,
-  inboxMachine,
-  type LoadedInbox,
-  type OfferReply,
-  type SettlementWrite,
-} from '../../machines/inbox.js';
-import { drainFromInbox } from '../../src/effects/drain-inbox.js';
+import type { SettlementWrite } from '../../machines/inbox.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
+import { acceptUnseen, createPipeline, listedItem } from '../support/pipeline.js';
 
 /*
  * Model-based test of the gate's delivery rules. A small test-only statechart says where every
@@ -577,77 +566,47 @@ class GateRun {
   holdThought = false;
   release: () => void = () => {};
   listed = 0;
-  requests = 0;
   gateRef: ReturnType<GateRun['gate']> | undefined;
 
-  private readonly replyTo = createActor(fromCallback<OfferReply>(() => {})).start();
-
-  readonly root = createActor(
-    setup({
-      actors: {
-        inbox: inboxMachine.provide({
-          actors: {
-            loadInbox: fromPromise<LoadedInbox>(async () => ({ events: [], deadLetters: [] })),
-            acceptItems: fromPromise<AcceptOutput, AcceptInput>(async ({ input }) => ({
-              inserted: input.items.slice(0, input.limit).map((item) => ({
-                id: item.itemId,
-                source: input.source,
-                item_id: item.itemId,
-                title: item.title,
-                starts_at: null,
-                detail: null,
-                received_at: '2026-01-01T00:00:00.000Z',
-                attempts: 0,
-              })),
-              capped: false,
-            })),
-            persistSettlement: fromPromise<void, SettlementWrite>(async ({ input }) => {
-              const { settlement } = input;
-              const seqs = this.settlements.map((s) => s.settlement.seq);
-              if (settlement.seq !== seqs.length + 1)
-                this.problems.push(`settlement ${settlement.seq} after ${seqs.join(', ')}`);
-              for (const id of settlement.consumed) {
-                if (this.consumed.includes(id)) this.problems.push(`${id} consumed twice`);
-              }
-              this.consumed.push(...settlement.consumed);
-              this.settlements.push(input);
-            }),
-          },
-          actions: {
-            // The model takes inserts and reflections as separate steps: an insert must not wake the gate.
-            wakeGate: () => {},
-          },
-        }),
-        gate: gateMachine.provide({
-          actors: {
-            drainInbox: fromPromise(async ({ input, system }) => {
-              if (this.drainFails) {
-                this.drainFails = false;
-                throw new Error('the inbox is out of reach');
-              }
-              return { events: await drainFromInbox(system, input.requestId), at: this.clock.now() };
-            }),
-            think: fromPromise<Thought, { events: InboxEvent[]; now: number }>(({ input }) => {
-              const thought = () =>
-                this.answer(input.events).then((judgements) => ({ judgements, by: 'test', note: null }));
-              if (!this.holdThought) return thought();
-              // Held until the step lets it go: the gate stays in `thinking` meanwhile.
-              this.holdThought = false;
-              return new Promise((resolve, reject) => {
-                this.release = () => thought().then(resolve, reject);
-              });
-            }),
-          },
-        }),
+  readonly pipeline = createPipeline({
+    clock: this.clock,
+    inbox: {
+      accept: acceptUnseen(),
+      persist: async (write) => {
+        const { settlement } = write;
+        const seqs = this.settlements.map((s) => s.settlement.seq);
+        if (settlement.seq !== seqs.length + 1)
+          this.problems.push(`settlement ${settlement.seq} after ${seqs.join(', ')}`);
+        for (const id of settlement.consumed) {
+          if (this.consumed.includes(id)) this.problems.push(`${id} consumed twice`);
+        }
+        this.consumed.push(...settlement.consumed);
+        this.settlements.push(write);
       },
-    }).createMachine({
-      invoke: [
-        { src: 'inbox', id: 'inbox', systemId: 'inbox', input: {} },
-        { src: 'gate', id: 'gate', systemId: 'gate', input: SETTINGS },
-      ],
-    }),
-    { clock: this.clock, inspect: (e) => this.inspect(e) },
-  );
+      // The model takes inserts and reflections as separate steps: an insert must not wake the gate.
+      wakesGate: false,
+    },
+    gate: {
+      input: SETTINGS,
+      beforeDrain: () => {
+        if (this.drainFails) {
+          this.drainFails = false;
+          throw new Error('the inbox is out of reach');
+        }
+      },
+      think: (input) => {
+        const thought = () =>
+          this.answer(input.events).then((judgements) => ({ judgements, by: 'test', note: null }));
+        if (!this.holdThought) return thought();
+        // Held until the step lets it go: the gate stays in `thinking` meanwhile.
+        this.holdThought = false;
+        return new Promise((resolve, reject) => {
+          this.release = () => thought().then(resolve, reject);
+        });
+      },
+    },
+    inspect: (e) => this.inspect(e),
+  });
 
   /** The scripted thinker. */
   answer(events: readonly InboxEvent[]): Promise<Judgement[]> {
@@ -663,11 +622,11 @@ class GateRun {
   }
 
   gate() {
-    return this.root.system.get('gate') as ActorRefFrom<typeof gateMachine>;
+    return this.pipeline.gate();
   }
 
   inbox() {
-    return this.root.system.get('inbox') as ActorRefFrom<typeof inboxMachine>;
+    return this.pipeline.inbox();
   }
 
   inspect(event: InspectionEvent) {
@@ -676,7 +635,7 @@ class GateRun {
   }
 
   async start() {
-    this.root.start();
+    this.pipeline.start();
     this.gateRef = this.gate();
     coverage.visit(this.gateRef.getSnapshot().value);
     let awaiting = false;
@@ -723,18 +682,11 @@ class GateRun {
 
   /** The holder acknowledges `deliveryId` with no outcomes; the answer is in `lastReply`. */
   ackAsHolder(deliveryId: string) {
-    this.gate().send({
-      type: 'gate.ack',
-      requestId: ++this.requests,
-      deliveryId,
-      agent: HOLDER,
-      now: this.clock.now(),
-    });
+    this.pipeline.ack(deliveryId, { agent: HOLDER });
   }
 
   claim(agent: string) {
-    const requestId = ++this.requests;
-    this.gate().send({ type: 'gate.claim', requestId, agent, now: this.clock.now() });
+    const requestId = this.pipeline.claim({ agent });
     const claim = this.gate().getSnapshot().context.lastClaim!;
     expect(claim.requestId, 'the gate answers a claim at once').toBe(requestId);
     return claim;
@@ -747,16 +699,7 @@ class GateRun {
     switch (event.type) {
       case 'insert': {
         this.listed++;
-        this.inbox().send({
-          type: 'inbox.offer',
-          pollId: this.listed,
-          source: 'cal',
-          server: 'cal-server',
-          items: [
-            { itemId: `item-${this.listed}`, title: `Item ${this.listed}`, startsAt: null, detail: '' },
-          ],
-          replyTo: this.replyTo,
-        });
+        this.pipeline.offer('cal', 'cal-server', [listedItem(`item-${this.listed}`, `Item ${this.listed}`)]);
         break;
       }
       case 'reflect':
@@ -841,16 +784,13 @@ class GateRun {
       case 'ack': {
         const delivery = gate.getSnapshot().context.delivery!;
         const outcomes = Object.fromEntries(delivery.events.map((e) => [e.id, event.outcome]));
-        gate.send({
-          type: 'gate.ack',
-          requestId: ++this.requests,
-          deliveryId: delivery.deliveryId,
-          ...(event.outcome === 'told' ? {} : { outcomes }),
-          agent: HOLDER,
-          now: this.clock.now(),
-        });
+        const requestId = this.pipeline.ack(
+          delivery.deliveryId,
+          { agent: HOLDER },
+          event.outcome === 'told' ? undefined : outcomes,
+        );
         const reply = gate.getSnapshot().context.lastReply!;
-        expect(reply).toMatchObject({ accepted: true, requestId: this.requests });
+        expect(reply).toMatchObject({ accepted: true, requestId });
         // The inbox has the ack's settlement by the time the gate answers.
         const last = this.settlements.at(-1)?.settlement;
         expect(last?.seq, 'the reply names the settlement the inbox received').toBe(reply.settleSeq);
@@ -919,8 +859,7 @@ class GateRun {
   }
 
   stop() {
-    this.root.stop();
-    this.replyTo.stop();
+    this.pipeline.stop();
   }
 }
 

@@ -4,12 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  type Actor,
-  type ActorRefFrom,
-  type AnyActorLogic,
   assign,
-  createActor,
-  fromPromise,
   type InspectionEvent,
   initialTransition,
   SimulatedClock,
@@ -19,12 +14,12 @@ import {
   waitFor,
 } from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
-import type { ExternalItem, InboxEvent, PolledSource } from '../../machines/external.js';
-import { type AcceptInput, type AcceptOutput, inboxMachine, type LoadedInbox } from '../../machines/inbox.js';
+import type { ExternalItem, PolledSource } from '../../machines/external.js';
 import { CATCH_UP_MS, type FetchOutcome, pollerMachine } from '../../machines/poller.js';
 import { createItemFetcher } from '../../src/effects/fetch-items.js';
 import { ClientPool } from '../../src/sources/client/client-pool.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
+import { acceptUnseen, createPipeline, inboxAtRest, listedItem, type Pipeline } from '../support/pipeline.js';
 import { type FixtureFiles, fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
 
 /*
@@ -277,7 +272,7 @@ const itemNo = (n: number) => `item-${n}`;
 const listedItems = (count: number) =>
   Array.from({ length: count }, (_, i) => ({ id: itemNo(i + 1), title: `Item ${i + 1}` }));
 const asExternal = (count: number): ExternalItem[] =>
-  listedItems(count).map((item) => ({ itemId: item.id, title: item.title, startsAt: null, detail: '' }));
+  listedItems(count).map((item) => listedItem(item.id, item.title));
 
 /** How a run answers the poller's calls: scripted, or through the fixture server. */
 type Mode = 'scripted' | 'fixture';
@@ -289,9 +284,7 @@ class PollerRun {
   /** When the last call ended, on the simulated clock: the schedule counts from there. */
   respondedAt = 0;
   #pending: { at: number; answer: (answer: Answer, listed: number) => Promise<void> } | null = null;
-  #requests = 0;
-  readonly #seen = new Set<string>();
-  readonly root: Actor<AnyActorLogic>;
+  readonly pipeline: Pipeline;
   readonly #coverages: MachineCoverage[];
 
   constructor(
@@ -309,62 +302,33 @@ class PollerRun {
             random: () => JITTER,
             now: () => this.clock.now(),
           });
-    const fetchItems = fromPromise<FetchOutcome, PolledSource>(
-      ({ input }) =>
-        new Promise<FetchOutcome>((resolve) => {
-          const at = this.clock.now();
-          this.calls.push(at);
-          // Held until the step says how the tool answers; the clock stands still meanwhile unless the step moves it.
-          this.#pending = {
-            at,
-            answer: async (answer, listed) => {
-              if (fetcher === null) {
-                resolve(this.#scripted(at, answer, listed));
-                return;
-              }
-              await fixture!.files.setControl(
-                answer.outcome === 'ok'
-                  ? { items: listedItems(listed) }
-                  : { mode: answer.outcome === 'error' ? 'isError' : 'hang' },
-              );
-              resolve(await fetcher(input));
-            },
-          };
-        }),
-    );
-    const seen = this.#seen;
-    const machine = setup({
-      actors: {
-        inbox: inboxMachine.provide({
-          actors: {
-            loadInbox: fromPromise<LoadedInbox>(async () => ({ events: [], deadLetters: [] })),
-            acceptItems: fromPromise<AcceptOutput, AcceptInput>(async ({ input }) => {
-              const unseen = input.items.filter((item) => !seen.has(item.itemId));
-              const taken = unseen.slice(0, input.limit);
-              for (const item of taken) seen.add(item.itemId);
-              const inserted: InboxEvent[] = taken.map((item) => ({
-                id: item.itemId,
-                source: input.source,
-                item_id: item.itemId,
-                title: item.title,
-                starts_at: null,
-                detail: null,
-                received_at: '2026-01-01T00:00:00.000Z',
-                attempts: 0,
-              }));
-              return { inserted, capped: unseen.length > taken.length };
-            }),
+    const fetch = (input: PolledSource) =>
+      new Promise<FetchOutcome>((resolve) => {
+        const at = this.clock.now();
+        this.calls.push(at);
+        // Held until the step says how the tool answers; the clock stands still meanwhile unless the step moves it.
+        this.#pending = {
+          at,
+          answer: async (answer, listed) => {
+            if (fetcher === null) {
+              resolve(this.#scripted(at, answer, listed));
+              return;
+            }
+            await fixture!.files.setControl(
+              answer.outcome === 'ok'
+                ? { items: listedItems(listed) }
+                : { mode: answer.outcome === 'error' ? 'isError' : 'hang' },
+            );
+            resolve(await fetcher(input));
           },
-        }),
-        poller: pollerMachine.provide({ actors: { fetchItems } }),
-      },
-    }).createMachine({
-      invoke: [
-        { src: 'inbox', id: 'inbox', systemId: 'inbox', input: { capacity: CAPACITY, perTickCap: PER_TICK } },
-        { src: 'poller', id: 'poller', systemId: 'poller:cal', input: { source } },
-      ],
+        };
+      });
+    this.pipeline = createPipeline({
+      clock: this.clock,
+      inbox: { input: { capacity: CAPACITY, perTickCap: PER_TICK }, accept: acceptUnseen() },
+      poller: { source, fetch },
+      inspect: (e) => this.#inspect(e),
     });
-    this.root = createActor(machine, { clock: this.clock, inspect: (e) => this.#inspect(e) });
   }
 
   #scripted(at: number, answer: Answer, listed: number): FetchOutcome {
@@ -383,35 +347,29 @@ class PollerRun {
   }
 
   #inspect(event: InspectionEvent) {
-    // Events of the actors' creation come before `root` is assigned: the states they show are seen again at start.
-    const root = this.root as Actor<AnyActorLogic> | undefined;
-    if (root === undefined || root.system.get('poller:cal') !== event.actorRef) return;
+    // Events of the actors' creation come before `pipeline` is assigned: the states they show are seen again at start.
+    const pipeline = this.pipeline as Pipeline | undefined;
+    if (pipeline === undefined || pipeline.poller() !== event.actorRef) return;
     for (const c of this.#coverages) c.inspect(event);
   }
 
   poller() {
-    return this.root.system.get('poller:cal') as ActorRefFrom<typeof pollerMachine>;
+    return this.pipeline.poller();
   }
 
   inbox() {
-    return this.root.system.get('inbox') as ActorRefFrom<typeof inboxMachine>;
+    return this.pipeline.inbox();
   }
 
   async start() {
-    this.root.start();
+    this.pipeline.start();
     await waitFor(this.inbox(), (s) => s.matches('ready'), { timeout: 1000 });
   }
 
   /** Waits until the poller and the inbox have done what the step set off. */
   async settle() {
     await waitFor(this.poller(), (s) => !s.matches('offering'), { timeout: 1000 });
-    await waitFor(
-      this.inbox(),
-      (s) => s.matches({ ready: { offers: 'idle' } }) && s.context.offers.length === 0,
-      {
-        timeout: 1000,
-      },
-    );
+    await waitFor(this.inbox(), inboxAtRest, { timeout: 1000 });
   }
 
   async execute(event: ModelEvent, before: ModelContext, after: ModelContext) {
@@ -450,14 +408,14 @@ class PollerRun {
         expect(this.calls.at(-1), 'the call goes out at once').toBe(this.clock.now());
         break;
       case 'drain':
-        this.inbox().send({ type: 'inbox.drain', requestId: ++this.#requests });
+        this.inbox().send({ type: 'inbox.drain', requestId: this.pipeline.nextRequestId() });
         break;
     }
     await this.settle();
   }
 
   stop() {
-    this.root.stop();
+    this.pipeline.stop();
   }
 }
 

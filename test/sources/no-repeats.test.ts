@@ -2,18 +2,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ActorRefFrom, createActor, fromPromise, setup } from 'xstate';
-import type { ExternalItem, PolledSource } from '../../machines/external.js';
-import { gateMachine } from '../../machines/gate.js';
-import { inboxMachine } from '../../machines/inbox.js';
-import { type FetchOutcome, pollerMachine } from '../../machines/poller.js';
-import { pipelineBusy } from '../../sim/pipeline-busy.js';
-import { SteppedClock } from '../../sim/stepped-clock.js';
+import type { ExternalItem } from '../../machines/external.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
-import { drainFromInbox } from '../../src/effects/drain-inbox.js';
 import { createInboxLoader } from '../../src/effects/load-inbox.js';
 import { InboxFile } from '../../src/store/inbox-file.js';
 import { SeenStore } from '../../src/store/seen-store.js';
+import { createPipeline, listedItem } from '../support/pipeline.js';
+import { SteppedClock } from '../support/stepped-clock.js';
 
 /*
  * "No repeats, ever": a source that keeps listing the same open task, polled for weeks on a
@@ -30,12 +25,7 @@ const SOURCE = 'dex';
 const POLL_MS = 10 * MINUTE;
 const START = Date.UTC(2026, 0, 5, 9);
 
-const task = (itemId: string): ExternalItem => ({
-  itemId,
-  title: `Task ${itemId}`,
-  startsAt: null,
-  detail: '',
-});
+const task = (itemId: string): ExternalItem => listedItem(itemId, `Task ${itemId}`);
 
 /** When the test gives up waiting for one instant's work (file writes among it) to come to rest. */
 const REST_TIMEOUT_MS = 10_000;
@@ -70,71 +60,39 @@ const startRun = async (world: World) => {
     void promise.finally(() => writing.delete(promise)).catch(() => {});
     return promise;
   };
-  const polled: PolledSource = {
-    name: SOURCE,
-    server: 'dex',
-    tool: 'list_tasks',
-    args: {},
-    intervalMs: POLL_MS,
-    enabled: true,
-  };
-
-  const root = createActor(
-    setup({
-      actors: {
-        // Provided as the wiring provides them (src/system/wiring.ts), on the simulated clock. The
-        // `offerAllSeen` guard is left to its default (every offer is written): it only answers
-        // at once an offer the acceptor would write nothing for.
-        inbox: inboxMachine.provide({
-          actors: {
-            loadInbox: fromPromise(() => track(createInboxLoader({ inbox: inboxFile, seen, now })())),
-            acceptItems: fromPromise(({ input }) => track(acceptItems(input))),
-            persistSettlement: fromPromise(({ input }) =>
-              track(inboxFile.settle(input.settlement, input.deadLetters)),
-            ),
-          },
-        }),
-        gate: gateMachine.provide({
-          actors: {
-            drainInbox: fromPromise(async ({ input, system }) => ({
-              events: await drainFromInbox(system, input.requestId),
-              at: now(),
-            })),
-            think: fromPromise(async ({ input }) => ({
-              judgements: input.events.map((e) => ({ id: e.id, urgency: 0.9 })),
-              by: 'rules',
-              note: null,
-            })),
-          },
-        }),
-        poller: pollerMachine.provide({
-          actors: {
-            fetchItems: fromPromise<FetchOutcome, PolledSource>(async () => ({
-              ok: true,
-              items: world.listing(now()),
-              at: now(),
-              durationMs: 0,
-              jitter: 0,
-            })),
-          },
-        }),
+  const pipeline = createPipeline({
+    clock,
+    // Provided as the wiring provides them (src/system/wiring.ts), on the simulated clock. The
+    // `offerAllSeen` guard is left to its default (every offer is written): it only answers
+    // at once an offer the acceptor would write nothing for.
+    inbox: {
+      load: () => track(createInboxLoader({ inbox: inboxFile, seen, now })()),
+      accept: (input) => track(acceptItems(input)),
+      persist: (input) => track(inboxFile.settle(input.settlement, input.deadLetters)),
+    },
+    gate: {
+      input: { reflectEveryMs: 30 * MINUTE },
+      think: async ({ events }) => ({
+        judgements: events.map((e) => ({ id: e.id, urgency: 0.9 })),
+        by: 'rules',
+        note: null,
+      }),
+    },
+    poller: {
+      source: {
+        name: SOURCE,
+        server: 'dex',
+        tool: 'list_tasks',
+        args: {},
+        intervalMs: POLL_MS,
+        enabled: true,
       },
-    }).createMachine({
-      invoke: [
-        { src: 'inbox', id: 'inbox', systemId: 'inbox', input: {} },
-        { src: 'gate', id: 'gate', systemId: 'gate', input: { reflectEveryMs: 30 * MINUTE } },
-        { src: 'poller', id: 'poller', systemId: `poller:${SOURCE}`, input: { source: polled } },
-      ],
-    }),
-    { clock },
-  );
-  root.start();
-  const inbox = root.system.get('inbox') as ActorRefFrom<typeof inboxMachine>;
-  const gate = root.system.get('gate') as ActorRefFrom<typeof gateMachine>;
-  const poller = root.system.get(`poller:${SOURCE}`) as ActorRefFrom<typeof pollerMachine>;
-  let requestId = 0;
+      fetch: async () => ({ ok: true, items: world.listing(now()), at: now(), durationMs: 0, jitter: 0 }),
+    },
+  });
+  pipeline.start();
 
-  const busy = () => writing.size > 0 || pipelineBusy(poller, inbox, gate);
+  const busy = () => writing.size > 0 || pipeline.busy();
 
   /** Lets everything due at this instant run to rest; the agent, when there, takes and acknowledges a delivery at once. */
   const rest = async () => {
@@ -142,45 +100,27 @@ const startRun = async (world: World) => {
     while (Date.now() < giveUp) {
       await realTick();
       if (busy()) continue;
-      const agent = world.agentThere(now());
-      if (agent && gate.getSnapshot().matches('offered')) {
-        gate.send({ type: 'gate.claim', requestId: ++requestId, agent: 'agent', now: now() });
-      }
-      const { delivery } = gate.getSnapshot().context;
-      if (agent && gate.getSnapshot().matches('awaiting') && delivery !== null) {
-        gate.send({
-          type: 'gate.ack',
-          requestId: ++requestId,
-          deliveryId: delivery.deliveryId,
-          agent: 'agent',
-          now: now(),
-        });
-        expect(gate.getSnapshot().context.lastReply?.accepted, 'the ack is accepted').toBe(true);
-        world.deliveries.push(delivery.events.map((e) => e.item_id));
-        continue;
-      }
-      return;
+      const taken = world.agentThere(now()) ? pipeline.takeDelivery('agent') : null;
+      if (taken === null) return;
+      expect(taken.reply?.accepted, 'the ack is accepted').toBe(true);
+      world.deliveries.push(taken.delivery.events.map((e) => e.item_id));
     }
     throw new Error(`Nothing came to rest at day ${(now() - START) / DAY}.`);
   };
 
   /** Runs from timer to timer until `until`, then sets the clock there. */
   const runUntil = async (until: number) => {
-    await rest();
-    for (let next = clock.nextDueAt(); next !== null && next <= until; next = clock.nextDueAt()) {
-      clock.set(next);
-      await rest();
-    }
+    await clock.runTimersUntil(until, rest);
     clock.set(until);
     await rest();
   };
 
   const stop = async () => {
     await rest();
-    root.stop();
+    pipeline.stop();
   };
 
-  return { runUntil, stop, inbox, polls: () => poller.getSnapshot().context };
+  return { runUntil, stop, inbox: pipeline.inbox(), polls: () => pipeline.poller().getSnapshot().context };
 };
 
 const dirs: string[] = [];

@@ -28,4 +28,13 @@ export class SteppedClock extends SimulatedClock {
     for (const at of this.#due.values()) if (next === null || at < next) next = at;
     return next;
   }
+
+  /** Moves from timer to timer up to `until` (not past it), letting each instant come to `rest` first. */
+  async runTimersUntil(until: number, rest: () => Promise<void>): Promise<void> {
+    await rest();
+    for (let next = this.nextDueAt(); next !== null && next <= until; next = this.nextDueAt()) {
+      this.set(next);
+      await rest();
+    }
+  }
 }
