@@ -46,7 +46,7 @@ calls at q = 0, one per poll period, not 48.
 **Latency** is, per event told, the time from when the source first listed it to the ack of its
 first delivery, over every event of the cell's seeds: the median (p50), the 95th percentile and
 the longest. In these scenarios items appear at the poll times, so an event judged at once is
-told 3 s after it is listed (the insert's settling), 7 s in (b) (two catch-up polls first).
+told 3 s after it is listed (the gate gathering inserts for a quiet moment), 7 s in (b) (two catch-up polls first).
 *The seed's rule* is our gate asking a failed thinker again at every reflection (a cap of one
 reflection interval, \`retry_backoff_sec\` = \`reflect_every_sec\`). *Ours* tells two failures
 apart. A failed **answer** (text that is not the judgements JSON, judgements of none of the events,

@@ -96,7 +96,7 @@ describe('delivery simulation', () => {
     expect(ours).toMatchObject({ loss_pct: 0, duplicates: 0 });
   });
 
-  it('measures latency from the first listing to the ack: the settling alone when the thinker never fails', async () => {
+  it('measures latency from the first listing to the ack: the gathering alone when the thinker never fails', async () => {
     const result = await runCell({ ...small('a', true), q: 0 }, 2);
     expect(result.latency).toEqual({ p50_s: 3, p95_s: 3, max_s: 3 });
   });
