@@ -107,8 +107,7 @@ export const answerHook = async (
   // pulse's own answer, seen in this session's hook input, names the MCP caller: one agent.
   if (pulseTool && call.answeredAgentId !== null && call.answeredAgentId !== party)
     tieAgents(actor, party, call.answeredAgentId, 'tool-output');
-  const snapshot = replanOf(actor).getSnapshot().context;
-  const replan = read ? snapshot : { ...snapshot, blind: [...snapshot.blind, STILL_READING] };
+  const replan = replanOf(actor).getSnapshot().context;
   const out = gateOf(actor).getSnapshot().context.delivery;
   const hooks = hooksOf(actor);
   const owed = owedBy(replan, party);
@@ -118,12 +117,13 @@ export const answerHook = async (
   const tool =
     call.tool === null
       ? { pulseTool: false, allowed: true }
-      : pending === null && replan.blind.length === 0
+      : pending === null && replan.blind.length === 0 && read
         ? { pulseTool, allowed: true }
         : await judgeTool(caller, call.tool, { projectRoot, cwd: call.cwd, server });
   const { verdict, remember } = decide(call, {
     pending,
     blind: replan.blind,
+    late: read ? undefined : STILL_READING,
     // An agent that owes its replan ack takes no delivery yet, so it is not told of one.
     delivery:
       out === null || owed !== null

@@ -30,6 +30,8 @@ export interface HookFacts {
   pending: Pending | null;
   /** What hides guidance or constraints changes from pulse now: while any, the hooks hold as for a pending replan. */
   blind: readonly FileFault[];
+  /** The scan did not end within the hook's budget: what was read may miss the last moments, so it counts as blind too. */
+  late?: FileFault | undefined;
   /** The delivery out or set aside for the agents, if any. */
   delivery: Attention | null;
   memory: HookSessionMemory;
@@ -63,15 +65,24 @@ const canAnnounce = ({ agent, phase }: HookCall, { pulseTool }: HookFacts): bool
   return phase === 'session-start' || phase === 'prompt';
 };
 
-/** What the hooks hold for, and a key to say it once per session: a blind spot first, else the pending event. */
-const holdOf = ({ pending, blind }: HookFacts) => {
+/**
+ * What the hooks hold for, and a key to say it once per session: a blind spot first, else the
+ * pending event. A late scan alone keys as the pending event it read, so one slow hook on a busy
+ * machine neither holds a stop twice for that event nor changes the key the next hook sees.
+ */
+const holdOf = ({ pending, blind: faults, late }: HookFacts) => {
+  const blind = late === undefined ? faults : [...faults, late];
   if (blind.length > 0) {
     return {
-      key: `unobservable:${blind.map((fault) => fault.file).join(',')}`,
+      key:
+        faults.length === 0 && pending !== null
+          ? pending.event_id
+          : `unobservable:${blind.map((fault) => fault.file).join(',')}`,
       held: (tool: NonNullable<HookCall['tool']>, why?: string) => blindHeldReason(blind, pending, tool, why),
       stop: () => blindStopReason(blind, pending),
       notice: () => blindNotice(blind, pending),
-      still: () => stillBlindNotice(blind),
+      still: () =>
+        faults.length === 0 && pending !== null ? stillPendingNotice(pending) : stillBlindNotice(blind),
     };
   }
   if (pending === null) return null;

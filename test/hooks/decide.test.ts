@@ -17,6 +17,11 @@ const LOOP = {
 };
 const PENDING = { event_id: 'evt_1', files: ['.pulse/guidance.md'], agent: 'claude:s' };
 const NEWER = { event_id: 'evt_2', files: ['.pulse/constraints.md'], agent: 'claude:s' };
+/** The scan did not end within the hook's budget (a busy machine). */
+const LATE = {
+  file: '.pulse/',
+  reason: 'could not be read in time: call pulse_should_interrupt, then try again',
+};
 const DELIVERY = { delivery_id: 'dlv_1', headlines: ['ci: build failed on main'] };
 
 const call = (
@@ -321,6 +326,31 @@ describe('decide, while pulse cannot see the guidance', () => {
     );
     expect(prompt.verdict).toEqual({ context: undefined });
     expect(decide(call('prompt'), facts({ pending })).verdict.context).toContain('evt_1');
+  });
+
+  it('holds a stop when a late scan hides whether anything changed, with nothing known pending', () => {
+    const stop = decide(call('stop'), facts({ late: LATE }));
+    expect(stop.verdict.hold).toMatch(/could not be read in time[\s\S]*Do not stop yet/);
+    expect(decide(call('pre-tool', BASH), facts({ late: LATE })).verdict.hold).toContain('pulse held');
+  });
+
+  it('holds a stop once per pending event, whether the scan before it was late or not', () => {
+    const slowFirst = decide(call('stop'), facts({ pending: PENDING, late: LATE }));
+    expect(slowFirst.verdict.hold).toContain('event_id "evt_1"');
+    const after = { ...FORGOTTEN_SESSION, ...slowFirst.remember };
+    expect(decide(call('stop'), facts({ pending: PENDING, memory: after })).verdict).toEqual({
+      notice: expect.stringContaining('replan evt_1 is still pending'),
+    });
+    const heldFirst = decide(call('stop'), facts({ pending: PENDING }));
+    const slowAfter = decide(
+      call('stop'),
+      facts({ pending: PENDING, late: LATE, memory: { ...FORGOTTEN_SESSION, ...heldFirst.remember } }),
+    );
+    expect(slowAfter.verdict).toEqual({ notice: expect.stringContaining('replan evt_1 is still pending') });
+    expect(
+      decide(call('stop'), facts({ pending: NEWER, late: LATE, memory: after })).verdict.hold,
+      'a newer event holds again',
+    ).toContain('event_id "evt_2"');
   });
 
   it('holds nothing once it sees again, with nothing pending', () => {
