@@ -25,7 +25,7 @@ import type { ReplanRecord } from './replan.js';
 import type { ReplanAck } from './replan-acks.js';
 import type { SavedAgent } from './replan-agents.js';
 
-/** What the log owner reads once at start. */
+/** What the event log reads once at start. */
 export interface LoadedJournal {
   index: EventIndex;
   ack: AckRecord | null;
@@ -73,7 +73,7 @@ export interface ReconcileOutput {
   stateError: string | null;
 }
 
-/** What the log owner writes to state.json for the replan lifecycle: the last ack and the agents. */
+/** What the event log writes to state.json for the replan lifecycle: the last ack and the agents. */
 export interface SaveReplanInput {
   ack: AckRecord | null;
   agents: SavedAgent[];

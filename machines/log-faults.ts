@@ -6,7 +6,7 @@ export interface FileFault {
   reason: string;
 }
 
-/** What the log owner cannot see or record, as its last scan and write found it; all null/empty when all is well. */
+/** What the event log cannot see or record, as its last scan and write found it; all null/empty when all is well. */
 export interface LogFaults {
   /** `.pulse/` is not a real folder (missing, a symlink): nothing is read or written. */
   folder: string | null;

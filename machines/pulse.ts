@@ -30,7 +30,7 @@ export const pulseMachine = setup({
 }).createMachine({
   id: 'pulse',
   description:
-    'The pulse sidecar: replan lifecycle, event log owner, .pulse/ watcher, inbox, reflection gate, focus (quiet until a time the user chose), the sources supervisor with one poller per source, what the agent hooks told each session, the writer of what the user steers with, and desktop notifications.',
+    'The pulse sidecar: replan lifecycle, event log, .pulse/ watcher, inbox, reflection gate, focus (quiet until a time the user chose), the sources supervisor with one poller per source, what the agent hooks told each session, the writer of what the user steers with, and desktop notifications.',
   // replan starts before log, inbox before gate, gate before focus, and all before sources, so each is there to receive the other's first messages.
   invoke: [
     { src: 'replan', id: 'replan', systemId: 'replan' },

@@ -114,7 +114,7 @@ const withInvalidating = (context: PendingReplan, events: readonly PulseEvent[])
   return { pendingEventId, pendingFiles };
 };
 
-/** What the log owner restored: PulseAgent's pending replan, the agents and acks state.json kept, and plan.md. */
+/** What the event log restored: PulseAgent's pending replan, the agents and acks state.json kept, and plan.md. */
 export const restored = (event: Restored): Partial<ReplanContext> => {
   const plan = event.plan ?? UNKNOWN_PLAN;
   return {

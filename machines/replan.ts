@@ -49,7 +49,7 @@ export interface ReplanContext extends PendingReplan {
   agents: AgentBook;
   lastAck: AckRecord | null;
   lastReply: AckReply | null;
-  /** What may hide a guidance or constraints change from the log now (the log owner says): the plan is on hold while any. */
+  /** What may hide a guidance or constraints change from the log now (the event log says): the plan is on hold while any. */
   blind: FileFault[];
   /** The plan as the log last told (at a change, an ack, the load). */
   plan: PlanSnapshot;
@@ -97,7 +97,7 @@ export type ReplanEvent =
   | { type: 'agent.tied'; parties: [PartyKey, PartyKey]; by: TieWay }
   | { type: 'agents.sweep'; before: number };
 
-/** Told to the log owner to make the ack and the agents durable in state.json. */
+/** Told to the event log to make the ack and the agents durable in state.json. */
 export interface ReplanRecord {
   type: 'replan.record';
   ack: AckRecord | null;
@@ -107,7 +107,7 @@ export interface ReplanRecord {
   requestId: number;
 }
 
-/** What the log owner restored, as the lifecycle receives it. */
+/** What the event log restored, as the lifecycle receives it. */
 export type Restored = Omit<Extract<ReplanEvent, { type: 'replan.restored' }>, 'type'>;
 
 /** An agent's ack, as the lifecycle receives it. */
@@ -120,7 +120,7 @@ const NO_ACK = { requestId: 0 };
  * The replan lifecycle: idle → pending → acknowledged, and back to pending on every new
  * guidance or constraints event. Every agent working when the change comes owes it an ack of its
  * own, so the lifecycle is pending while any agent (or a newcomer) still owes it. Decisions only;
- * the log owner makes the ack and the agents durable.
+ * the event log makes the ack and the agents durable.
  */
 export const replanMachine = setup({
   types: {
@@ -169,7 +169,7 @@ export const replanMachine = setup({
       const status = { type: 'replan.status', pending: decisions.gateHolds(context) } as const;
       if (gate !== undefined) enqueue.sendTo(gate, status);
     }),
-    /** Asks the log owner to write the last ack and the agents to state.json; `requestId` is the ack's (0: none). */
+    /** Asks the event log to write the last ack and the agents to state.json; `requestId` is the ack's (0: none). */
     saveState: sendTo(
       ({ system }) => system.get('log'),
       ({ context }, { requestId }: { requestId: number }): ReplanRecord => ({
@@ -251,7 +251,7 @@ export const replanMachine = setup({
   initial: 'loading',
   states: {
     loading: {
-      description: 'Waiting for the log owner to load events.jsonl and state.json.',
+      description: 'Waiting for the event log to load events.jsonl and state.json.',
       on: {
         'replan.restored': { target: 'idle', actions: { type: 'restore', params: ({ event }) => event } },
       },

@@ -58,7 +58,7 @@ const about = ({ requestId, file, mode, by }: SteerRequest) => ({ requestId, fil
  * The one way pulse writes guidance.md and constraints.md for the user (`pulse guide`,
  * `pulse constrain`, the status page): one write at a time, in the order asked, so an append never
  * loses another's. The write itself is the `writeSteer` effect (atomic, never through a symlink);
- * the log owner then logs the change as it logs any edit.
+ * the event log then logs the change as it logs any edit.
  */
 export const steerMachine = setup({
   types: {

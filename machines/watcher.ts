@@ -38,7 +38,7 @@ export interface WatcherContext {
 }
 
 /**
- * Turns file-system notices about `.pulse/` into hints: `file.changed` for the log owner (which
+ * Turns file-system notices about `.pulse/` into hints: `file.changed` for the event log (which
  * decides, by hash, whether anything changed), `config.changed` for the sources supervisor and
  * `focus.changed` for the focus actor. When the watch fails it polls the files and retries.
  */
@@ -63,7 +63,7 @@ export const watcherMachine = setup({
     isFocusFile: (_, { name }: { name: WatchedName }) => name === FOCUS_FILE,
   },
   actions: {
-    /** Tells the log owner which of its files changed (any other name: it looks at all of them). */
+    /** Tells the event log which of its files changed (any other name: it looks at all of them). */
     forwardChange: sendTo(
       ({ system }) => system.get('log'),
       (_, { name }: { name: WatchedName }) => ({

@@ -20,7 +20,7 @@ export interface ChangeReporter {
 /**
  * Reports the first notice for a name at once and folds the notices that follow within
  * `REPORT_WINDOW_MS` into one more report when the window ends, so the last write of a burst is
- * always reported and a burst costs two reports. The log owner hashes, so an extra is cheap.
+ * always reported and a burst costs two reports. The event log hashes, so an extra is cheap.
  */
 export const createChangeReporter = (dir: string, report: (name: WatchedName) => void): ChangeReporter => {
   const windows = new Map<WatchedName, { again: boolean; timer: NodeJS.Timeout }>();

@@ -140,7 +140,7 @@ const reasonOf = (replan: ReplanContext, pending: boolean, newCount: number): st
 };
 
 /**
- * PulseAgent's decision, read from the log owner's and the replan lifecycle's snapshots. While
+ * PulseAgent's decision, read from the event log's and the replan lifecycle's snapshots. While
  * pulse cannot see or record guidance or constraints changes it fails closed: `needs_replan` is
  * true, with no pending event unless one is, and the reason says what to fix.
  */

@@ -91,7 +91,7 @@ export const checkIn = async (
 };
 
 /**
- * Read-your-writes: asks the log owner to reconcile with the files and waits until a scan
+ * Read-your-writes: asks the event log to reconcile with the files and waits until a scan
  * that started after this request has finished. A write that returned before this call is
  * then in the snapshot, whatever the watcher's timing.
  */
@@ -261,7 +261,7 @@ const WRITE_EVENT_LOOK_BACK = 1000;
 
 /**
  * Asks the steer actor to write guidance or constraints, waits for its reply, then reconciles
- * (read-your-writes) and finds the event the log owner logged for exactly the text written: the
+ * (read-your-writes) and finds the event the event log logged for exactly the text written: the
  * latest event of that file with that hash. Throws `SteerRefusedError` with the reason when the
  * write is refused.
  */

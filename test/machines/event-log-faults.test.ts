@@ -12,7 +12,7 @@ import { type AckRecord, untrackedFiles } from '../../machines/pulse-files.js';
 import { nothingFound } from '../support/reconcile-output.js';
 
 /*
- * The log owner's faults, with the effects provided as fakes and time simulated: what
+ * The event log's faults, with the effects provided as fakes and time simulated: what
  * it tells the replan lifecycle, when it looks again by itself, and how an ack that could not be
  * written stands in memory and is written again.
  */
@@ -72,7 +72,7 @@ const start = ({
   return { clock, ref, told, inputs, idle };
 };
 
-describe('the log owner and what it cannot see or record', () => {
+describe('the event log and what it cannot see or record', () => {
   it('tells the replan lifecycle when guidance can no longer be seen, and again only when that changes', async () => {
     let unreadable: ReconcileOutput['unreadable'] = { 'guidance.md': LOOP };
     const { ref, told, idle } = start({ scan: (input) => ({ ...nothingFound(input), unreadable }) });

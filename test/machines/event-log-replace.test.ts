@@ -20,7 +20,7 @@ import {
 import { nothingFound } from '../support/reconcile-output.js';
 
 /*
- * The log owner and a file missing for a moment (an editor's safe write renames it away and the
+ * The event log and a file missing for a moment (an editor's safe write renames it away and the
  * new one in): the replace window, with a fake disk for the reconciler and time simulated.
  */
 
@@ -112,7 +112,7 @@ const start = (initial: Partial<Record<PulseFileName, string>>) => {
   return { clock, ref, disk, inputs, idle, ask, answered, logged, blindSpots };
 };
 
-describe('the log owner and a file missing for a moment', () => {
+describe('the event log and a file missing for a moment', () => {
   it('logs guidance.md renamed away and a new one renamed in as one modification, and holds callers meanwhile', async () => {
     const { clock, ref, disk, inputs, idle, ask, answered, logged, blindSpots } = start({
       'guidance.md': 'v1',

@@ -101,8 +101,8 @@ const transitionWithLog = (snapshot: Snapshot, event: ReplanEvent) => {
   return { next, actions, log: stub };
 };
 
-describe('replanMachine: restoring from the log owner', () => {
-  it('waits in loading, only starting its agent clock, until the log owner restores it', () => {
+describe('replanMachine: restoring from the event log', () => {
+  it('waits in loading, only starting its agent clock, until the event log restores it', () => {
     const [snapshot, actions] = initialTransition(replanMachine);
     expect(snapshot.value).toBe('loading');
     expect(actions.map((action) => action.type)).toEqual(['xstate.spawnChild']);
@@ -126,7 +126,7 @@ describe('replanMachine: restoring from the log owner', () => {
     expect(snapshot.context).toMatchObject({ pendingEventId: null, pendingFiles: [], lastAck: null });
   });
 
-  it('restores to pending with the pending event and files the log owner found', () => {
+  it('restores to pending with the pending event and files the event log found', () => {
     const pending = { pendingEventId: 'evt_b', pendingFiles: [CONSTRAINTS, GUIDANCE] };
     const snapshot = restored(pending);
     expect(snapshot.value).toBe('pending');
@@ -335,7 +335,7 @@ describe('replanMachine: an accepted ack', () => {
     expect(ACK_ACCEPTED_REASON).toBe('Replan acknowledged for the latest guidance or constraints event.');
   });
 
-  it('returns an ack.record sendTo among its actions, for the log owner to make the ack durable', () => {
+  it('returns an ack.record sendTo among its actions, for the event log to make the ack durable', () => {
     const g1 = logged(GUIDANCE);
     const pending = appended(restored(none), g1);
     const [, actions] = transition(replanMachine, pending, ack(g1.id, g1, 9));
@@ -373,7 +373,7 @@ describe('replanMachine: an accepted ack', () => {
   });
 });
 
-describe('replanMachine: what the log owner cannot see', () => {
+describe('replanMachine: what the event log cannot see', () => {
   const LOOP = { file: GUIDANCE, reason: 'is a symlink loop (ELOOP): replace it with a regular file' };
   const faults = (snapshot: Snapshot, ...blind: (typeof LOOP)[]) =>
     transition(replanMachine, snapshot, { type: 'log.faults', blind });
