@@ -1,4 +1,4 @@
-import { writeSection } from '../bench/doc-section.js';
+import { writeSection } from '../bench/lib/doc-section.js';
 import type { DeliveryTables } from './report.js';
 
 /** The seed's table, copied from PulseAgent 0.1.0's design notes (not in this repository). */
