@@ -1,4 +1,5 @@
 import { count, markdownTable, ms, type RunInfo, runLines, verdict } from '../lib/format.js';
+import { missedRows } from '../lib/judging.js';
 import type { EditPlan, EditResult } from './measure.js';
 
 export const TARGETS = { staleReads: 0, pushP50Ms: 50, pushP99Ms: 150 };
@@ -43,11 +44,7 @@ export const formatTable = ({ result }: EditReport): string => {
   );
 };
 
-export const missedTargets = (report: EditReport): string[] =>
-  formatTable(report)
-    .split('\n')
-    .filter((line) => line.endsWith('| **missed** |'))
-    .map((line) => line.split(' | ')[0]!.slice(2));
+export const missedTargets = (report: EditReport): string[] => missedRows(formatTable(report));
 
 export const formatSection = (report: EditReport): string => {
   const { plan } = report;

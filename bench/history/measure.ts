@@ -1,6 +1,8 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type BenchDaemon, startDaemon } from '../lib/daemon.js';
-import type { GeneratedHistory } from '../lib/generated-history.js';
+import { type GeneratedHistory, writeHistory } from '../lib/generated-history.js';
 import { type Block, timeInterleaved } from '../lib/latency.js';
 import { type ProcessMemory, readProcessMemory } from '../lib/process-usage.js';
 import { connectSession, expectAdopted, shouldInterrupt } from '../lib/session.js';
@@ -55,7 +57,7 @@ const rotation = (count: number, round: number): number[] =>
  * and times `pulse_should_interrupt` (last seen = latest id), the daemons taking turns call by call.
  * The first history is the baseline for ratios.
  */
-export const measureHistorySizes = async (
+const measureHistorySizes = async (
   histories: readonly GeneratedHistory[],
   plan: HistoryPlan,
   progress: (line: string) => void,
@@ -111,4 +113,24 @@ export const measureHistorySizes = async (
     await Promise.allSettled(clients.map((client) => client.close()));
     await Promise.allSettled(daemons.map((daemon) => daemon.stop()));
   }
+};
+
+/** History sizes, smallest first: the first is the baseline for every ratio. */
+const SIZES = [0, 10_000, 100_000];
+
+/** Writes a project per history size into `dir`, then measures them (see measureHistorySizes). */
+export const measureHistory = async (
+  dir: string,
+  plan: HistoryPlan,
+  progress: (line: string) => void,
+): Promise<SizeResult[]> => {
+  const histories: GeneratedHistory[] = [];
+  for (const size of SIZES) {
+    const project = join(dir, `history-${size}`);
+    await mkdir(project);
+    const started = performance.now();
+    histories.push(await writeHistory(project, size));
+    progress(`wrote ${size} events in ${Math.round(performance.now() - started)} ms`);
+  }
+  return measureHistorySizes(histories, plan, progress);
 };

@@ -1,4 +1,5 @@
-import type { MachineInfo } from '../lib/machine.js';
+import { count, mb, ms, type RunInfo, ratio, runLines, signedMb, verdict } from '../lib/format.js';
+import { missedRows } from '../lib/judging.js';
 import { median } from '../lib/stats.js';
 import type { HistoryPlan, SizeResult } from './measure.js';
 
@@ -13,20 +14,10 @@ export const TARGETS = {
 };
 
 /** Everything a history-size run reports. */
-export interface HistoryReport {
-  machine: MachineInfo;
-  date: string;
-  command: string;
+export interface HistoryReport extends RunInfo {
   plan: HistoryPlan;
   results: SizeResult[];
 }
-
-const count = (n: number) => n.toLocaleString('en-US');
-const ms = (x: number) => `${x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)} ms`;
-const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
-const signedMb = (bytes: number) => `${bytes < 0 ? '−' : '+'}${mb(Math.abs(bytes))}`;
-const ratio = (x: number) => `${x.toFixed(2)}×`;
-const verdict = (met: boolean) => (met ? 'met' : '**missed**');
 
 type Row = [string, ...string[]];
 
@@ -101,9 +92,12 @@ export const formatTable = ({ results, plan }: HistoryReport): string => {
   return [line(header), line(align), ...rows.map(line)].join('\n');
 };
 
+/** The rows whose target was missed, by measure. */
+export const missedTargets = (report: HistoryReport): string[] => missedRows(formatTable(report));
+
 /** The `history` section of docs/benchmarks.md. */
 export const formatSection = (report: HistoryReport): string => {
-  const { machine, plan } = report;
+  const { plan } = report;
   const calls = plan.rounds * plan.block;
   return `## History size: startup, call latency, memory
 
@@ -111,10 +105,7 @@ PulseAgent re-reads the whole \`events.jsonl\` on every call, so its cost grows 
 pulse loads the log once into an in-memory index; this section checks that a long history costs
 little at startup and nothing per call.
 
-- Machine: ${machine.cpuModel}, ${machine.cores} cores (os.cpus()), ${(machine.totalMemoryBytes / 1e9).toFixed(1)} GB memory, ${machine.os}; load average ${machine.loadAverage.toFixed(2)} at start
-- Node: ${machine.node}
-- Date: ${report.date}
-- Command: \`${report.command}\`
+${runLines(report)}
 - Startup: ${plan.startups} cold starts per size, round-robin over the sizes; a new session client makes the first call.
 - Calls: one daemon per size, all running; one session client each (\`@modelcontextprotocol/sdk\` Client over streamable HTTP) calls \`pulse_should_interrupt\` with \`last_seen_event_id\` = the latest id. ${plan.warmup} warm-up calls each, then ${plan.rounds} rounds of ${plan.block} calls per size (${count(calls)} timed calls per size); within a round the daemons take turns call by call, and the order rotates from round to round.
 - History: PulseAgent-format lines with increasing ids, about 55% plan.md, 15% task.md, 20% guidance.md and 10% constraints.md edits (a few plan/task deletions and re-creations), real sha256 and sizes of each version. The files on disk and state.json's hashes match the last events, so the daemon logs nothing on start. **No replan is pending**: state.json acknowledges the latest guidance/constraints event, and the last 10% of the log are plan/task edits made after that ack. Each call is checked to answer \`needs_replan: false\`, \`has_new_events: false\` and the generated latest id.

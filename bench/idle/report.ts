@@ -1,4 +1,5 @@
 import { markdownTable, mb, percent, type RunInfo, runLines, verdict } from '../lib/format.js';
+import { MISSED } from '../lib/judging.js';
 import { type IdlePlan, type IdleResult, SMALL_YOUNG_GENERATION } from './measure.js';
 import { type ReducerRun, TRACE_GC } from './memory-reducer.js';
 
@@ -87,7 +88,7 @@ export const formatTable = (report: IdleReport): string =>
   );
 
 export const missedTargets = (report: IdleReport): string[] =>
-  rowsOf(report).flatMap(([measure, , , , result]) => (result === '**missed**' ? [measure] : []));
+  rowsOf(report).flatMap(([measure, , , , result]) => (result === MISSED ? [measure] : []));
 
 /** The memory profile: Node alone, then what each module the daemon loads added. */
 const importTable = ({ result }: IdleReport): string => {

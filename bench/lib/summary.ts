@@ -1,9 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { withSection } from './doc-section.js';
 import { markdownTable, type RunInfo } from './format.js';
+import { judgeable, MISSED, NOT_JUDGED, RESULTS } from './judging.js';
 
 const SECTION = /<!-- bench:([\w-]+):start -->([\s\S]*?)<!-- bench:\1:end -->/g;
-const RESULTS = new Set(['met', '**missed**', 'not measured']);
 
 /** The anchor GitHub gives a heading. */
 const anchorOf = (heading: string) =>
@@ -59,21 +59,25 @@ export const targetRows = (document: string): string[][] => {
 };
 
 /** Whether other work competed for the cores, said so the absolute figures are read for what they are. */
-const loadNote = ({ loadAverage, cores }: RunInfo['machine']): string =>
-  loadAverage >= cores
-    ? ": above the core count, other processes competed for them, and absolute times (startup, drift, the push's latency) suffer far more than the ratios measured side by side in one run."
-    : ': below the core count, so little else competed for them.';
+const loadNote = (machine: RunInfo['machine']): string =>
+  judgeable(machine)
+    ? ': not above the core count, so little else competed for them.'
+    : ": above the core count, other processes competed for them, and absolute times (startup, drift, the push's latency) suffer far more than the ratios measured side by side in one run.";
 
 const body = (document: string, { date, machine }: RunInfo): string => {
   const rows = targetRows(document);
-  const missed = rows.filter((row) => row[3] === '**missed**').length;
+  const counted = (result: string) => rows.filter((row) => row[3] === result).length;
+  const missed = counted(MISSED);
+  const notJudged = counted(NOT_JUDGED);
+  const unmeasured = counted('not measured');
   return `## Summary: every target
 
 Rebuilt by each \`npm run bench\` run from the target rows of the sections below, whichever run
-measured them: each section states its own date, command and load average. The last run began
+measured them: each section states its own date, command and load average. A section that began at a
+load average above the core count marks a row it missed *${NOT_JUDGED}*, not missed. The last run began
 ${date} at a load average of ${machine.loadAverage.toFixed(2)} on ${machine.cores} cores${loadNote(machine)}
 
-${rows.length} targets, ${rows.length - missed} met, ${missed} missed.
+${rows.length} targets, ${counted('met')} met, ${missed} missed, ${notJudged} ${NOT_JUDGED}${unmeasured > 0 ? `, ${unmeasured} not measured` : ''}.
 
 ${markdownTable(['measure', 'figure', 'target', 'result', 'section'], rows)}
 `;

@@ -1,4 +1,4 @@
-import { count, markdownTable, mb, type RunInfo, runLines, verdict } from '../lib/format.js';
+import { count, markdownTable, mb, type RunInfo, runLines, signedMb, verdict } from '../lib/format.js';
 import type { Memory, SessionsPlan, SessionsResult } from './measure.js';
 
 /** Once the sessions expired, what they held is given back: the V8 heap in use is within this of before them. */
@@ -9,9 +9,8 @@ export interface SessionsReport extends RunInfo {
   result: SessionsResult;
 }
 
-const signed = (bytes: number) => `${bytes < 0 ? '−' : '+'}${mb(Math.abs(bytes))}`;
 const withGrowth = (now: number | null, before: number | null) =>
-  now === null || before === null ? mb(now) : `${mb(now)} (${signed(now - before)})`;
+  now === null || before === null ? mb(now) : `${mb(now)} (${signedMb(now - before)})`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const heapGrowthAfter = ({ uncapped }: SessionsResult) => uncapped.after.heap - uncapped.before.heap;
 const held = ({ sessions, push_watches }: { sessions: number; push_watches: number }) =>
@@ -45,7 +44,7 @@ export const formatTable = ({ plan, result }: SessionsReport): string => {
       [
         `after they expired (\`--session-idle ${plan.idleSec}s\`, ${seconds(uncapped.expiredAfterMs)} after the last was opened; then ${held(uncapped.heldAfter)})`,
         ...memoryCells(uncapped.after, uncapped.before),
-        `heap ≤ ${signed(TARGETS.heapGrowthAfterBytes)}`,
+        `heap ≤ ${signedMb(TARGETS.heapGrowthAfterBytes)}`,
         verdict(growth <= TARGETS.heapGrowthAfterBytes),
       ],
       [
@@ -68,7 +67,7 @@ export const formatTable = ({ plan, result }: SessionsReport): string => {
 export const missedTargets = (report: SessionsReport): string[] => {
   const growth = heapGrowthAfter(report.result);
   return growth > TARGETS.heapGrowthAfterBytes
-    ? [`the heap after expiry is ${signed(growth)} over before the sessions`]
+    ? [`the heap after expiry is ${signedMb(growth)} over before the sessions`]
     : [];
 };
 

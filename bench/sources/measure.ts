@@ -106,6 +106,7 @@ export const measureManySources = async (
   plan: SourcesPlan,
   progress: (line: string) => void,
 ): Promise<SourcesResult> => {
+  progress(`${plan.sources} sources every ${plan.intervalSec} s on one fixture server, and an idle daemon`);
   const intervalMs = plan.intervalSec * 1000;
   const profiling = profilingArgs();
   let fixture: FixtureServer | null = null;
@@ -186,6 +187,8 @@ export const measureManySources = async (
       Array.from({ length: plan.sources }, (_, n) => n),
       { start, end, intervalMs },
     );
+    const pollers = pollerReport(before, after);
+    if (pollers.errors.length > 0) progress(`poll errors: ${pollers.errors.join(' | ')}`);
     return {
       plan,
       windowMs,
@@ -196,7 +199,7 @@ export const measureManySources = async (
       loop: { idle: idleLoop!, loaded: loadedLoop! },
       schedule,
       probe: probeSamples,
-      pollers: pollerReport(before, after),
+      pollers,
       profilingArgs: profiling,
     };
   } finally {

@@ -1,5 +1,5 @@
+import { count, mb, ms, type RunInfo, runLines, signedMb, verdict } from '../lib/format.js';
 import type { LoopFigures } from '../lib/loop-delay.js';
-import type { MachineInfo } from '../lib/machine.js';
 import { percentile } from '../lib/stats.js';
 import type { SourcesResult } from './measure.js';
 
@@ -14,22 +14,11 @@ export const TARGETS = {
 };
 
 /** Everything a many-sources run reports. */
-export interface SourcesReport {
-  machine: MachineInfo;
-  date: string;
-  command: string;
+export interface SourcesReport extends RunInfo {
   result: SourcesResult;
 }
 
-const count = (n: number) => n.toLocaleString('en-US');
-const ms = (x: number) =>
-  Number.isNaN(x)
-    ? 'n/a'
-    : `${Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2)} ms`;
-const mb = (bytes: number | null) => (bytes === null ? 'n/a' : `${(bytes / 1e6).toFixed(1)} MB`);
-const signedMb = (bytes: number) => `${bytes < 0 ? '−' : '+'}${mb(Math.abs(bytes))}`;
 const percent = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(1)} %`);
-const verdict = (met: boolean) => (met ? 'met' : '**missed**');
 
 /** When missed gaps began, by whole second of the window: a few seconds for many gaps is a stall of the process, not of sources. */
 const episodes = (from: readonly number[]): string => {
@@ -171,17 +160,14 @@ export const missedTargets = (report: SourcesReport): string[] =>
 
 /** The `sources` section of docs/benchmarks.md. */
 export const formatSection = (report: SourcesReport): string => {
-  const { machine, result } = report;
+  const { result } = report;
   const { plan } = result;
   return `## Many sources: ${count(plan.sources)} pollers at ${plan.intervalSec} s
 
 Each source runs its own poller actor. This section checks that ${count(plan.sources)} of them,
 each polling every ${plan.intervalSec} s, keep their schedule and what they cost next to an idle daemon.
 
-- Machine: ${machine.cpuModel}, ${machine.cores} cores (os.cpus()), ${(machine.totalMemoryBytes / 1e9).toFixed(1)} GB memory, ${machine.os}; load average ${machine.loadAverage.toFixed(2)} at start
-- Node: ${machine.node}
-- Date: ${report.date}
-- Command: \`${report.command}\`
+${runLines(report)}
 - Setup: one fixture MCP server (\`test/fixtures/source-server.mjs --http\`, one Node process, stateless streamable HTTP) spawned by the bench; ${count(plan.sources)} sources in \`.pulse/sources.json\`, all on that server, tool \`list_items\`, \`interval_sec: ${plan.intervalSec}\`, \`args: {"n": i}\` so that the fixture's \`--record\` file tells them apart. Every poll lists the same ${plan.itemsPerSource} items, new once to each source, so the inbox fills to its capacity within the first polls and then takes nothing more (no agent drains it); polling goes on at the interval.
 - Idle: a second daemon, the same server configured but no sources, runs during the same window.
 - Run: both daemons start; once every source has polled once (from \`GET /status\`), ${plan.warmupMs / 1000} s of warm-up, then a ${plan.windowMs / 1000} s window (${(result.windowMs / 1000).toFixed(1)} s as run). CPU is \`/proc/<pid>/stat\` utime + stime over the window; RSS is read once a second. Inside each daemon, a module preloaded with \`node --import\` (bench/lib/loop-monitor.ts) measures the event loop's delay (\`monitorEventLoopDelay\`, 10 ms timer, the 10 ms subtracted) and the GC pauses over the same window; its timer wakes the daemon 100 times a second, part of the idle daemon's CPU. \`/proc/<pid>/schedstat\` gives the time each process's main thread was runnable but waiting for a core.
