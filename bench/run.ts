@@ -5,54 +5,33 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseSimArgs } from '../sim/args.js';
-import { writeDeliverySection } from '../sim/doc.js';
-import { runExperiment, settingsOf } from '../sim/rows.js';
-import { measureAbandonedSessions, type SessionsPlan } from './abandoned-sessions.js';
-import * as sessionsReport from './abandoned-sessions-report.js';
-import { type CallCostPlan, measureCallCost } from './call-cost.js';
-import * as callCostReport from './call-cost-report.js';
-import { killAllChildren } from './child-process.js';
-import { writeSection } from './doc-section.js';
-import { type EditPlan, measureEditToAgent } from './edit-to-agent.js';
-import * as editReport from './edit-to-agent-report.js';
-import type { RunInfo } from './format.js';
-import { type GeneratedHistory, writeHistory } from './history.js';
-import { formatSection, formatTable } from './history-report.js';
-import { type HistoryPlan, measureHistorySizes } from './history-size.js';
-import { type HooksPlan, measureHooks } from './hooks.js';
-import * as hooksReport from './hooks-report.js';
-import { type IdlePlan, measureIdle } from './idle.js';
-import * as idleReport from './idle-report.js';
-import { machineInfo } from './machine.js';
-import { measureProjects, type ProjectsPlan } from './multi-project.js';
-import * as projectsReport from './multi-project-report.js';
-import { measurePackage, type PackagePlan } from './package.js';
-import * as packageReport from './package-report.js';
-import { measureManySources, type SourcesPlan } from './sources-load.js';
-import * as sourcesReport from './sources-report.js';
-import { writeSummary } from './summary.js';
-
-/** History sizes, smallest first: the first is the baseline for every ratio. */
-const SIZES = [0, 10_000, 100_000];
-
-const PLANS: Record<'full' | 'quick', HistoryPlan> = {
-  full: { startups: 7, warmup: 300, rounds: 40, block: 50 },
-  quick: { startups: 3, warmup: 100, rounds: 20, block: 25 },
-};
-
-const FULL_SOURCES: SourcesPlan = {
-  sources: 200,
-  intervalSec: 1,
-  itemsPerSource: 3,
-  warmupMs: 5_000,
-  windowMs: 60_000,
-  probeEveryMs: 250,
-};
-
-const SOURCES_PLANS: Record<'full' | 'quick', SourcesPlan> = {
-  full: FULL_SOURCES,
-  quick: { ...FULL_SOURCES, windowMs: 15_000 },
-};
+import { settingsOf } from '../sim/rows.js';
+import { type CallCostPlan, measureCallCost } from './call-cost/measure.js';
+import * as callCostReport from './call-cost/report.js';
+import { measureDelivery } from './delivery/measure.js';
+import * as deliveryReport from './delivery/report.js';
+import { type EditPlan, measureEditToAgent } from './edit-to-agent/measure.js';
+import * as editReport from './edit-to-agent/report.js';
+import { type HistoryPlan, measureHistory } from './history/measure.js';
+import * as historyReport from './history/report.js';
+import { type HooksPlan, measureHooks } from './hooks/measure.js';
+import * as hooksReport from './hooks/report.js';
+import { type IdlePlan, measureIdle } from './idle/measure.js';
+import * as idleReport from './idle/report.js';
+import { killAllChildren } from './lib/child-process.js';
+import { writeSection } from './lib/doc-section.js';
+import type { RunInfo } from './lib/format.js';
+import { judgeable, unjudged, unjudgedSection } from './lib/judging.js';
+import { machineInfo } from './lib/machine.js';
+import { writeSummary } from './lib/summary.js';
+import { measurePackage, type PackagePlan } from './package/measure.js';
+import * as packageReport from './package/report.js';
+import { measureProjects, type ProjectsPlan } from './projects/measure.js';
+import * as projectsReport from './projects/report.js';
+import { measureAbandonedSessions, type SessionsPlan } from './sessions/measure.js';
+import * as sessionsReport from './sessions/report.js';
+import { measureManySources, type SourcesPlan } from './sources/measure.js';
+import * as sourcesReport from './sources/report.js';
 
 /** A section's plans: the full one, and the quick one as what it changes. */
 const plans = <P>(full: P, quick: Partial<P>): Record<'full' | 'quick', P> => ({
@@ -60,6 +39,14 @@ const plans = <P>(full: P, quick: Partial<P>): Record<'full' | 'quick', P> => ({
   quick: { ...full, ...quick },
 });
 
+const HISTORY_PLANS = plans<HistoryPlan>(
+  { startups: 7, warmup: 300, rounds: 40, block: 50 },
+  { startups: 3, warmup: 100, rounds: 20, block: 25 },
+);
+const SOURCES_PLANS = plans<SourcesPlan>(
+  { sources: 200, intervalSec: 1, itemsPerSource: 3, warmupMs: 5_000, windowMs: 60_000, probeEveryMs: 250 },
+  { windowMs: 15_000 },
+);
 const CALL_COST_PLANS = plans<CallCostPlan>(
   { warmup: 200, rounds: 20, block: 50, concurrency: 8 },
   { warmup: 80, rounds: 6, block: 25 },
@@ -121,134 +108,115 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 const log = (line: string) => console.log(`bench: ${line}`);
 
-const runHistory = async (root: string, run: RunInfo) => {
-  const plan = run.quick ? PLANS.quick : PLANS.full;
-  const histories: GeneratedHistory[] = [];
-  for (const size of SIZES) {
-    const project = join(root, `history-${size}`);
-    await mkdir(project);
-    const started = performance.now();
-    histories.push(await writeHistory(project, size));
-    log(`wrote ${size} events in ${Math.round(performance.now() - started)} ms`);
-  }
-  const results = await measureHistorySizes(histories, plan, log);
-  const report = { ...run, plan, results };
-  console.log(`\n${formatTable(report)}\n`);
-  await writeSection(DOC, 'history', formatSection(report));
-  log(`rewrote the history section of ${DOC}`);
-};
-
-const runSources = async (root: string, run: RunInfo) => {
-  const plan = run.quick ? SOURCES_PLANS.quick : SOURCES_PLANS.full;
-  const dir = join(root, 'sources');
-  await mkdir(dir);
-  log(
-    `sources: ${plan.sources} sources every ${plan.intervalSec} s on one fixture server, and an idle daemon`,
-  );
-  const result = await measureManySources(dir, plan, (line) => log(`sources: ${line}`));
-  const report = { ...run, result };
-  console.log(`\n${sourcesReport.formatTable(report)}\n`);
-  if (result.pollers.errors.length > 0) log(`sources: poll errors: ${result.pollers.errors.join(' | ')}`);
-  for (const measure of sourcesReport.missedTargets(report)) log(`sources: target missed: ${measure}`);
-  await writeSection(DOC, 'sources', sourcesReport.formatSection(report));
-  log(`rewrote the sources section of ${DOC}`);
-};
-
-/**
- * The delivery experiment (`npm run sim:delivery` with its defaults): the seed's table beside
- * ours, on a simulated clock, so the machine's load does not change it.
- */
-const runDelivery = async (_root: string, run: RunInfo) => {
-  const options = parseSimArgs([]);
-  const started = performance.now();
-  const { tables } = await runExperiment(options);
-  console.log(`\n${tables.loss}\n\n${tables.latency}\n\n${tables.targets}\n\n${tables.outage}\n`);
-  await writeDeliverySection(DOC, { tables, command: run.command, settings: settingsOf(options) });
-  log(`delivery: took ${Math.round((performance.now() - started) / 1000)} s; rewrote its section of ${DOC}`);
-};
-
-/** What every new section's report module offers. */
+/** What every section's report module offers. */
 interface SectionReport<R> {
   formatTable(report: R): string;
   formatSection(report: R): string;
   missedTargets(report: R): string[];
 }
 
-/** Measures one section in a fresh folder, prints its table and rewrites its part of the document. */
+/** How to measure and report one section. */
+interface SectionSpec<P, M, R> {
+  plans: Record<'full' | 'quick', P>;
+  measure: (dir: string, plan: P, progress: (line: string) => void) => Promise<M>;
+  toReport: (run: RunInfo, plan: P, measured: M) => R;
+  report: SectionReport<R>;
+  /** A simulated clock: the machine's load cannot move the figures, so they are judged at any load. */
+  simulated?: boolean;
+}
+
+/** The report most sections make: the run, the plan and what was measured. */
+const withResult = <P, M>(run: RunInfo, plan: P, result: M) => ({ ...run, plan, result });
+
+/**
+ * Measures one section in a fresh folder, prints its table and rewrites its part of the document.
+ * The load average is read as the section begins; above the core count its missed rows say "not judged".
+ */
 const section =
-  <P, M, R>(
-    name: Section,
-    plans: Record<'full' | 'quick', P>,
-    measure: (dir: string, plan: P, progress: (line: string) => void) => Promise<M>,
-    toReport: (run: RunInfo, plan: P, measured: M) => R,
-    report: SectionReport<R>,
-  ) =>
-  async (root: string, run: RunInfo) => {
-    const plan = run.quick ? plans.quick : plans.full;
+  <P, M, R>(name: Section, spec: SectionSpec<P, M, R>) =>
+  async (root: string, runInfo: RunInfo) => {
+    const run = { ...runInfo, machine: machineInfo() };
+    const plan = run.quick ? spec.plans.quick : spec.plans.full;
+    const judged = spec.simulated === true || judgeable(run.machine);
     const dir = join(root, name);
     await mkdir(dir);
     const started = performance.now();
-    const measured = await measure(dir, plan, (line) => log(`${name}: ${line}`));
-    const full = toReport(run, plan, measured);
-    console.log(`\n${report.formatTable(full)}\n`);
-    for (const missed of report.missedTargets(full)) log(`${name}: target missed: ${missed}`);
-    await writeSection(DOC, name, report.formatSection(full));
+    const measured = await spec.measure(dir, plan, (line) => log(`${name}: ${line}`));
+    const report = spec.toReport(run, plan, measured);
+    const table = spec.report.formatTable(report);
+    console.log(`\n${judged ? table : unjudged(table)}\n`);
+    for (const missed of spec.report.missedTargets(report))
+      log(
+        `${name}: target ${judged ? 'missed' : `not judged at load ${run.machine.loadAverage.toFixed(2)}`}: ${missed}`,
+      );
+    const body = spec.report.formatSection(report);
+    await writeSection(DOC, name, judged ? body : unjudgedSection(body, run.machine));
     log(`${name}: took ${Math.round((performance.now() - started) / 1000)} s; rewrote its section of ${DOC}`);
   };
 
 const RUNNERS: Record<Section, (root: string, run: RunInfo) => Promise<void>> = {
-  'call-cost': section(
-    'call-cost',
-    CALL_COST_PLANS,
-    measureCallCost,
-    (run, plan, cases) => ({ ...run, plan, cases }),
-    callCostReport,
-  ),
-  'edit-to-agent': section(
-    'edit-to-agent',
-    EDIT_PLANS,
-    measureEditToAgent,
-    (run, plan, result) => ({ ...run, plan, result }),
-    editReport,
-  ),
-  history: runHistory,
-  idle: section(
-    'idle',
-    IDLE_PLANS,
-    measureIdle,
-    (run, plan, result) => ({ ...run, plan, result }),
-    idleReport,
-  ),
-  sources: runSources,
-  hooks: section(
-    'hooks',
-    HOOKS_PLANS,
-    measureHooks,
-    (run, plan, result) => ({ ...run, plan, result }),
-    hooksReport,
-  ),
-  sessions: section(
-    'sessions',
-    SESSIONS_PLANS,
-    measureAbandonedSessions,
-    (run, plan, result) => ({ ...run, plan, result }),
-    sessionsReport,
-  ),
-  projects: section(
-    'projects',
-    PROJECTS_PLANS,
-    measureProjects,
-    (run, plan, result) => ({ ...run, plan, result }),
-    projectsReport,
-  ),
-  package: section(
-    'package',
-    PACKAGE_PLANS,
-    measurePackage,
-    (run, plan, result) => ({ ...run, plan, result }),
-    packageReport,
-  ),
-  delivery: runDelivery,
+  'call-cost': section('call-cost', {
+    plans: CALL_COST_PLANS,
+    measure: measureCallCost,
+    toReport: (run, plan, cases) => ({ ...run, plan, cases }),
+    report: callCostReport,
+  }),
+  'edit-to-agent': section('edit-to-agent', {
+    plans: EDIT_PLANS,
+    measure: measureEditToAgent,
+    toReport: withResult,
+    report: editReport,
+  }),
+  history: section('history', {
+    plans: HISTORY_PLANS,
+    measure: measureHistory,
+    toReport: (run, plan, results) => ({ ...run, plan, results }),
+    report: historyReport,
+  }),
+  idle: section('idle', {
+    plans: IDLE_PLANS,
+    measure: measureIdle,
+    toReport: withResult,
+    report: idleReport,
+  }),
+  sources: section('sources', {
+    plans: SOURCES_PLANS,
+    measure: measureManySources,
+    toReport: (run, _plan, result) => ({ ...run, result }),
+    report: sourcesReport,
+  }),
+  hooks: section('hooks', {
+    plans: HOOKS_PLANS,
+    measure: measureHooks,
+    toReport: withResult,
+    report: hooksReport,
+  }),
+  sessions: section('sessions', {
+    plans: SESSIONS_PLANS,
+    measure: measureAbandonedSessions,
+    toReport: withResult,
+    report: sessionsReport,
+  }),
+  projects: section('projects', {
+    plans: PROJECTS_PLANS,
+    measure: measureProjects,
+    toReport: withResult,
+    report: projectsReport,
+  }),
+  package: section('package', {
+    plans: PACKAGE_PLANS,
+    measure: measurePackage,
+    toReport: withResult,
+    report: packageReport,
+  }),
+  // `npm run sim:delivery` with its defaults; the quick run is the same.
+  delivery: section('delivery', {
+    plans: plans(parseSimArgs([]), {}),
+    measure: measureDelivery,
+    toReport: (run, options, { tables }) => ({ tables, command: run.command, settings: settingsOf(options) }),
+    report: deliveryReport,
+    simulated: true,
+  }),
 };
 
 const main = async () => {

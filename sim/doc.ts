@@ -1,4 +1,4 @@
-import { writeSection } from '../bench/doc-section.js';
+import { writeSection } from '../bench/lib/doc-section.js';
 import type { DeliveryTables } from './report.js';
 
 /** The seed's table, copied from PulseAgent 0.1.0's design notes (not in this repository). */
@@ -72,12 +72,16 @@ doubling once) after any failure, or for the next poll, and made 24.6 and 25.6 c
 a failed urgent event held for up to 6 minutes; with it, each answer that failed costs the next
 reflection and nothing more.`;
 
-/** Writes the delivery experiment's section of `docs/benchmarks.md`, leaving the rest as it is. */
-export const writeDeliverySection = async (
-  path: string,
-  { tables, command, settings }: { tables: DeliveryTables; command: string; settings: string },
-): Promise<void> => {
-  const body = `## Delivery experiment: the seed's table beside ours
+/** What the delivery section shows: the tables, the command that made them and the settings it ran with. */
+export interface DeliveryReport {
+  tables: DeliveryTables;
+  command: string;
+  settings: string;
+}
+
+/** The delivery experiment's section of `docs/benchmarks.md`. */
+export const deliverySection = ({ tables, command, settings }: DeliveryReport): string =>
+  `## Delivery experiment: the seed's table beside ours
 
 The seed is PulseAgent 0.1.0, the prototype pulse grew from; its design notes (not in this
 repository) ask: does every arrived event reach the agent, once, when the
@@ -105,5 +109,7 @@ ${tables.outage ?? '(not run)'}
 - Command: \`${command}\`
 
 ${HOW_TO_READ}`;
-  await writeSection(path, 'delivery', body);
-};
+
+/** Writes the delivery experiment's section of `docs/benchmarks.md`, leaving the rest as it is. */
+export const writeDeliverySection = (path: string, report: DeliveryReport): Promise<void> =>
+  writeSection(path, 'delivery', deliverySection(report));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { abandonSession } from '../../bench/session.js';
 import { callTool, waitUntil } from '../support/daemon.js';
+import { abandonSession } from '../support/mcp-session.js';
 import { useDaemons } from '../support/started.js';
 import { callOnSession, health, streamingClient } from './raw-clients.js';
 

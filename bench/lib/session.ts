@@ -1,0 +1,37 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { InterruptAnswer } from '../../src/mcp/should-interrupt.js';
+
+/** A session client (initialize, then Mcp-Session-Id), as Claude Code connects. */
+export const connectSession = async (url: string): Promise<Client> => {
+  const client = new Client({ name: 'pulse-bench', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+};
+
+/** One `pulse_should_interrupt` call; an error result throws. */
+export const shouldInterrupt = async (
+  client: Client,
+  lastSeenEventId: string | null,
+): Promise<InterruptAnswer> => {
+  const result = await client.callTool({
+    name: 'pulse_should_interrupt',
+    arguments: { last_seen_event_id: lastSeenEventId },
+  });
+  if (result.isError) throw new Error(`pulse_should_interrupt failed: ${JSON.stringify(result.content)}`);
+  return result.structuredContent as InterruptAnswer;
+};
+
+/**
+ * Checks the daemon adopted a generated history as it is: the latest event is the generated
+ * one (nothing logged on start) and, seen up to it, nothing is new and no replan is pending.
+ */
+export const expectAdopted = (answer: InterruptAnswer, latestEventId: string | null): void => {
+  const problems: string[] = [];
+  if (answer.latest_event_id !== latestEventId)
+    problems.push(`latest_event_id is ${answer.latest_event_id}, expected ${latestEventId}`);
+  if (answer.has_new_events) problems.push(`has_new_events is true (${answer.changed_files.join(', ')})`);
+  if (answer.needs_replan) problems.push(`needs_replan is true (${answer.pending_replan_event_id})`);
+  if (problems.length > 0)
+    throw new Error(`The daemon did not adopt the history as written: ${problems.join('; ')}.`);
+};
