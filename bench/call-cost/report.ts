@@ -62,7 +62,7 @@ export const formatSection = (report: CallCostReport): string => {
   return `## MCP call cost vs the floor
 
 What \`pulse_should_interrupt\` costs an agent over the cheapest MCP call this stack can make.
-The floor is built by the bench (\`bench/floor-server.ts\`): Hono + \`@hono/node-server\` + the
+The floor is built by the bench (\`bench/call-cost/floor-server.ts\`): Hono + \`@hono/node-server\` + the
 SDK's \`WebStandardStreamableHTTPServerTransport\`, sessions and one-shot POSTs served as the
 daemon serves them, and one tool with \`pulse_should_interrupt\`'s input and output schemas that
 returns the daemon's own answer (captured at the start of the run), so both send the same bytes.
@@ -90,7 +90,7 @@ seen by the next call), ask the log, replan and gate actors for their snapshots,
 other tools, resources and prompts per server, and check the Host header.
 
 What was done about it (profiles of the daemon under 3,000 sequential calls, \`node --cpu-prof\`
-summarised by \`bench/cpu-profile-summary.ts\`, 2026-12-01). Before: the daemon took about
+summarised by \`bench/lib/cpu-profile-summary.ts\`, 2026-12-01). Before: the daemon took about
 1 ms per call more than the floor (1 client: 1.41× p50, 0.75× calls/s in a quick run at load
 1.4; one-shot 1.48×, 0.67×), spent in four places, each fixed:
 1. **Reading the body** through \`request.body\` made \`@hono/node-server\` build a whole web

@@ -124,7 +124,7 @@ ${formatTable(report)}
 
 Memory profile: what the RSS of the daemon without sources is made of, measured by loading its modules one at a
 time in a fresh Node and reading \`process.memoryUsage()\` after a full GC
-(\`bench/import-cost.ts\`); \`dist/src/daemon.js\` comes last and adds pulse's own modules
+(\`bench/idle/import-cost.ts\`); \`dist/src/daemon.js\` comes last and adds pulse's own modules
 and whatever the earlier rows did not load (the SDK's other parts, ajv for output schemas).
 
 ${importTable(report)}
