@@ -1,12 +1,12 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type RunningDaemon, runCli, startDaemon, tempProject } from '../support/daemon.js';
 import { readJsonLines } from '../support/files.js';
 import type { trackStarted } from '../support/started.js';
 import { type CodexRun, codexConfig, makeCodexHome, runCodexExec } from './codex.js';
 import { type ListedHook, reviewHooks, trustProject } from './codex-trust.js';
 import { type ScriptedModel, type Step, startScriptedModel } from './openai-model.js';
+import { type PulseProject, pulseProjectFor } from './pulse-project.js';
 
 // The scene of each Codex test: a git project set up by `pulse setup codex --write` beside a real
 // `pulse start`, and one `codex exec` run in it on a scripted model, the project trusted and its
@@ -14,31 +14,15 @@ import { type ScriptedModel, type Step, startScriptedModel } from './openai-mode
 
 type Started = ReturnType<typeof trackStarted>;
 
-/** A project set up for Codex, and the daemon its hooks and MCP entry point at. */
-export interface PulseProject {
-  project: string;
-  daemon: RunningDaemon;
-}
-
 /**
  * A fresh git repository (Codex's exec wants one) with `pulse start` on it and `pulse setup codex
  * --write` done; `prepare` runs on the folder before the daemon starts.
  */
-export const setUpProject = async (
+export const setUpProject = (
   started: Started,
   prefix: string,
   prepare: (project: string) => Promise<void> = async () => {},
-): Promise<PulseProject> => {
-  const project = await realpath(await tempProject(prefix));
-  started.projects.push(project);
-  execFileSync('git', ['init', '-q', project]);
-  await prepare(project);
-  const daemon = await startDaemon(project);
-  started.daemons.push(daemon);
-  const setup = await runCli(['setup', 'codex', '--write', '-p', project, '--port', String(daemon.port)]);
-  if (setup.code !== 0) throw new Error(`pulse setup codex failed:\n${setup.stdout}\n${setup.stderr}`);
-  return { project, daemon };
-};
+): Promise<PulseProject> => pulseProjectFor(started, 'codex', { prefix, prepare });
 
 const HOOKS_FILE = ['.codex', 'hooks.json'];
 

@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type RunningDaemon, runCli, startDaemon, tempProject } from '../support/daemon.js';
 import type { trackStarted } from '../support/started.js';
 import { type ScriptedChatModel, type Step, startScriptedChatModel } from './chat-model.js';
 import { type CopilotHome, type CopilotRun, makeCopilotHome, runCopilot } from './copilot.js';
-import { freePort } from './pulse-project.js';
+import { type PulseProject, pulseProjectFor } from './pulse-project.js';
 
 // The scene of each Copilot test: a git project set up by `pulse setup copilot --write` beside a
 // real `pulse start`, and one `copilot -p` run in it on a scripted model, in a HOME whose
@@ -14,40 +12,20 @@ import { freePort } from './pulse-project.js';
 
 type Started = ReturnType<typeof trackStarted>;
 
-/** A project set up for Copilot, and the daemon its hooks and MCP entry point at. */
-export interface CopilotProject {
-  project: string;
-  port: number;
-  daemon: RunningDaemon;
-}
-
-/** `pulse setup <agent> --write` on the project for the daemon's port, which must succeed; what it printed. */
-export const setUp = async (agent: string, project: string, port: number): Promise<string> => {
-  const setup = await runCli(['setup', agent, '--write', '-p', project, '--port', String(port)]);
-  if (setup.code !== 0) throw new Error(`pulse setup ${agent} failed:\n${setup.stdout}\n${setup.stderr}`);
-  return setup.stdout;
-};
-
 /**
  * A fresh git repository with a README and `pulse start` on it (on a fixed port), set up by the
  * built `pulse setup copilot --write`; `prepare` runs on the folder before the daemon starts.
  */
-export const pulseProjectForCopilot = async (
+export const pulseProjectForCopilot = (
   started: Started,
   prepare: (project: string) => Promise<void> = async () => {},
-): Promise<CopilotProject> => {
-  const project = await realpath(await tempProject('pulse-copilot-'));
-  started.projects.push(project);
-  execFileSync('git', ['init', '-q', project]);
-  await writeFile(join(project, 'README.md'), 'hello world\n');
-  await prepare(project);
-  const port = await freePort();
-  // startDaemon passes `--port 0`; a second `--port` wins.
-  const daemon = await startDaemon(project, { args: ['--port', String(port)] });
-  started.daemons.push(daemon);
-  await setUp('copilot', project, port);
-  return { project, port, daemon };
-};
+): Promise<PulseProject> =>
+  pulseProjectFor(started, 'copilot', {
+    prepare: async (project) => {
+      await writeFile(join(project, 'README.md'), 'hello world\n');
+      await prepare(project);
+    },
+  });
 
 /** One `copilot -p` run on a script, and what the model was sent. */
 export interface ScriptedRun {

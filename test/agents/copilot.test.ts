@@ -15,7 +15,8 @@ import { runClaude } from './claude.js';
 import { userEdits } from './cli-process.js';
 import { runHookCommand } from './codex-project.js';
 import { makeCopilotHome } from './copilot.js';
-import { copilotScripted, pulseHookLine, pulseProjectForCopilot, setUp } from './copilot-project.js';
+import { copilotScripted, pulseHookLine, pulseProjectForCopilot } from './copilot-project.js';
+import { setUpAgent } from './pulse-project.js';
 import { toolCall as call } from './smoke-scene.js';
 
 /*
@@ -308,7 +309,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)(
 
     it('in a project set up for Claude Code too, holds each Copilot call once, and each agent until it acknowledges itself', async () => {
       const { project, port } = await pulseProjectForCopilot(started);
-      await setUp('claude', project, port);
+      await setUpAgent('claude', project, port);
       const claudeCheckedIn = signal();
       const copilotAcked = signal();
       let pending = '';

@@ -1,11 +1,9 @@
-import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type RunningDaemon, runCli, startDaemon } from '../support/daemon.js';
 import { readJsonLines } from '../support/files.js';
 import type { trackStarted } from '../support/started.js';
 import { type GeminiHome, type GeminiOptions, type GeminiRun, makeGeminiHome, runGemini } from './gemini.js';
 import { type ScriptedGemini, type Step, startScriptedGemini } from './gemini-model.js';
-import { freePort, readJson, tempGitProject, writeJson } from './pulse-project.js';
+import { type PulseProject, pulseProjectFor, readJson, setUpAgent, writeJson } from './pulse-project.js';
 
 // The scene of each Gemini test: a git project set up by `pulse setup gemini --write` beside a real
 // `pulse start`, a temp HOME whose `~/.gemini/trustedFolders.json` trusts the project (the user's
@@ -16,21 +14,13 @@ type Started = ReturnType<typeof trackStarted>;
 export const SETTINGS = '.gemini/settings.json';
 
 /** A project set up for Gemini CLI, its daemon, and the user's Gemini home. */
-export interface GeminiProject {
-  project: string;
-  port: number;
-  daemon: RunningDaemon;
+export interface GeminiProject extends PulseProject {
   home: GeminiHome;
-  /** What `pulse setup gemini --write` printed. */
-  setupOutput: string;
 }
 
 /** `pulse setup gemini --write` for the project and port, which must succeed; what it printed. */
-export const setUpGemini = async (project: string, port: number, ...args: string[]): Promise<string> => {
-  const setup = await runCli(['setup', 'gemini', '--write', '-p', project, '--port', String(port), ...args]);
-  if (setup.code !== 0) throw new Error(`pulse setup gemini failed:\n${setup.stdout}\n${setup.stderr}`);
-  return setup.stdout;
-};
+export const setUpGemini = (project: string, port: number, ...args: string[]): Promise<string> =>
+  setUpAgent('gemini', project, port, ...args);
 
 /**
  * A fresh git project with `pulse start` on a fixed port and `pulse setup gemini --write` done, and
@@ -40,14 +30,8 @@ export const pulseProjectForGemini = async (
   started: Started,
   prepare: (project: string) => Promise<void> = async () => {},
 ): Promise<GeminiProject> => {
-  const project = await realpath(await tempGitProject(started));
-  await prepare(project);
-  const port = await freePort();
-  const daemon = await startDaemon(project, { args: ['--port', String(port)] });
-  started.daemons.push(daemon);
-  const setupOutput = await setUpGemini(project, port);
-  const home = await trustingHome(started, project);
-  return { project, port, daemon, home, setupOutput };
+  const scene = await pulseProjectFor(started, 'gemini', { prepare });
+  return { ...scene, home: await trustingHome(started, scene.project) };
 };
 
 /** A Gemini home whose user trusted `project` ("Trust folder"); removed with the test's folders. */

@@ -1,7 +1,6 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type RunningDaemon, runCli, startDaemon, tempProject } from '../support/daemon.js';
 import type { trackStarted } from '../support/started.js';
 import { type ScriptedChatModel, type Step, startScriptedChatModel } from './chat-model.js';
 import { killGroup } from './cli-process.js';
@@ -15,18 +14,13 @@ import {
   runOpencode,
   seedPluginDependencies,
 } from './opencode.js';
+import { type PulseProject, pulseProjectFor } from './pulse-project.js';
 
 // The scene of each opencode test: a git project whose opencode.json the user already has (their
 // model: the scripted server), `pulse start` on it and `pulse setup opencode --write` done as the
 // README says; then `opencode run`, or `opencode serve` as the TUI runs it, on a script.
 
 type Started = ReturnType<typeof trackStarted>;
-
-/** A project set up for opencode, and the daemon its plugin and MCP entry point at. */
-export interface PulseProject {
-  project: string;
-  daemon: RunningDaemon;
-}
 
 /**
  * A fresh git repository with the user's own opencode.json (`extra` merged in), a real `pulse
@@ -40,21 +34,19 @@ export const setUpProject = async (
     extra = {},
   }: { prepare?: (project: string) => Promise<unknown>; extra?: Record<string, unknown> } = {},
 ): Promise<PulseProject> => {
-  const project = await realpath(await tempProject(prefix));
-  started.projects.push(project);
-  execFileSync('git', ['init', '-q', project]);
-  await writeFile(
-    join(project, 'opencode.json'),
-    `${JSON.stringify(opencodeConfig('http://127.0.0.1:9/v1', extra), null, 2)}\n`,
-  );
-  await prepare?.(project);
-  const daemon = await startDaemon(project);
-  started.daemons.push(daemon);
-  const setup = await runCli(['setup', 'opencode', '--write', '-p', project, '--port', String(daemon.port)]);
-  if (setup.code !== 0) throw new Error(`pulse setup opencode failed:\n${setup.stdout}\n${setup.stderr}`);
+  const scene = await pulseProjectFor(started, 'opencode', {
+    prefix,
+    prepare: async (project) => {
+      await writeFile(
+        join(project, 'opencode.json'),
+        `${JSON.stringify(opencodeConfig('http://127.0.0.1:9/v1', extra), null, 2)}\n`,
+      );
+      await prepare?.(project);
+    },
+  });
   // opencode npm-installs @opencode-ai/plugin into every plugin folder (pulse's plugin needs none of it): offline, seed it.
-  await seedPluginDependencies(join(project, '.opencode'));
-  return { project, daemon };
+  await seedPluginDependencies(join(scene.project, '.opencode'));
+  return scene;
 };
 
 /** Points the user's model entry in opencode.json at a scripted server, changing nothing else. */

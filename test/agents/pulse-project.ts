@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { type RunningDaemon, runCli, startDaemon, tempProject } from '../support/daemon.js';
@@ -31,14 +31,17 @@ export const readJson = async (project: string, file: string): Promise<Record<st
  * `.git` above the working folder as the project: without one here, a stray `/tmp/.git` (another
  * tool made one on our machines) makes `/tmp` the project, and trust and settings go by that.
  */
-export const tempGitProject = async (started: ReturnType<typeof trackStarted>): Promise<string> => {
-  const project = await tempProject('pulse-claude-');
+export const tempGitProject = async (
+  started: ReturnType<typeof trackStarted>,
+  prefix = 'pulse-claude-',
+): Promise<string> => {
+  const project = await tempProject(prefix);
   started.projects.push(project);
   execFileSync('git', ['init', '-q'], { cwd: project });
   return project;
 };
 
-/** A project as a user leaves it after `pulse start` and `pulse setup claude --write`. */
+/** A project as a user leaves it after `pulse start` and `pulse setup <agent> --write`. */
 export interface PulseProject {
   project: string;
   port: number;
@@ -47,25 +50,40 @@ export interface PulseProject {
   setupOutput: string;
 }
 
+/** `pulse setup <agent> --write` on the project for the daemon's port, which must succeed; what it printed. */
+export const setUpAgent = async (agent: string, project: string, port: number, ...args: string[]) => {
+  const setup = await runCli(['setup', agent, '--write', '-p', project, '--port', String(port), ...args]);
+  if (setup.code !== 0) throw new Error(`pulse setup ${agent} failed:\n${setup.stdout}\n${setup.stderr}`);
+  return setup.stdout;
+};
+
 /**
- * A temp project with a running daemon on a fixed port, set up for Claude Code by the built CLI,
- * exactly as the README says; everything is handed to `started` for teardown. `prepare` runs on the
- * folder before the daemon starts (a `.pulse/sources.json`, a README).
+ * A fresh git project (by its real path) with a running daemon on a fixed port, set up for `agent`
+ * by the built CLI exactly as the README says; everything is handed to `started` for teardown.
+ * `prepare` runs on the folder before the daemon starts (a `.pulse/sources.json`, a README).
  */
-export const pulseProjectForClaude = async (
+export const pulseProjectFor = async (
   started: ReturnType<typeof trackStarted>,
-  prepare: (project: string) => Promise<void> = async () => {},
+  agent: string,
+  {
+    prefix = `pulse-${agent}-`,
+    prepare = async () => {},
+  }: { prefix?: string; prepare?: (project: string) => Promise<unknown> } = {},
 ): Promise<PulseProject> => {
-  const project = await tempGitProject(started);
+  const project = await realpath(await tempGitProject(started, prefix));
   await prepare(project);
   const port = await freePort();
   // startDaemon passes `--port 0`; a second `--port` wins.
   const daemon = await startDaemon(project, { args: ['--port', String(port)] });
   started.daemons.push(daemon);
-  const setup = await runCli(['setup', 'claude', '--write', '-p', project, '--port', String(port)]);
-  if (setup.code !== 0) throw new Error(`pulse setup claude failed:\n${setup.stdout}\n${setup.stderr}`);
-  return { project, port, daemon, setupOutput: setup.stdout };
+  return { project, port, daemon, setupOutput: await setUpAgent(agent, project, port) };
 };
+
+/** A project set up for Claude Code; `prepare` runs on the folder before the daemon starts. */
+export const pulseProjectForClaude = (
+  started: ReturnType<typeof trackStarted>,
+  prepare: (project: string) => Promise<void> = async () => {},
+): Promise<PulseProject> => pulseProjectFor(started, 'claude', { prepare });
 
 const LOCAL_SETTINGS = '.claude/settings.local.json';
 
