@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -104,20 +104,36 @@ export const listenLoopback = async (server: Server) => {
   return { port, close };
 };
 
+/** The hash state.json records for a `.pulse/` file, written as the scan that logged it ends. */
+const recordedHash = async (project: string, file: string): Promise<string | undefined> => {
+  try {
+    const state = JSON.parse(await readFile(join(project, '.pulse', 'state.json'), 'utf8'));
+    return state.last_hashes?.[file];
+  } catch {
+    return undefined;
+  }
+};
+
 /**
  * The user edits a `.pulse/` file in place (as an editor writing over it does); resolves with the id
- * pulse logged for the new text. A scan that caught the file between truncation and write logs the
- * empty file first, so the edit's event is the one whose hash is the text's.
+ * pulse logged for the new text once the scan that logged it has ended. A scan that caught the file
+ * between truncation and write logs the empty file first, so the edit's event is the one whose hash
+ * is the text's. Waiting for the scan's end keeps the agent's next hook off a scan still writing on
+ * a loaded machine, where its 150 ms could run out and it would hold as blind, not for the event.
  */
 export const userEdits = async (project: string, file: string, text: string): Promise<string> => {
   const sha256 = createHash('sha256').update(text).digest('hex');
   const before = new Set((await readEvents(project)).map((event) => event.id));
   await writeFile(join(project, '.pulse', file), text);
-  return waitUntil(
+  const id = await waitUntil(
     async () =>
       (await readEvents(project)).find(
         (event) => !before.has(event.id) && event.path === `.pulse/${file}` && event.sha256 === sha256,
       )?.id,
     { describe: () => `pulse to log the edit of .pulse/${file}` },
   );
+  await waitUntil(async () => (await recordedHash(project, file)) === sha256 || undefined, {
+    describe: () => `pulse to record the hash of .pulse/${file} in state.json`,
+  });
+  return id;
 };
