@@ -14,14 +14,16 @@ import { isPulseTool, judgeTool } from './tool-rule.js';
 /**
  * A hook answers within its agent's tool call: it waits this long, at most, for a scan of files
  * that changed (still files answer at once); past it, the call is held rather than judged on an
- * older reading (fail closed).
+ * older reading (fail closed). Longer than an editor's replace window (500 ms), so a save seen half
+ * done is waited for, and well inside every hook's own limit (8 s), because a held call costs the
+ * agent a model turn while a wait costs only the scan's time.
  */
-const RECONCILE_BUDGET_MS = 150;
+const RECONCILE_BUDGET_MS = 2000;
 
 /** What a hook holds for when the scan it waited for did not end in time. */
 const STILL_READING = {
   file: '.pulse/',
-  reason: `could not be read in time (the scan took longer than ${RECONCILE_BUDGET_MS} ms: a busy machine, a slow disk, or a log that failed to load, see pulse status): call pulse_should_interrupt, then try again`,
+  reason: `could not be read in time (the scan took longer than ${RECONCILE_BUDGET_MS / 1000} s: a busy machine, a slow disk, or a log that failed to load, see pulse status): call pulse_should_interrupt, then try again`,
 };
 
 /** One hook call as it reaches the daemon: the agent's own JSON, as it wrote it on a hook's stdin. */

@@ -119,7 +119,7 @@ const recordedHash = async (project: string, file: string): Promise<string | und
  * pulse logged for the new text once the scan that logged it has ended. A scan that caught the file
  * between truncation and write logs the empty file first, so the edit's event is the one whose hash
  * is the text's. Waiting for the scan's end keeps the agent's next hook off a scan still writing on
- * a loaded machine, where its 150 ms could run out and it would hold as blind, not for the event.
+ * a loaded machine, where its 2 s could run out and it would hold as blind, not for the event.
  */
 export const userEdits = async (project: string, file: string, text: string): Promise<string> => {
   const sha256 = createHash('sha256').update(text).digest('hex');
