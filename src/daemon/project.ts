@@ -1,8 +1,7 @@
 import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
-import { type AnyActorRef, type InspectionEvent, waitFor } from 'xstate';
+import { type InspectionEvent, waitFor } from 'xstate';
 import type { PulseActor } from '../../machines/pulse.js';
-import type { SourcesContext } from '../../machines/sources.js';
 import { observeActivity } from '../log/activity.js';
 import { sourceCounts } from '../log/activity-rules.js';
 import type { LogLevel } from '../log/levels.js';
@@ -15,7 +14,7 @@ import { removeDiscovery, writeDiscovery } from '../store/discovery-file.js';
 import { type PulsePaths, pulsePaths } from '../store/paths.js';
 import { projectId } from '../store/project-id.js';
 import { ensureProjectFolder, ensurePulseFolder } from '../store/pulse-folder.js';
-import { logOf } from '../system/ask-actors.js';
+import { logOf, type SourcesRef, sourcesOf } from '../system/ask-actors.js';
 import { createPulseSystem } from '../system/wiring.js';
 import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
 
@@ -61,13 +60,13 @@ export interface OpenProject {
 }
 
 /** Waits (bounded) for the sources supervisor's first read of sources.json, and says what it found. */
-const sourcesAtStart = async (ref: AnyActorRef | undefined): Promise<SourcesAtStart | null> => {
+const sourcesAtStart = async (ref: SourcesRef | undefined): Promise<SourcesAtStart | null> => {
   if (ref === undefined) return null;
   const read = await waitFor(ref, (s) => !s.matches('loading'), { timeout: SOURCES_WAIT_MS }).catch(
     () => null,
   );
   if (read === null) return null;
-  const context = read.context as SourcesContext;
+  const { context } = read;
   const thinker = thinkerInForce(context.thinker, null, {
     failedInARow: 0,
     lastFailure: null,
@@ -174,7 +173,7 @@ export const openProject = async ({
     project_id: id,
     ...discovery,
   });
-  const sources = await sourcesAtStart(system.actor.system.get('sources') as AnyActorRef | undefined);
+  const sources = await sourcesAtStart(sourcesOf(system.actor));
   log.info({ version: VERSION, project: paths.projectRoot, url }, 'pulse started');
   let closing: Promise<void> | null = null;
   return {

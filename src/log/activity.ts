@@ -44,7 +44,7 @@ export const observeActivity = (actor: PulseActor, log: Logger): Unfollow => {
   const { system } = actor;
   const followed: Unfollow[] = [];
   const followId = <S>(id: string, rule: Rule<S>) => {
-    const ref = system.get(id) as AnyActorRef | undefined;
+    const ref: AnyActorRef | undefined = system.get(id);
     if (ref !== undefined) followed.push(follow(ref, rule, log));
   };
   followId('replan', replanRule);
@@ -60,7 +60,7 @@ export const observeActivity = (actor: PulseActor, log: Logger): Unfollow => {
   const followPollers = (snapshot: SnapshotFrom<typeof sourcesMachine>) => {
     const running = new Map<string, AnyActorRef>();
     for (const source of snapshot.context.sources) {
-      const ref = system.get(pollerId(source.name)) as AnyActorRef | undefined;
+      const ref: AnyActorRef | undefined = system.get(pollerId(source.name));
       if (ref !== undefined) running.set(source.name, ref);
     }
     for (const [name, followedPoller] of pollers) {
