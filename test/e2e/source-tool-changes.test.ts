@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningDaemon, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { type RunningDaemon, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';
 import { type Control, type FixtureFiles, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
@@ -12,7 +12,7 @@ import { trackStarted } from '../support/started.js';
  * once per connection, so the change counts once the server restarts, here on a config reload
  * (a new env value in sources.json): a tool now destructive is refused uncalled, a tool gone
  * fails its poll with the tools listed and the fix until it is listed again, and a tool read-only
- * again is polled again.
+ * again is polled again. A server whose only source is refused stays connected.
  */
 
 interface PollerStatus {
@@ -30,6 +30,7 @@ const ITEMS = [{ id: 'a-1', title: 'Disk 91% full on db-2' }];
 const started = trackStarted();
 let project: string;
 let acme: FixtureFiles;
+let vault: FixtureFiles;
 let daemon: RunningDaemon;
 
 /** sources.json with the server's env at `generation`: a new value restarts the server. */
@@ -37,10 +38,14 @@ const writeSources = (generation: number) =>
   save(
     join(project, '.pulse', 'sources.json'),
     JSON.stringify({
-      mcpServers: { acme: { ...fixtureCommand(acme.args), env: { FIXTURE_ECHO_ENV: `v${generation}` } } },
+      mcpServers: {
+        acme: { ...fixtureCommand(acme.args), env: { FIXTURE_ECHO_ENV: `v${generation}` } },
+        vault: fixtureCommand(vault.args),
+      },
       sources: [
         { name: 'events', server: 'acme', tool: 'list_events', interval_sec: 1 },
         { name: 'alerts', server: 'acme', tool: 'list_alerts', interval_sec: 1 },
+        { name: 'sweep', server: 'vault', tool: 'list_items', interval_sec: 1 },
       ],
     }),
   );
@@ -83,6 +88,7 @@ beforeAll(async () => {
   started.projects.push(project);
   await mkdir(join(project, '.pulse'), { recursive: true });
   acme = await fixtureFiles(project, 'acme', control({ list_events: READS, list_alerts: READS }));
+  vault = await fixtureFiles(project, 'vault', { items: ITEMS, annotations: { list_items: DESTROYS } });
   await writeSources(1);
   daemon = await startDaemon(project);
   started.daemons.push(daemon);
@@ -136,5 +142,20 @@ describe("a source's tool whose server changes what it lists", () => {
     await acme.setControl(control({ list_events: READS, list_alerts: READS }));
     await pollerWhere('alerts', (p) => p.last_error === null && p.state !== 'backingOff', 'polled again');
     expect((await acme.calls((c) => c.tool === 'list_alerts' && c.env === 'v4')).length).toBeGreaterThan(0);
+  });
+
+  it("keeps a server whose only source is refused connected: the refusal is the source's, shown under it", async () => {
+    await pollerWhere('sweep', (p) => p.state === 'refused', 'refused');
+    const servers = (
+      (await (await fetch(new URL('/status', daemon.url))).json()) as {
+        sources: { servers: Array<{ name: string; state: string; detail: string | null }> };
+      }
+    ).sources.servers;
+    expect(servers.find((s) => s.name === 'vault')).toMatchObject({ state: 'connected', detail: null });
+    const list = await runCli(['sources', 'list', '--project', project]);
+    const lines = list.stdout.split('\n');
+    expect(lines.find((l) => l.startsWith('- vault ('))).toMatch(/\): connected$/);
+    expect(lines.find((l) => l.startsWith('- sweep '))).toContain('REFUSED: source "sweep" is not polled');
+    expect(await vault.calls()).toEqual([]);
   });
 });
