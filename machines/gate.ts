@@ -236,7 +236,7 @@ export const gateMachine = setup({
     },
     backingOff: {
       description:
-        'A thought failed and its events are back in the inbox. The thinker is asked again at the next reflection, then twice as long after each failure in a row, at most 5 minutes, and not before a Retry-After its endpoint sent (capped too); new events end the wait sooner (they make one thought with the failed ones) unless a Retry-After holds. The timer and check-ins do not ask it meanwhile.',
+        'A thought failed and its events are back in the inbox. The thinker is asked again at the next reflection; while its endpoint fails (unreachable, timed out, busy), twice as long after each such failure in a row, at most 5 minutes; and not before a Retry-After its endpoint sent (capped too); new events end the wait sooner (they make one thought with the failed ones) unless a Retry-After holds. The timer and check-ins do not ask it meanwhile.',
       after: { retryBackoff: { target: 'idle', actions: 'deferReflection' } },
       on: { 'gate.reflect': { guard: 'endsBackoff', target: 'gathering' } },
     },

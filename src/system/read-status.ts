@@ -220,7 +220,8 @@ const serverState = (server: ServerSummary, pollers: readonly PollerStatus[]) =>
     .filter((p) => p.last_poll_at !== null)
     .sort((a, b) => (a.last_poll_at! < b.last_poll_at! ? 1 : -1))[0];
   if (last === undefined) return { state: 'starting' as const, detail: null };
-  return last.last_error === null
+  // A refused tool is the source's problem: the server answered its tools/list.
+  return last.last_error === null || last.state === 'refused'
     ? { state: 'connected' as const, detail: null }
     : { state: 'failing' as const, detail: last.last_error };
 };

@@ -134,7 +134,7 @@ describe('parseSourcesConfig: the model thinker', () => {
     const config = parse({ retry_backoff_sec: 360 });
     expect(config.reflection.gate).toEqual({ retryCapMs: 300_000 });
     expect(config.warnings).toEqual([
-      '.pulse/sources.json: reflection.retry_backoff_sec is 360 s, more than the 300 s a failing thinker may wait at most: 300 s is used. It is the longest wait between retries: a failed thought is asked again at the next reflection (reflect_every_sec), then twice as long with each failure in a row.',
+      '.pulse/sources.json: reflection.retry_backoff_sec is 360 s, more than the 300 s a failing thinker may wait at most: 300 s is used. It is the longest wait between retries: a failed thought is asked again at the next reflection (reflect_every_sec), then, while its endpoint fails, twice as long with each failure in a row.',
     ]);
   });
 });

@@ -108,13 +108,15 @@ export class ServerConnection {
     );
   }
 
-  /** How the server lists `tool` in `tools/list` (every page), read once per connection and again after `notifications/tools/list_changed`. */
+  /** How the server lists `tool` in `tools/list` (every page), read once per connection, again after `notifications/tools/list_changed` or a miss. */
   async listedTool(tool: string): Promise<ListedTool> {
     this.#tools ??= this.#listTools().catch((error: unknown) => {
       this.#tools = null;
       throw error;
     });
     const tools = await this.#tools;
+    // A tool not listed is looked for anew at the next poll: a server may add it without saying its list changed.
+    if (!tools.has(tool)) this.#tools = null;
     return { listed: tools.has(tool), annotations: tools.get(tool) ?? null, names: [...tools.keys()] };
   }
 

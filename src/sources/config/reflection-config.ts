@@ -57,7 +57,7 @@ const retryCapSec = (sec: number | undefined, at: Path, parsing: Parsing): numbe
   const max = RETRY_CAP_MAX_MS / 1000;
   if (sec === undefined || sec <= max) return sec;
   parsing.warnings.push(
-    `${parsing.file}: ${formatPath([...at, 'retry_backoff_sec'])} is ${sec} s, more than the ${max} s a failing thinker may wait at most: ${max} s is used. It is the longest wait between retries: a failed thought is asked again at the next reflection (reflect_every_sec), then twice as long with each failure in a row.`,
+    `${parsing.file}: ${formatPath([...at, 'retry_backoff_sec'])} is ${sec} s, more than the ${max} s a failing thinker may wait at most: ${max} s is used. It is the longest wait between retries: a failed thought is asked again at the next reflection (reflect_every_sec), then, while its endpoint fails, twice as long with each failure in a row.`,
   );
   return max;
 };
