@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { oneShot, runCli, setupWithAutostart, waitForDelivery } from '../support/daemon.js';
+import { oneShot, runCli, setupWithAutostart, startDaemon, waitForDelivery } from '../support/daemon.js';
 import { calendarSource } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
 import {
@@ -22,7 +22,7 @@ import {
 import { inAgentSuite, NO_VERDICT, notices, runClaude } from './claude.js';
 import { userEdits } from './cli-process.js';
 import { type HookServer, startHookServer } from './hook-server.js';
-import { addUserHook, freePort, pulseProjectForClaude, tempGitProject } from './pulse-project.js';
+import { addUserHook, freePort, pulseProjectForClaude, setUpAgent, tempGitProject } from './pulse-project.js';
 
 /*
  * The replan interrupt with the real Claude Code: a real daemon, `pulse setup claude --write` as
@@ -111,6 +111,42 @@ describe.skipIf(!inAgentSuite)('Claude Code 2.1.332, set up by `pulse setup clau
     expect(JSON.parse(ack!.result!)).toMatchObject({ accepted: true, acknowledged_event_id: pending });
     expect(work).toMatchObject({ name: 'Bash', isError: false });
     expect(existsSync(join(project, 'src-file'))).toBe(true);
+    expect(run.code).toBe(0);
+  });
+
+  it('sends $PULSE_TOKEN to a daemon that requires one, from .mcp.json and its HTTP hooks alike', async () => {
+    const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
+    const project = await realpath(await tempGitProject(started));
+    const port = await freePort();
+    started.daemons.push(
+      await startDaemon(project, { args: ['--port', String(port)], env: { PULSE_TOKEN: token } }),
+    );
+    await setUpAgent('claude', project, port);
+    const agent = await model([
+      () => use('mcp__pulse__pulse_should_interrupt', {}),
+      async () => {
+        await editGuidance(project);
+        return use('Bash', { command: 'touch src-file', description: 'Create src-file' });
+      },
+      () => say('Held.'),
+      // The stop is held once too: the replan is still pending.
+      () => say('Still held.'),
+    ]);
+
+    const run = await runClaude({
+      project,
+      modelUrl: agent.url,
+      prompt: 'Carry on.',
+      userSettings,
+      env: { PULSE_TOKEN: token },
+    });
+
+    expect(agent.problems).toEqual([]);
+    const [check, held] = toolCalls(agent.turns().at(-1)!);
+    // Without the token in .mcp.json's header the server fails to connect, and there is no pulse tool.
+    expect(JSON.parse(check!.result!)).toMatchObject({ needs_replan: false });
+    expect(held!.result).toContain('pulse: a replan is pending');
+    expect(existsSync(join(project, 'src-file'))).toBe(false);
     expect(run.code).toBe(0);
   });
 

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/commands/doctor.js';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { oneShot, runCli, waitForDelivery } from '../support/daemon.js';
+import { oneShot, runCli, startDaemon, waitForDelivery } from '../support/daemon.js';
 import { calendarSource } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
 import { type ScriptedModel as AnthropicModel, startAnthropicModel, toolCalls } from './anthropic-model.js';
@@ -16,7 +16,7 @@ import { userEdits } from './cli-process.js';
 import { runHookCommand } from './codex-project.js';
 import { makeCopilotHome } from './copilot.js';
 import { copilotScripted, pulseHookLine, pulseProjectForCopilot } from './copilot-project.js';
-import { setUpAgent } from './pulse-project.js';
+import { freePort, setUpAgent, tempGitProject } from './pulse-project.js';
 import { toolCall as call } from './smoke-scene.js';
 
 /*
@@ -187,6 +187,43 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)(
       expect(existsSync(join(project, 'src-file'))).toBe(true);
       expect(model.overruns, 'the stop after the ack went').toBe(0);
       expect(run.code, details).toBe(0);
+    });
+
+    it("sends $PULSE_TOKEN to a daemon that requires one, from .mcp.json and its hooks alike, and holds the agent's own edit of guidance.md", async () => {
+      const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
+      const project = await realpath(await tempGitProject(started, 'pulse-copilot-'));
+      const port = await freePort();
+      started.daemons.push(
+        await startDaemon(project, { args: ['--port', String(port)], env: { PULSE_TOKEN: token } }),
+      );
+      await setUpAgent('copilot', project, port);
+      const outputs: Record<string, string | undefined> = {};
+      const guidance = join(project, '.pulse', 'guidance.md');
+      const steps: Step[] = [
+        () => [call('pulse-pulse_should_interrupt', {}, 'check-in')],
+        async (request) => {
+          outputs['check-in'] = request.outputOf('check-in');
+          await userEdits(project, 'guidance.md', '# Guidance\n\nUse the new API.\n');
+          return [
+            call('edit', { path: guidance, old_str: 'Use the new API.', new_str: 'Never mind.' }, 'edit'),
+          ];
+        },
+        (request) => {
+          outputs.edit = request.outputOf('edit');
+          return 'Held.';
+        },
+      ];
+      const { run, model, context } = await copilotScripted(started, project, steps, {
+        args: USER_PERMISSIONS,
+        env: { PULSE_TOKEN: token },
+      });
+      const details = `${context}\n${JSON.stringify(outputs, null, 2)}`;
+      expect(run.code, details).toBe(0);
+      expect(model.errors, details).toEqual([]);
+      // The check-in ran: Copilot connected to pulse with the token (without it, no pulse tool at all).
+      expect(JSON.parse(outputs['check-in'] ?? '{}'), details).toMatchObject({ needs_replan: false });
+      expect(outputs.edit, details).toMatch(/^Denied by preToolUse hook: pulse: a replan is pending/);
+      expect(await readFile(guidance, 'utf8')).toBe('# Guidance\n\nUse the new API.\n');
     });
 
     it('holds a stop once per pending event: two replans in one prompt hold two stops, the third stop goes', async () => {
