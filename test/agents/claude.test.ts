@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { oneShot, runCli, setupWithAutostart, startDaemon, waitForDelivery } from '../support/daemon.js';
+import { oneShot, runCli, setupWithAutostart, waitForDelivery } from '../support/daemon.js';
 import { calendarSource } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
 import {
@@ -22,7 +22,13 @@ import {
 import { inAgentSuite, NO_VERDICT, notices, runClaude } from './claude.js';
 import { userEdits } from './cli-process.js';
 import { type HookServer, startHookServer } from './hook-server.js';
-import { addUserHook, freePort, pulseProjectForClaude, setUpAgent, tempGitProject } from './pulse-project.js';
+import {
+  addUserHook,
+  freePort,
+  pulseProjectFor,
+  pulseProjectForClaude,
+  tempGitProject,
+} from './pulse-project.js';
 
 /*
  * The replan interrupt with the real Claude Code: a real daemon, `pulse setup claude --write` as
@@ -116,12 +122,7 @@ describe.skipIf(!inAgentSuite)('Claude Code 2.1.332, set up by `pulse setup clau
 
   it('sends $PULSE_TOKEN to a daemon that requires one, from .mcp.json and its HTTP hooks alike', async () => {
     const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
-    const project = await realpath(await tempGitProject(started));
-    const port = await freePort();
-    started.daemons.push(
-      await startDaemon(project, { args: ['--port', String(port)], env: { PULSE_TOKEN: token } }),
-    );
-    await setUpAgent('claude', project, port);
+    const { project } = await pulseProjectFor(started, 'claude', { daemonEnv: { PULSE_TOKEN: token } });
     const agent = await model([
       () => use('mcp__pulse__pulse_should_interrupt', {}),
       async () => {

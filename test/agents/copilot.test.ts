@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
-import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/commands/doctor.js';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
-import { oneShot, runCli, startDaemon, waitForDelivery } from '../support/daemon.js';
+import { oneShot, runCli, waitForDelivery } from '../support/daemon.js';
 import { calendarSource } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
 import { type ScriptedModel as AnthropicModel, startAnthropicModel, toolCalls } from './anthropic-model.js';
@@ -16,7 +16,7 @@ import { userEdits } from './cli-process.js';
 import { runHookCommand } from './codex-project.js';
 import { makeCopilotHome } from './copilot.js';
 import { copilotScripted, pulseHookLine, pulseProjectForCopilot } from './copilot-project.js';
-import { freePort, setUpAgent, tempGitProject } from './pulse-project.js';
+import { pulseProjectFor, setUpAgent } from './pulse-project.js';
 import { toolCall as call } from './smoke-scene.js';
 
 /*
@@ -191,12 +191,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)(
 
     it("sends $PULSE_TOKEN to a daemon that requires one, from .mcp.json and its hooks alike, and holds the agent's own edit of guidance.md", async () => {
       const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
-      const project = await realpath(await tempGitProject(started, 'pulse-copilot-'));
-      const port = await freePort();
-      started.daemons.push(
-        await startDaemon(project, { args: ['--port', String(port)], env: { PULSE_TOKEN: token } }),
-      );
-      await setUpAgent('copilot', project, port);
+      const { project } = await pulseProjectFor(started, 'copilot', { daemonEnv: { PULSE_TOKEN: token } });
       const outputs: Record<string, string | undefined> = {};
       const guidance = join(project, '.pulse', 'guidance.md');
       const steps: Step[] = [
