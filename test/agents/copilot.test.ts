@@ -36,8 +36,8 @@ afterEach(async () => {
   await started.cleanUp();
 });
 
-/** The user's own permissions for the file edits and the one command the scripts run. */
-const USER_PERMISSIONS = ['--allow-tool=write', '--allow-tool=shell(touch)'];
+/** The user's own permissions for the file edits and the commands the scripts run. */
+const USER_PERMISSIONS = ['--allow-tool=write', '--allow-tool=shell(touch)', '--allow-tool=shell(cat)'];
 
 /** What Copilot tells the model of a call nobody approved in `-p`. */
 const NOT_APPROVED =
@@ -145,8 +145,12 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)(
           saw(request, 'touch-held');
           return [call('view', { path: join(project, '.pulse', 'guidance.md') }, 'read')];
         },
-        async (request) => {
+        (request) => {
           saw(request, 'read');
+          return [call('bash', { command: 'cat .pulse/guidance.md', description: 'Read' }, 'read-shell')];
+        },
+        async (request) => {
+          saw(request, 'read-shell');
           return [await planEdit(project, 'plan-edit')];
         },
         (request) => {
@@ -177,6 +181,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)(
         `call pulse_ack_replan with event_id "${pending}" and agent "copilot:`,
       );
       expect(outputs.read, details).toContain('Use the new API everywhere.');
+      expect(outputs['read-shell'], details).toContain('Use the new API everywhere.');
       expect(outputs['plan-edit'], details).not.toContain('Denied');
       expect(await readFile(join(project, '.pulse', 'plan.md'), 'utf8')).toContain('- Use the new API.');
       expect(JSON.parse(outputs.ack ?? '{}'), details).toMatchObject({
