@@ -45,4 +45,6 @@ export interface HookDialect {
   readonly readOnlyTools: ReadonlySet<string>;
   /** How the agent names each of pulse's tools under the server name it was given. */
   pulseToolNames(server: string): readonly string[];
+  /** The names other releases of the agent give pulse's tools: the hooks run them too, setup grants none. */
+  pulseToolAliases?(server: string): readonly string[];
 }

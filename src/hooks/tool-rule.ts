@@ -5,8 +5,10 @@ import { dialectOf, type HookAgent } from './events.js';
 import { classifyShell } from './read-only-shell.js';
 
 /** How the agent names one of pulse's tools, for the server name it was given (`pulse` by setup). */
-const pulseToolNames = (agent: HookAgent, server: string): ReadonlySet<string> =>
-  new Set(dialectOf(agent).pulseToolNames(server));
+const pulseToolNames = (agent: HookAgent, server: string): ReadonlySet<string> => {
+  const dialect = dialectOf(agent);
+  return new Set([...dialect.pulseToolNames(server), ...(dialect.pulseToolAliases?.(server) ?? [])]);
+};
 
 const realDir = (path: string): string => {
   try {

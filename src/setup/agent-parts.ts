@@ -119,12 +119,24 @@ export const instructionsPart = (file: string, hooksFile: string | null, preambl
 export const jsonMcpPart = (
   file: string,
   serversKey: string,
-  entry: { url: string; type?: 'http' },
+  entry: { url: string; type?: 'http'; headers?: Record<string, string> },
 ): SetupPart => ({
   part: 'mcp',
   file,
   edit: jsonEdit(mcpServerChange(serversKey, entry)),
 });
+
+/**
+ * The `.mcp.json` entry Claude Code and Copilot CLI share: both fill `${PULSE_TOKEN:-}` in a header
+ * from their environment, empty when unset, which a daemon without a token ignores.
+ */
+export const sharedMcpJsonPart = (target: SetupTarget): SetupPart =>
+  jsonMcpPart('.mcp.json', 'mcpServers', {
+    type: 'http',
+    url: target.url,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the agents' own `${VAR:-}` syntax, not a template.
+    headers: { Authorization: 'Bearer ${PULSE_TOKEN:-}' },
+  });
 
 /** Why a hooks file should stay out of git. */
 export const machinePaths = (file: string, userFile: string) =>

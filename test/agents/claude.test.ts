@@ -22,7 +22,13 @@ import {
 import { inAgentSuite, NO_VERDICT, notices, runClaude } from './claude.js';
 import { userEdits } from './cli-process.js';
 import { type HookServer, startHookServer } from './hook-server.js';
-import { addUserHook, freePort, pulseProjectForClaude, tempGitProject } from './pulse-project.js';
+import {
+  addUserHook,
+  freePort,
+  pulseProjectFor,
+  pulseProjectForClaude,
+  tempGitProject,
+} from './pulse-project.js';
 
 /*
  * The replan interrupt with the real Claude Code: a real daemon, `pulse setup claude --write` as
@@ -111,6 +117,37 @@ describe.skipIf(!inAgentSuite)('Claude Code 2.1.332, set up by `pulse setup clau
     expect(JSON.parse(ack!.result!)).toMatchObject({ accepted: true, acknowledged_event_id: pending });
     expect(work).toMatchObject({ name: 'Bash', isError: false });
     expect(existsSync(join(project, 'src-file'))).toBe(true);
+    expect(run.code).toBe(0);
+  });
+
+  it('sends $PULSE_TOKEN to a daemon that requires one, from .mcp.json and its HTTP hooks alike', async () => {
+    const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
+    const { project } = await pulseProjectFor(started, 'claude', { daemonEnv: { PULSE_TOKEN: token } });
+    const agent = await model([
+      () => use('mcp__pulse__pulse_should_interrupt', {}),
+      async () => {
+        await editGuidance(project);
+        return use('Bash', { command: 'touch src-file', description: 'Create src-file' });
+      },
+      () => say('Held.'),
+      // The stop is held once too: the replan is still pending.
+      () => say('Still held.'),
+    ]);
+
+    const run = await runClaude({
+      project,
+      modelUrl: agent.url,
+      prompt: 'Carry on.',
+      userSettings,
+      env: { PULSE_TOKEN: token },
+    });
+
+    expect(agent.problems).toEqual([]);
+    const [check, held] = toolCalls(agent.turns().at(-1)!);
+    // Without the token in .mcp.json's header the server fails to connect, and there is no pulse tool.
+    expect(JSON.parse(check!.result!)).toMatchObject({ needs_replan: false });
+    expect(held!.result).toContain('pulse: a replan is pending');
+    expect(existsSync(join(project, 'src-file'))).toBe(false);
     expect(run.code).toBe(0);
   });
 

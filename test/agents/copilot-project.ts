@@ -37,8 +37,8 @@ export interface ScriptedRun {
 
 /**
  * Runs `copilot -p <prompt>` in `project` on `steps` (every model request is a step: a subagent's
- * too), with `args` as the user's own permission flags, in `home` or a temp HOME trusting the
- * project unless `trusted` is false.
+ * too), with `args` as the user's own permission flags and `env` added to its environment, in
+ * `home` or a temp HOME trusting the project unless `trusted` is false.
  */
 export const copilotScripted = async (
   started: Started,
@@ -49,13 +49,20 @@ export const copilotScripted = async (
     args = [] as string[],
     trusted = true,
     home: given,
-  }: { prompt?: string; args?: string[]; trusted?: boolean; home?: CopilotHome } = {},
+    env = {},
+  }: {
+    prompt?: string;
+    args?: string[];
+    trusted?: boolean;
+    home?: CopilotHome;
+    env?: Record<string, string>;
+  } = {},
 ): Promise<ScriptedRun> => {
   const model = await startScriptedChatModel(steps, { isTurn: () => true });
   started.streams.push({ close: () => void model.close() });
   const home = given ?? (await makeCopilotHome(trusted ? [project] : []));
   started.projects.push(home.home);
-  const run = await runCopilot({ cwd: project, home, baseUrl: model.baseUrl, prompt, args });
+  const run = await runCopilot({ cwd: project, home, baseUrl: model.baseUrl, prompt, args, env });
   const context = `copilot exited ${run.code} after ${model.turns().length} model requests\n${run.stderr}`;
   return { run, model, context };
 };

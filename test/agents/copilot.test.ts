@@ -16,7 +16,7 @@ import { userEdits } from './cli-process.js';
 import { runHookCommand } from './codex-project.js';
 import { makeCopilotHome } from './copilot.js';
 import { copilotScripted, pulseHookLine, pulseProjectForCopilot } from './copilot-project.js';
-import { setUpAgent } from './pulse-project.js';
+import { pulseProjectFor, setUpAgent } from './pulse-project.js';
 import { toolCall as call } from './smoke-scene.js';
 
 /*
@@ -36,8 +36,8 @@ afterEach(async () => {
   await started.cleanUp();
 });
 
-/** The user's own permissions for the file edits and the one command the scripts run. */
-const USER_PERMISSIONS = ['--allow-tool=write', '--allow-tool=shell(touch)'];
+/** The user's own permissions for the file edits and the commands the scripts run. */
+const USER_PERMISSIONS = ['--allow-tool=write', '--allow-tool=shell(touch)', '--allow-tool=shell(cat)'];
 
 /** What Copilot tells the model of a call nobody approved in `-p`. */
 const NOT_APPROVED =
@@ -145,8 +145,12 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)(
           saw(request, 'touch-held');
           return [call('view', { path: join(project, '.pulse', 'guidance.md') }, 'read')];
         },
-        async (request) => {
+        (request) => {
           saw(request, 'read');
+          return [call('bash', { command: 'cat .pulse/guidance.md', description: 'Read' }, 'read-shell')];
+        },
+        async (request) => {
+          saw(request, 'read-shell');
           return [await planEdit(project, 'plan-edit')];
         },
         (request) => {
@@ -177,6 +181,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)(
         `call pulse_ack_replan with event_id "${pending}" and agent "copilot:`,
       );
       expect(outputs.read, details).toContain('Use the new API everywhere.');
+      expect(outputs['read-shell'], details).toContain('Use the new API everywhere.');
       expect(outputs['plan-edit'], details).not.toContain('Denied');
       expect(await readFile(join(project, '.pulse', 'plan.md'), 'utf8')).toContain('- Use the new API.');
       expect(JSON.parse(outputs.ack ?? '{}'), details).toMatchObject({
@@ -187,6 +192,38 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)(
       expect(existsSync(join(project, 'src-file'))).toBe(true);
       expect(model.overruns, 'the stop after the ack went').toBe(0);
       expect(run.code, details).toBe(0);
+    });
+
+    it("sends $PULSE_TOKEN to a daemon that requires one, from .mcp.json and its hooks alike, and holds the agent's own edit of guidance.md", async () => {
+      const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
+      const { project } = await pulseProjectFor(started, 'copilot', { daemonEnv: { PULSE_TOKEN: token } });
+      const outputs: Record<string, string | undefined> = {};
+      const guidance = join(project, '.pulse', 'guidance.md');
+      const steps: Step[] = [
+        () => [call('pulse-pulse_should_interrupt', {}, 'check-in')],
+        async (request) => {
+          outputs['check-in'] = request.outputOf('check-in');
+          await userEdits(project, 'guidance.md', '# Guidance\n\nUse the new API.\n');
+          return [
+            call('edit', { path: guidance, old_str: 'Use the new API.', new_str: 'Never mind.' }, 'edit'),
+          ];
+        },
+        (request) => {
+          outputs.edit = request.outputOf('edit');
+          return 'Held.';
+        },
+      ];
+      const { run, model, context } = await copilotScripted(started, project, steps, {
+        args: USER_PERMISSIONS,
+        env: { PULSE_TOKEN: token },
+      });
+      const details = `${context}\n${JSON.stringify(outputs, null, 2)}`;
+      expect(run.code, details).toBe(0);
+      expect(model.errors, details).toEqual([]);
+      // The check-in ran: Copilot connected to pulse with the token (without it, no pulse tool at all).
+      expect(JSON.parse(outputs['check-in'] ?? '{}'), details).toMatchObject({ needs_replan: false });
+      expect(outputs.edit, details).toMatch(/^Denied by preToolUse hook: pulse: a replan is pending/);
+      expect(await readFile(guidance, 'utf8')).toBe('# Guidance\n\nUse the new API.\n');
     });
 
     it('holds a stop once per pending event: two replans in one prompt hold two stops, the third stop goes', async () => {

@@ -32,10 +32,16 @@ export const setUpProject = async (
   {
     prepare,
     extra = {},
-  }: { prepare?: (project: string) => Promise<unknown>; extra?: Record<string, unknown> } = {},
+    daemonEnv,
+  }: {
+    prepare?: (project: string) => Promise<unknown>;
+    extra?: Record<string, unknown>;
+    daemonEnv?: Record<string, string>;
+  } = {},
 ): Promise<PulseProject> => {
   const scene = await pulseProjectFor(started, 'opencode', {
     prefix,
+    ...(daemonEnv === undefined ? {} : { daemonEnv }),
     prepare: async (project) => {
       await writeFile(
         join(project, 'opencode.json'),
@@ -75,14 +81,16 @@ export interface ScriptedRun {
   context: string;
 }
 
-/** `opencode run --format json <prompt>` in the project, offline, the model answering from `steps`. */
+/** `opencode run --format json <prompt>` in the project, offline, the model answering from `steps`, with `env` added. */
 export const runScripted = async (
   started: Started,
   project: string,
   steps: Step[],
   prompt: string,
+  env: Record<string, string> = {},
 ): Promise<ScriptedRun> => {
   const { model, home } = await scriptedModel(started, project, steps);
+  Object.assign(home.env, env);
   const run = await runOpencode({ cwd: project, home, prompt });
   const context = `opencode run exited ${run.code} after ${model.turns().length} model turns\n${run.stderr.slice(-3000)}`;
   return { run, model, home, context };

@@ -158,6 +158,35 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('pulse with the real opencode (o
     expect(server.model.overruns, 'no turn past the third stop').toBe(0);
   });
 
+  it("sends PULSE_TOKEN to a daemon that requires one, from opencode.json's entry and pulse's plugin alike", async () => {
+    const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
+    const { project } = await setUpProject(started, 'pulse-opencode-', { daemonEnv: { PULSE_TOKEN: token } });
+    const outputs: Record<string, string | undefined> = {};
+    const steps: Step[] = [
+      () => [pulseTool('pulse_should_interrupt', {}, 'check-in')],
+      async (request) => {
+        outputs['check-in'] = request.outputOf('check-in');
+        await userEdits(project, 'guidance.md', '# Guidance\n\nUse the new API.\n');
+        return [bash('touch src-file', 'touch-held')];
+      },
+      (request) => {
+        outputs['touch-held'] = request.outputOf('touch-held');
+        return 'Held.';
+      },
+    ];
+    const { run, model, context } = await runScripted(started, project, steps, 'Carry on.', {
+      PULSE_TOKEN: token,
+    });
+    const details = `${context}\n${JSON.stringify(outputs, null, 2)}`;
+    expect(model.errors, details).toEqual([]);
+    // The check-in ran: opencode connected with the token (without it, no pulse tool at all).
+    expect(outputs['check-in'], details).toContain('"needs_replan":false');
+    expect(outputs['touch-held'], details).toContain('pulse: a replan is pending');
+    expect(run.stderr, details).not.toContain('refused the hook');
+    expect(existsSync(join(project, 'src-file'))).toBe(false);
+    expect(run.code, details).toBe(0);
+  });
+
   it("offers pulse's three tools as pulse_pulse_*, tells the model pulse's rule from AGENTS.md, and allows those tools and nothing else", async () => {
     // A user who wants every tool asked about: opencode run rejects whatever asks.
     const { project } = await setUpProject(started, 'pulse-opencode-offer-', {

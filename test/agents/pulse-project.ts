@@ -68,13 +68,19 @@ export const pulseProjectFor = async (
   {
     prefix = `pulse-${agent}-`,
     prepare = async () => {},
-  }: { prefix?: string; prepare?: (project: string) => Promise<unknown> } = {},
+    daemonEnv = {},
+  }: {
+    prefix?: string;
+    prepare?: (project: string) => Promise<unknown>;
+    /** Added to the daemon's environment (a `PULSE_TOKEN` it then requires). */
+    daemonEnv?: Record<string, string>;
+  } = {},
 ): Promise<PulseProject> => {
   const project = await realpath(await tempGitProject(started, prefix));
   await prepare(project);
   const port = await freePort();
   // startDaemon passes `--port 0`; a second `--port` wins.
-  const daemon = await startDaemon(project, { args: ['--port', String(port)] });
+  const daemon = await startDaemon(project, { args: ['--port', String(port)], env: daemonEnv });
   started.daemons.push(daemon);
   return { project, port, daemon, setupOutput: await setUpAgent(agent, project, port) };
 };

@@ -680,7 +680,10 @@ describe('pulse setup copilot --write', () => {
       expect(code, stdout).toBe(0);
     }
     expect(JSON.parse(await read(dir, '.mcp.json'))).toEqual({
-      mcpServers: { pulse: { type: 'http', url: URL_8765(dir) } },
+      mcpServers: {
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code's and Copilot's `${VAR:-}` syntax.
+        pulse: { type: 'http', url: URL_8765(dir), headers: { Authorization: 'Bearer ${PULSE_TOKEN:-}' } },
+      },
     });
     const block = await read(dir, '.github/copilot-instructions.md');
     expect(block.split('<!-- pulse:begin -->')).toHaveLength(2);

@@ -378,6 +378,19 @@ describe("Copilot CLI 1.0.102's tool calls, judged while a replan is pending", (
     expect(await judge(JSON.stringify(patch))).toEqual({ pulseTool: false, allowed: true });
   });
 
+  it('holds its own edit of .pulse/guidance.md, runs a bash command that only reads it, holds one that writes it', async () => {
+    for (const file of ['preToolUse-edit.json', 'preToolUse-create.json']) {
+      const edit = JSON.parse(read(file));
+      edit.toolArgs.path = '/PROJECT/.pulse/guidance.md';
+      expect(await judge(JSON.stringify(edit)), file).toEqual(held);
+    }
+    const bash = JSON.parse(read('preToolUse-bash.json'));
+    bash.toolArgs.command = 'cat .pulse/guidance.md';
+    expect(await judge(JSON.stringify(bash))).toEqual({ pulseTool: false, allowed: true });
+    bash.toolArgs.command = 'echo later >> .pulse/guidance.md';
+    expect(await judge(JSON.stringify(bash))).toEqual({ ...held, why: expect.any(String) });
+  });
+
   it("holds another server's tool named like pulse's, and pulse's under another name", async () => {
     const other = JSON.parse(read('preToolUse-pulse-pulse_ack_replan.json'));
     other.toolName = 'github-pulse_ack_replan';
@@ -421,6 +434,40 @@ describe("Gemini CLI 0.61.0's tool calls, judged while a replan is pending", () 
     ]) {
       expect(await judge(file), file).toEqual({ pulseTool: true, allowed: true });
     }
+  });
+
+  const edited = async (file: string, edit: (input: Record<string, Record<string, unknown>>) => void) => {
+    const input = JSON.parse(readFileSync(join(FIXTURES, 'gemini-0.61.0', file), 'utf8'));
+    edit(input);
+    const call = callOf('gemini', JSON.stringify(input));
+    return judgeTool('gemini', call.tool!, { projectRoot: '/PROJECT', cwd: call.cwd, server: 'pulse' });
+  };
+
+  it('runs a shell command that only reads .pulse/guidance.md, holds one that writes it and its own replace of it', async () => {
+    const shell = (command: string) => (input: Record<string, Record<string, unknown>>) => {
+      input.tool_input!.command = command;
+    };
+    expect(await edited('BeforeTool-run_shell_command.json', shell('cat .pulse/guidance.md'))).toEqual({
+      pulseTool: false,
+      allowed: true,
+    });
+    expect(
+      (await edited('BeforeTool-run_shell_command.json', shell('echo x > .pulse/guidance.md'))).allowed,
+    ).toBe(false);
+    const replace = await edited('BeforeTool-replace.json', (input) => {
+      input.tool_input!.file_path = '.pulse/guidance.md';
+    });
+    expect(replace.allowed).toBe(false);
+  });
+
+  it("runs pulse's tools by the name older Gemini CLI releases gave them (`pulse__<tool>`), and no other server's", async () => {
+    const named = (tool_name: string) => (input: Record<string, unknown>) => {
+      input.tool_name = tool_name;
+    };
+    const file = 'BeforeTool-mcp_pulse_pulse_ack_replan.json';
+    expect(await edited(file, named('pulse__pulse_ack_replan'))).toEqual({ pulseTool: true, allowed: true });
+    for (const name of ['github__pulse_ack_replan', 'pulse_ack_replan', 'mcp_github_pulse_ack_replan'])
+      expect(await edited(file, named(name)), name).toEqual({ pulseTool: false, allowed: false });
   });
 
   it('holds a write_file of any file but .pulse/plan.md, relative or absolute', async () => {
@@ -543,6 +590,40 @@ describe("opencode 1.18.33's plugin hook calls, as pulse's plugin posts them", (
         pulseTool: true,
         allowed: true,
       });
+  });
+
+  it('holds its own write of .pulse/guidance.md and a bash call that writes it, runs one that only reads it', async () => {
+    const toGuidance = (capture: Capture) => {
+      (capture.output!.args as Record<string, unknown>).filePath = '/PROJECT/.pulse/guidance.md';
+    };
+    expect((await judge('tool.execute.before-write.json', toGuidance)).allowed).toBe(false);
+    expect((await judge('tool.execute.before-edit.json', toGuidance)).allowed).toBe(false);
+    const shell = (command: string) => (capture: Capture) => {
+      (capture.output!.args as Record<string, unknown>).command = command;
+    };
+    expect((await judge('tool.execute.before-bash.json', shell('cat .pulse/guidance.md'))).allowed).toBe(
+      true,
+    );
+    expect((await judge('tool.execute.before-bash.json', shell('tee .pulse/guidance.md'))).allowed).toBe(
+      false,
+    );
+  });
+
+  it("runs pulse's tools by opencode's newer MCP names (`mcp__pulse__<tool>`) too, and no other server's", async () => {
+    const named = (tool: string) => (capture: Capture) => {
+      (capture.input as Record<string, unknown>).tool = tool;
+    };
+    const file = 'tool.execute.before-pulse_pulse_ack_replan.json';
+    expect(await judge(file, named('mcp__pulse__pulse_ack_replan'))).toEqual({
+      pulseTool: true,
+      allowed: true,
+    });
+    for (const name of [
+      'mcp__github__pulse_ack_replan',
+      'mcp__pulse_pulse__ack_replan',
+      'github_pulse_ack_replan',
+    ])
+      expect((await judge(file, named(name))).allowed, name).toBe(false);
   });
 
   it('runs a write or an edit of .pulse/plan.md only, holding one of any other file', async () => {

@@ -65,4 +65,6 @@ export const geminiDialect: HookDialect = {
     'exit_plan_mode',
   ]),
   pulseToolNames: (server) => PULSE_TOOLS.map((tool) => `mcp_${server}_${tool}`),
+  // Older releases named MCP tools `<server>__<tool>` (google-gemini/gemini-cli#4351).
+  pulseToolAliases: (server) => PULSE_TOOLS.map((tool) => `${server}__${tool}`),
 };

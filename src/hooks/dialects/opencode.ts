@@ -72,4 +72,6 @@ export const opencodeDialect: HookDialect = {
   ]),
   // `<server>_<tool>`, in the model's tool list, the hooks and the permission rules alike.
   pulseToolNames: (server) => PULSE_TOOLS.map((tool) => `${server}_${tool}`),
+  // anomalyco/opencode#33533 renames MCP tools `mcp__<server>__<tool>`; 1.18.33 does not yet.
+  pulseToolAliases: (server) => PULSE_TOOLS.map((tool) => `mcp__${server}__${tool}`),
 };

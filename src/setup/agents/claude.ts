@@ -1,5 +1,5 @@
 import { hookEvents } from '../../hooks/events.js';
-import { hooksPart, instructionsPart, jsonMcpPart, type SetupDialect } from '../agent-parts.js';
+import { hooksPart, instructionsPart, type SetupDialect, sharedMcpJsonPart } from '../agent-parts.js';
 import { groupedLayout } from '../hook-entries.js';
 import { claudeToolRules, listIncludes } from '../permissions.js';
 
@@ -21,7 +21,7 @@ export const claudeSetup: SetupDialect = {
   hooks: HOOKS,
   build: (target) => ({
     parts: [
-      jsonMcpPart('.mcp.json', 'mcpServers', { type: 'http', url: target.url }),
+      sharedMcpJsonPart(target),
       hooksPart(
         'claude',
         HOOKS,

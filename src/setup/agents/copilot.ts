@@ -1,6 +1,12 @@
 import { PULSE_TOOLS } from '../../hooks/pulse-tools.js';
 import type { SetupTarget } from '../agent-parts.js';
-import { hooksPart, instructionsPart, jsonMcpPart, machinePaths, type SetupDialect } from '../agent-parts.js';
+import {
+  hooksPart,
+  instructionsPart,
+  machinePaths,
+  type SetupDialect,
+  sharedMcpJsonPart,
+} from '../agent-parts.js';
 import { copilotLayout, hooksChange } from '../hook-entries.js';
 
 const HOOKS = {
@@ -37,7 +43,7 @@ export const copilotSetup: SetupDialect = {
   build: (target) => ({
     parts: [
       // The same entry as Claude Code's: a project set up for both has one.
-      jsonMcpPart('.mcp.json', 'mcpServers', { type: 'http', url: target.url }),
+      sharedMcpJsonPart(target),
       hooksPart(
         'copilot',
         HOOKS,

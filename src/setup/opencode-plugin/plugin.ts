@@ -157,7 +157,9 @@ export const PulsePlugin = async ({ client, directory }: { client: Client; direc
       input: { tool: string; sessionID: string; callID: string; args: unknown },
       output: { output?: unknown; content?: unknown },
     ) => {
-      const own = input.tool.startsWith(`${PULSE.server}_`);
+      const own = [`${PULSE.server}_`, `mcp__${PULSE.server}__`].some((prefix) =>
+        input.tool.startsWith(prefix),
+      );
       const { context } = await ask('tool.execute.after', { input, ...(own ? { output } : {}) });
       if (context === undefined) return;
       if (typeof output.output === 'string') output.output += `\n\n${context}`;
