@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { access, mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -25,6 +27,16 @@ import {
 /** The project's own URL on the default port, as `pulse setup` writes it. */
 const URL_8765 = (dir: string) => `http://127.0.0.1:8765/p/${projectId(dir)}/mcp`;
 const URL_9000 = 'http://127.0.0.1:9000/mcp';
+
+/** A loopback port nothing listens on (one the kernel just handed out and took back), so a pulse running on 8765 does not answer. */
+const unusedPort = async (): Promise<number> => {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+};
 
 type Agent = 'claude' | 'codex' | 'gemini' | 'copilot' | 'opencode' | 'cursor' | 'vscode';
 
@@ -524,7 +536,8 @@ describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (ag
     'run as written with stdin {} and no daemon, and let the agent go on (exit 0) with one warning',
     async () => {
       const dir = await project();
-      await setup(agent, dir, '--write', '--hooks', transport);
+      const port = await unusedPort();
+      await setup(agent, dir, '--write', '--hooks', transport, '--port', String(port));
       const handlers = hookHandlers(agent, JSON.parse(await read(dir, FILES[agent].hooks!)));
       for (const event of hookEvents(agent)) {
         const { code, stdout, stderr } = await sh(lineOf(handlers[event]![0]!)!, dir, '{}');
@@ -535,7 +548,7 @@ describe.each(TRANSPORTS)('the %s hooks pulse setup writes with --hooks %s', (ag
           expect.stringMatching(
             transport === 'curl'
               ? new RegExp(
-                  `^pulse: the daemon is not running at 127\\.0\\.0\\.1:8765 for ${dir}; not enforcing replans\\. Start it with: pulse start -p ${dir} --port 8765$`,
+                  `^pulse: the daemon is not running at 127\\.0\\.0\\.1:${port} for ${dir}; not enforcing replans\\. Start it with: pulse start -p ${dir} --port ${port}$`,
                 )
               : /^pulse: daemon not reachable for /,
           ),
