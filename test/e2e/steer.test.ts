@@ -323,7 +323,7 @@ describe('pulse guide and pulse constrain: the write', () => {
     expect(await guidanceEvents()).toHaveLength(2);
   });
 
-  it('refuses a symlinked guidance.md and an empty text with the fix, writing nothing', async () => {
+  it('refuses a symlinked guidance.md, an empty text and one over 64 KiB with the fix, writing nothing', async () => {
     const { project } = await served();
     const outside = join(project, 'elsewhere.md');
     await writeFile(outside, 'mine\n');
@@ -342,6 +342,16 @@ describe('pulse guide and pulse constrain: the write', () => {
     const none = await runCli(['guide', '-p', project]);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/Say what the agents should know: `pulse guide "…"`/);
+    // Past the daemon's request limit too, the refusal is the file's own limit, not HTTP's words.
+    const events = (await readEvents(project)).length;
+    for (const bytes of [70_000, 300_000]) {
+      const huge = await runCli(['constrain', '-', '-p', project], { input: 'x'.repeat(bytes) });
+      expect(huge.code).toBe(1);
+      expect(huge.stderr).toBe(
+        `pulse: .pulse/constraints.md would be ${bytes + 1} bytes, over the 64 KiB agents read whole: say it shorter.\n`,
+      );
+    }
+    expect((await readEvents(project)).length).toBe(events);
   });
 
   it('writes the file itself when no daemon runs, says no agent is told until pulse runs, and --wait exits 2', async () => {
