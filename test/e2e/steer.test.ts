@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { pulseRunning } from '../support/cli-running.js';
 import {
   CLI,
   callTool,
@@ -61,35 +62,6 @@ interface AckAnswer {
   plan_change?: string;
 }
 
-/** `pulse …` as a child process whose output can be waited on while it runs. */
-const pulseRunning = (args: string[], env: Record<string, string> = {}) => {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  started.children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (data) => {
-    stdout += data;
-  });
-  child.stderr.on('data', (data) => {
-    stderr += data;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return {
-    child,
-    output: () => stdout,
-    errors: () => stderr,
-    exited,
-    printed: (pattern: RegExp) =>
-      waitUntil(() => pattern.test(stdout), {
-        timeoutMs: 15_000,
-        describe: () => `${pattern} in:\n${stdout}${stderr}`,
-      }),
-  };
-};
-
 const plan = (project: string) => join(project, '.pulse', 'plan.md');
 const guidance = (project: string) => join(project, '.pulse', 'guidance.md');
 
@@ -100,7 +72,7 @@ describe('pulse guide --wait with two agents', () => {
     const a = await agent(daemon);
     const b = await agent(daemon);
 
-    const guide = pulseRunning([
+    const guide = pulseRunning(started, [
       'guide',
       'Keep the patch small: touch only the parser.',
       '-p',
@@ -194,7 +166,7 @@ describe('pulse guide --wait with two agents', () => {
     const { project, daemon } = await served();
     const a = await agent(daemon);
     const b = await agent(daemon);
-    const guide = pulseRunning([
+    const guide = pulseRunning(started, [
       'guide',
       'Stop after the parser.',
       '-p',
@@ -225,7 +197,7 @@ describe('pulse guide --wait with two agents', () => {
     const a = await agent(daemon);
     const leaving = await agent(daemon);
     const leavingSession = sessionOf(leaving);
-    const guide = pulseRunning([
+    const guide = pulseRunning(started, [
       'constrain',
       'No network calls.',
       '-p',
@@ -255,7 +227,7 @@ describe('pulse guide --wait with two agents', () => {
   it('stops waiting on Ctrl-C with exit 130, the change written and still owed', async () => {
     const { project, daemon } = await served();
     const a = await agent(daemon);
-    const guide = pulseRunning(['guide', 'Pause the refactor.', '-p', project, '--wait']);
+    const guide = pulseRunning(started, ['guide', 'Pause the refactor.', '-p', project, '--wait']);
     await guide.printed(/Waiting up to 10m/);
     guide.child.kill('SIGINT');
     expect(await guide.exited).toBe(130);
@@ -396,7 +368,7 @@ describe('pulse guide and pulse constrain: the write', () => {
     };
     const inFirst = await agent(daemon);
     const inSecond = await agent({ url } as RunningDaemon);
-    const guide = pulseRunning([
+    const guide = pulseRunning(started, [
       'guide',
       'Freeze the API.',
       '--all',
