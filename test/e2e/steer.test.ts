@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { chmod, lstat, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -6,7 +5,6 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import { afterAll, describe, expect, it } from 'vitest';
 import { pulseRunning } from '../support/cli-running.js';
 import {
-  CLI,
   callTool,
   connectClient,
   type RunningDaemon,
@@ -472,7 +470,7 @@ describe('a daemon with a token', () => {
 });
 
 describe('the steer route: only the CLI and pulse’s own page may write', () => {
-  it('refuses a page of another origin (another localhost port) and a request without the page’s token, with 403', async () => {
+  it('refuses a page of another origin (another localhost port), a request without the page’s token (403), and a text past any request (413)', async () => {
     const { project, daemon } = await served();
     const steer = new URL('steer', daemon.url).href;
     const body = JSON.stringify({ file: 'guidance', text: 'From a page', mode: 'replace' });
@@ -509,5 +507,17 @@ describe('the steer route: only the CLI and pulse’s own page may write', () =>
     const read = await fetch(`${steer}?file=guidance`, { headers: { 'x-pulse-steer-token': token } });
     expect(await read.json()).toEqual({ file: 'guidance', text: 'From a page\n' });
     expect((await fetch(`${steer}?file=guidance`)).status).toBe(403);
+
+    // A text too long for any request, pasted in the page: refused in the file's words, nothing written.
+    const huge = await fetch(steer, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin, 'x-pulse-steer-token': token },
+      body: JSON.stringify({ file: 'guidance', text: 'x'.repeat(300_000) }),
+    });
+    expect(huge.status).toBe(413);
+    expect((await huge.json()).error).toBe(
+      'The request is over 262144 bytes: guidance and constraints hold at most 64 KiB, what agents read whole. Say it shorter.',
+    );
+    expect(await readFile(guidance(project), 'utf8')).toBe('From a page\n');
   });
 });
