@@ -241,7 +241,10 @@ const ago = (iso: string, now: number) => {
   return seconds < 60 ? `${seconds}s ago` : `${Math.floor(seconds / 60)}m ago`;
 };
 
-/** One line per open MCP session; none at all without a daemon (`agents` undefined), since the files know of none. */
+/**
+ * One line per open MCP session, named as acks and `owes ack:` name it; none at all without a
+ * daemon (`agents` undefined), since the files know of none.
+ */
 const formatAgents = (agents: readonly AgentStatus[] | undefined, now: number): string[] => {
   if (agents === undefined) return [];
   if (agents.length === 0) return ['agents:    none connected over MCP'];
@@ -250,7 +253,7 @@ const formatAgents = (agents: readonly AgentStatus[] | undefined, now: number): 
       ? `${a.client_name}${a.client_version ? ` ${a.client_version}` : ''}`
       : 'unknown';
     return (
-      `agent:     ${a.agent ?? 'not named yet'} (client ${client}), last check-in ${ago(a.last_request_at, now)}` +
+      `agent:     ${a.agent ?? 'not named yet'} (client ${client}, MCP session ${a.session.slice(0, 8)}), last check-in ${ago(a.last_request_at, now)}` +
       (a.holds_delivery ? `, holds delivery ${a.holds_delivery}` : '')
     );
   });

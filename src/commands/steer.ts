@@ -12,7 +12,14 @@ import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { ensurePulseFolder, requirePulseFolder } from '../store/pulse-folder.js';
 import { readBoundedText } from '../store/read-bounded.js';
-import { STEER_LIMIT, SteerFileError, steerPath, writeSteerFile } from '../store/steer-file.js';
+import {
+  overLimit,
+  STEER_LIMIT,
+  SteerFileError,
+  steeredText,
+  steerPath,
+  writeSteerFile,
+} from '../store/steer-file.js';
 import { terminalText } from '../text/terminal-text.js';
 
 /** A steer the CLI cannot do, said in a sentence with the fix; the command exits 1. */
@@ -257,6 +264,9 @@ export const runSteer = async (
     print(`The editor left .pulse/${file}.md as it was: nothing written.`);
     return 0;
   }
+  // Said here, before a daemon's request limit could answer a huge text in HTTP's words.
+  const size = Buffer.byteLength(steeredText(null, body, 'replace'));
+  if (size > STEER_LIMIT) throw new SteerUsageError(overLimit(file, size));
   const request = { file, text: body, mode };
   const outcomes = options.all
     ? await steerAll(request, { port: options.port })

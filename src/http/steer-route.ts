@@ -28,7 +28,13 @@ const requestSchema = z.object({
 /** The body limit of `POST /steer`, before any project is looked up. */
 export const steerLimit = bodyLimit({
   maxSize: MAX_BODY_BYTES,
-  onError: (c) => c.json({ error: `The request is over ${MAX_BODY_BYTES} bytes. ${USAGE}` }, 413),
+  onError: (c) =>
+    c.json(
+      {
+        error: `The request is over ${MAX_BODY_BYTES} bytes: guidance and constraints hold at most ${STEER_LIMIT / 1024} KiB, what agents read whole. Say it shorter.`,
+      },
+      413,
+    ),
 });
 
 /** What a steer write answers: what the file holds now, the event pulse logged for it, and who owes that event an ack. */

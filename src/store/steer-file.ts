@@ -33,6 +33,10 @@ export const steeredText = (before: string | null, text: string, mode: SteerMode
   return `${kept === '' ? trimmed(text) : `${kept}\n\n${trimmed(text)}`}\n`;
 };
 
+/** Why a text of `size` bytes is refused for `file`: over what agents read whole. */
+export const overLimit = (file: SteerFile, size: number): string =>
+  `.pulse/${file}.md would be ${size} bytes, over the ${STEER_LIMIT / 1024} KiB agents read whole: say it shorter.`;
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
@@ -76,10 +80,7 @@ export const writeSteerFile = async (
   }
   const after = steeredText(before, text, mode);
   const size = Buffer.byteLength(after);
-  if (size > STEER_LIMIT)
-    throw new SteerFileError(
-      `${name} would be ${size} bytes, over the ${STEER_LIMIT / 1024} KiB agents read whole: say it shorter.`,
-    );
+  if (size > STEER_LIMIT) throw new SteerFileError(overLimit(file, size));
   if (after === before) return { path: name, sha256: sha256(after), size, changed: false };
   await replaceFile(path, after);
   return { path: name, sha256: sha256(after), size, changed: true };

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { chmod, lstat, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { pulseRunning } from '../support/cli-running.js';
 import {
-  CLI,
   callTool,
   connectClient,
   type RunningDaemon,
@@ -61,35 +60,6 @@ interface AckAnswer {
   plan_change?: string;
 }
 
-/** `pulse …` as a child process whose output can be waited on while it runs. */
-const pulseRunning = (args: string[], env: Record<string, string> = {}) => {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  started.children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (data) => {
-    stdout += data;
-  });
-  child.stderr.on('data', (data) => {
-    stderr += data;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return {
-    child,
-    output: () => stdout,
-    errors: () => stderr,
-    exited,
-    printed: (pattern: RegExp) =>
-      waitUntil(() => pattern.test(stdout), {
-        timeoutMs: 15_000,
-        describe: () => `${pattern} in:\n${stdout}${stderr}`,
-      }),
-  };
-};
-
 const plan = (project: string) => join(project, '.pulse', 'plan.md');
 const guidance = (project: string) => join(project, '.pulse', 'guidance.md');
 
@@ -100,7 +70,7 @@ describe('pulse guide --wait with two agents', () => {
     const a = await agent(daemon);
     const b = await agent(daemon);
 
-    const guide = pulseRunning([
+    const guide = pulseRunning(started, [
       'guide',
       'Keep the patch small: touch only the parser.',
       '-p',
@@ -194,7 +164,7 @@ describe('pulse guide --wait with two agents', () => {
     const { project, daemon } = await served();
     const a = await agent(daemon);
     const b = await agent(daemon);
-    const guide = pulseRunning([
+    const guide = pulseRunning(started, [
       'guide',
       'Stop after the parser.',
       '-p',
@@ -225,7 +195,7 @@ describe('pulse guide --wait with two agents', () => {
     const a = await agent(daemon);
     const leaving = await agent(daemon);
     const leavingSession = sessionOf(leaving);
-    const guide = pulseRunning([
+    const guide = pulseRunning(started, [
       'constrain',
       'No network calls.',
       '-p',
@@ -255,7 +225,7 @@ describe('pulse guide --wait with two agents', () => {
   it('stops waiting on Ctrl-C with exit 130, the change written and still owed', async () => {
     const { project, daemon } = await served();
     const a = await agent(daemon);
-    const guide = pulseRunning(['guide', 'Pause the refactor.', '-p', project, '--wait']);
+    const guide = pulseRunning(started, ['guide', 'Pause the refactor.', '-p', project, '--wait']);
     await guide.printed(/Waiting up to 10m/);
     guide.child.kill('SIGINT');
     expect(await guide.exited).toBe(130);
@@ -323,7 +293,7 @@ describe('pulse guide and pulse constrain: the write', () => {
     expect(await guidanceEvents()).toHaveLength(2);
   });
 
-  it('refuses a symlinked guidance.md and an empty text with the fix, writing nothing', async () => {
+  it('refuses a symlinked guidance.md, an empty text and one over 64 KiB with the fix, writing nothing', async () => {
     const { project } = await served();
     const outside = join(project, 'elsewhere.md');
     await writeFile(outside, 'mine\n');
@@ -342,6 +312,16 @@ describe('pulse guide and pulse constrain: the write', () => {
     const none = await runCli(['guide', '-p', project]);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/Say what the agents should know: `pulse guide "…"`/);
+    // Past the daemon's request limit too, the refusal is the file's own limit, not HTTP's words.
+    const events = (await readEvents(project)).length;
+    for (const bytes of [70_000, 300_000]) {
+      const huge = await runCli(['constrain', '-', '-p', project], { input: 'x'.repeat(bytes) });
+      expect(huge.code).toBe(1);
+      expect(huge.stderr).toBe(
+        `pulse: .pulse/constraints.md would be ${bytes + 1} bytes, over the 64 KiB agents read whole: say it shorter.\n`,
+      );
+    }
+    expect((await readEvents(project)).length).toBe(events);
   });
 
   it('writes the file itself when no daemon runs, says no agent is told until pulse runs, and --wait exits 2', async () => {
@@ -386,7 +366,7 @@ describe('pulse guide and pulse constrain: the write', () => {
     };
     const inFirst = await agent(daemon);
     const inSecond = await agent({ url } as RunningDaemon);
-    const guide = pulseRunning([
+    const guide = pulseRunning(started, [
       'guide',
       'Freeze the API.',
       '--all',
@@ -490,7 +470,7 @@ describe('a daemon with a token', () => {
 });
 
 describe('the steer route: only the CLI and pulse’s own page may write', () => {
-  it('refuses a page of another origin (another localhost port) and a request without the page’s token, with 403', async () => {
+  it('refuses a page of another origin (another localhost port), a request without the page’s token (403), and a text past any request (413)', async () => {
     const { project, daemon } = await served();
     const steer = new URL('steer', daemon.url).href;
     const body = JSON.stringify({ file: 'guidance', text: 'From a page', mode: 'replace' });
@@ -527,5 +507,17 @@ describe('the steer route: only the CLI and pulse’s own page may write', () =>
     const read = await fetch(`${steer}?file=guidance`, { headers: { 'x-pulse-steer-token': token } });
     expect(await read.json()).toEqual({ file: 'guidance', text: 'From a page\n' });
     expect((await fetch(`${steer}?file=guidance`)).status).toBe(403);
+
+    // A text too long for any request, pasted in the page: refused in the file's words, nothing written.
+    const huge = await fetch(steer, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin, 'x-pulse-steer-token': token },
+      body: JSON.stringify({ file: 'guidance', text: 'x'.repeat(300_000) }),
+    });
+    expect(huge.status).toBe(413);
+    expect((await huge.json()).error).toBe(
+      'The request is over 262144 bytes: guidance and constraints hold at most 64 KiB, what agents read whole. Say it shorter.',
+    );
+    expect(await readFile(guidance(project), 'utf8')).toBe('From a page\n');
   });
 });
