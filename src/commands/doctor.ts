@@ -82,7 +82,7 @@ export const runDoctor = async ({
     if (agent === 'codex' && checked.setUp) findings.push(...(await checkCodexHome(root, env)));
     if (agent === 'gemini' && checked.setUp) findings.push(...(await checkGeminiTrust(root, env)));
     if (agent === 'copilot' && checked.setUp) findings.push(...(await checkCopilotHome(root, env)));
-    if (agent === 'opencode' && checked.setUp) findings.push(...(await checkOpencode(root, env)));
+    if (agent === 'opencode' && checked.setUp) findings.push(...checkOpencode(env));
   }
   if (!anySetUp) {
     findings.push(

@@ -178,12 +178,21 @@ export const checkAgent = async (
     const finding = hook.transport === 'autostart' ? autostartFinding(agent, hook, context) : null;
     if (finding !== null) findings.push(finding);
   }
+  const hooksFile = preview.files.find((file) => file.part === 'hooks')?.file;
   if (agent === 'claude' && (await isTrackedByGit(context.project, CLAUDE_LOCAL_SETTINGS))) {
     findings.push(
       problem(
         agent,
         `git tracks ${CLAUDE_LOCAL_SETTINGS}, so Claude Code ignores its permission rules: it will ask before each of pulse's tools, and an unattended agent held by a replan cannot acknowledge it`,
         `git rm --cached ${CLAUDE_LOCAL_SETTINGS} (it holds this machine's paths), then commit`,
+      ),
+    );
+  } else if (hooksFile !== undefined && (await isTrackedByGit(context.project, hooksFile))) {
+    findings.push(
+      problem(
+        agent,
+        `git tracks ${hooksFile}, which names this project's path and port on this machine: in another clone its hooks ask for a project that is not there and fail open`,
+        `git rm --cached ${hooksFile}, add it to .gitignore, then commit`,
       ),
     );
   }

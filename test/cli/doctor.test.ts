@@ -284,6 +284,28 @@ describe('pulse doctor', () => {
     ]);
   });
 
+  it.each([
+    ['codex', '.codex/hooks.json'],
+    ['cursor', '.cursor/hooks.json'],
+    ['gemini', '.gemini/settings.json'],
+    ['copilot', '.github/hooks/pulse.json'],
+  ])("says when git tracks %s's hooks file %s, which names this machine's path", async (agent, file) => {
+    const dir = await project();
+    execFileSync('git', ['init', '-q', dir]);
+    const daemon = await daemonOn(dir);
+    await runCli(['setup', agent, '--write', '-p', dir, '--port', String(daemon.port)]);
+    const tracked = {
+      subject: agent,
+      message: `git tracks ${file}, which names this project's path and port on this machine: in another clone its hooks ask for a project that is not there and fail open`,
+      fix: `git rm --cached ${file}, add it to .gitignore, then commit`,
+    };
+    expect(problems((await doctor(dir)).report)).not.toContainEqual(tracked);
+    execFileSync('git', ['-C', dir, 'add', '-f', file]);
+    const { code, report } = await doctor(dir);
+    expect(code).toBe(1);
+    expect(problems(report)).toContainEqual(tracked);
+  });
+
   it("says whether Copilot trusts the folder, and takes the .mcp.json Claude Code and Copilot share for neither's setup", async () => {
     const home = await project();
     const env = { COPILOT_HOME: home };
