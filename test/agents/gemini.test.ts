@@ -113,7 +113,7 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
     );
   });
 
-  it('holds a shell command while a replan is pending, runs reads, the plan edit and the ack, then the command', async () => {
+  it('holds a shell command and its own edits of guidance.md while a replan is pending, runs reads, the plan edit and the ack, then the command', async () => {
     const scene = await pulseProjectForGemini(started);
     const { project } = scene;
     const saw: Record<string, Record<string, unknown> | undefined> = {};
@@ -128,6 +128,22 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
       },
       (request) => {
         saw.held = request.responseTo('run_shell_command');
+        return call('replace', {
+          file_path: '.pulse/guidance.md',
+          instruction: 'Drop the new guidance',
+          old_string: 'Use the new API everywhere.',
+          new_string: 'Never mind.',
+        });
+      },
+      (request) => {
+        saw.replace = request.responseTo('replace');
+        return call('write_file', {
+          file_path: '.pulse/guidance.md',
+          content: '# Guidance\n\nNever mind.\n',
+        });
+      },
+      (request) => {
+        saw.overwrite = request.responseTo('write_file');
         return call('read_file', { file_path: '.pulse/guidance.md' });
       },
       (request) => {
@@ -162,13 +178,18 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
     expect([model.errors, model.overruns], details).toEqual([[], 0]);
 
     expect(pulseAnswer(saw.checkIn)).toMatchObject({ needs_replan: false });
-    // What the model reads for a held call: Gemini's "Tool execution blocked: " and pulse's reason.
-    expect(saw.held?.error).toMatch(
-      new RegExp(
-        `^Tool execution blocked: pulse: a replan is pending \\(event ${pending}; the user changed \\.pulse/guidance\\.md\\)`,
-      ),
+    // What the model reads for a held call: Gemini's "Tool execution blocked: " and pulse's reason;
+    // the agent's own edits of the guidance, by `replace` or `write_file`, are held the same way.
+    const heldReason = new RegExp(
+      `^Tool execution blocked: pulse: a replan is pending \\(event ${pending}; the user changed \\.pulse/guidance\\.md\\)`,
     );
-    expect(saw.held?.error).toContain(`call pulse_ack_replan with event_id "${pending}"`);
+    for (const held of [saw.held, saw.replace, saw.overwrite]) {
+      expect(held?.error, details).toMatch(heldReason);
+      expect(held?.error).toContain(`call pulse_ack_replan with event_id "${pending}"`);
+    }
+    expect(await readFile(join(project, '.pulse', 'guidance.md'), 'utf8')).toBe(
+      '# Guidance\n\nUse the new API everywhere.\n',
+    );
     expect(String(saw.read?.output)).toContain('Use the new API everywhere.');
     expect(String(saw.grep?.output)).toContain('3:Use the new API everywhere.');
     expect(saw.plan?.error).toBeUndefined();
