@@ -1,5 +1,4 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
-import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -7,15 +6,8 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  CLI,
-  callTool,
-  connectClient,
-  runCli,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../support/daemon.js';
+import { pulseRunning } from '../support/cli-running.js';
+import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
@@ -189,21 +181,11 @@ describe('pulse start --inspect', () => {
 
   it('`pulse inspect` prints a line per actor, event and state change, and exits cleanly on Ctrl-C', async () => {
     const { project, client } = await startInspected();
-    const child = spawn(process.execPath, [CLI, 'inspect', '-p', project], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const inspect = pulseRunning(started, ['inspect', '-p', project]);
+    await waitUntil(() => /Inspecting http:\/\/127\.0\.0\.1:\d+/.test(inspect.errors()), {
+      describe: inspect.errors,
     });
-    started.children.push(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data) => {
-      stdout += data;
-    });
-    child.stderr.on('data', (data) => {
-      stderr += data;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await waitUntil(() => /Inspecting http:\/\/127\.0\.0\.1:\d+/.test(stderr), { describe: () => stderr });
-    await waitUntil(() => stdout.includes('poller:cal  started'), { describe: () => stdout.slice(-2000) });
+    await inspect.printed(/poller:cal {2}started/);
 
     await runBothFlows(project, client);
 
@@ -221,31 +203,25 @@ describe('pulse start --inspect', () => {
       line('gate', 'event gate\\.ack'),
       line('inbox', 'event inbox\\.settle  from gate'),
     ];
-    await waitUntil(() => wanted.every((pattern) => pattern.test(stdout)), {
-      describe: () => `lines ${wanted.filter((p) => !p.test(stdout)).join(', ')} in:\n${stdout.slice(-3000)}`,
+    await waitUntil(() => wanted.every((pattern) => pattern.test(inspect.output())), {
+      describe: () =>
+        `lines ${wanted.filter((p) => !p.test(inspect.output())).join(', ')} in:\n${inspect.output().slice(-3000)}`,
     });
-    expect(stdout).not.toContain(GUIDANCE);
-    expect(stdout).not.toContain(SECRET);
+    expect(inspect.output()).not.toContain(GUIDANCE);
+    expect(inspect.output()).not.toContain(SECRET);
 
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
+    inspect.child.kill('SIGINT');
+    expect(await inspect.exited).toBe(0);
   }, 60_000);
 
   it('`pulse inspect --json` prints the raw events, one JSON object a line', async () => {
     const { project } = await startInspected();
-    const child = spawn(process.execPath, [CLI, 'inspect', '-p', project, '--json'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    started.children.push(child);
-    let stdout = '';
-    child.stdout.on('data', (data) => {
-      stdout += data;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await waitUntil(() => stdout.includes('"name":"poller:cal"'), { describe: () => stdout.slice(-2000) });
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    const events = stdout
+    const inspect = pulseRunning(started, ['inspect', '-p', project, '--json']);
+    await inspect.printed(/"name":"poller:cal"/);
+    inspect.child.kill('SIGTERM');
+    expect(await inspect.exited).toBe(0);
+    const events = inspect
+      .output()
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as StatelyInspectionEvent);
