@@ -68,7 +68,7 @@ describe('pulse doctor', () => {
     const { code, report } = await doctor(dir);
     expect(problems(report)).toEqual([]);
     expect(code).toBe(0);
-    expect(report.findings.map((f) => f.subject)).toEqual(['daemon', 'claude']);
+    expect(report.findings.map((f) => f.subject)).toEqual(['daemon', 'claude', 'security']);
     const { stdout } = await runCli(['doctor', '-p', dir]);
     expect(stdout).toContain(`ok  claude: set up for port ${daemon.port} (http hooks)`);
     expect(stdout.trimEnd().endsWith('All good.')).toBe(true);
@@ -249,7 +249,10 @@ describe('pulse doctor', () => {
     const daemon = await daemonOn(dir);
     await runCli(['setup', 'claude', '--write', '-p', dir, '--port', String(daemon.port)]);
     expect(problems((await doctor(dir)).report)).toEqual([]);
-    expect((await doctor(dir)).report.findings.at(-1)).toMatchObject({ subject: 'git', ok: true });
+    expect((await doctor(dir)).report.findings.find((f) => f.subject === 'git')).toMatchObject({
+      subject: 'git',
+      ok: true,
+    });
 
     await rm(join(dir, '.pulse', '.gitignore'));
     const { code, report } = await doctor(dir);
@@ -325,11 +328,12 @@ describe('pulse doctor', () => {
       'daemon',
       'copilot',
       'copilot',
+      'security',
     ]);
     const dir = await project();
     const { setUp, report } = await inProject(dir);
     expect((await setUp('claude')).code).toBe(0);
-    expect((await report()).findings.map((f) => f.subject)).toEqual(['daemon', 'claude']);
+    expect((await report()).findings.map((f) => f.subject)).toEqual(['daemon', 'claude', 'security']);
 
     expect((await setUp('copilot')).code).toBe(0);
     expect(problems(await report())).toEqual([

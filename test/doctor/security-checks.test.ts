@@ -1,0 +1,84 @@
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { checkSecurity } from '../../src/doctor/security-checks.js';
+import { removeProject, tempProject } from '../support/daemon.js';
+
+let project: string;
+let home: string;
+beforeEach(async () => {
+  project = await tempProject();
+  home = await tempProject('pulse-state-');
+  await mkdir(join(project, '.pulse'));
+  await writeFile(join(project, '.pulse', 'guidance.md'), '# Guidance\n');
+});
+afterEach(async () => {
+  await removeProject(project);
+  await removeProject(home);
+});
+
+const env = () => ({ XDG_STATE_HOME: home });
+const problems = async (extra: NodeJS.ProcessEnv = {}) =>
+  (await checkSecurity(project, { ...env(), ...extra })).filter((finding) => !finding.ok);
+
+describe('pulse doctor: security', () => {
+  it("finds nothing wrong in a project only its owner and the owner's group may write", async () => {
+    await chmod(project, 0o755);
+    // Debian's user private groups make group-writable the default (umask 002).
+    await chmod(join(project, '.pulse'), 0o775);
+    await chmod(join(project, '.pulse', 'guidance.md'), 0o664);
+    expect(await problems()).toEqual([]);
+  });
+
+  it('names a guidance.md or .pulse/ that every account may write, with the chmod that closes it', async () => {
+    await chmod(join(project, '.pulse'), 0o777);
+    await chmod(join(project, '.pulse', 'guidance.md'), 0o666);
+    const [found] = await problems();
+    expect(found?.message).toContain(join(project, '.pulse', 'guidance.md'));
+    expect(found?.message).toContain(`${join(project, '.pulse')},`);
+    expect(found?.fix).toMatch(/^chmod o-w /);
+  });
+
+  it('takes a world-writable folder with the sticky bit as closed, as /tmp is', async () => {
+    await chmod(project, 0o1777);
+    expect(await problems()).toEqual([]);
+  });
+
+  it('names a committed config that carries a token itself, never one that names the variable', async () => {
+    await writeFile(
+      join(project, '.mcp.json'),
+      // The entry pulse setup writes, which names the variable.
+      '{"mcpServers":{"pulse":{"headers":{"Authorization":"Bearer $' + '{PULSE_TOKEN:-}"}}}}',
+    );
+    expect(await problems()).toEqual([]);
+    await mkdir(join(project, '.gemini'));
+    await writeFile(
+      join(project, '.gemini', 'settings.json'),
+      JSON.stringify({
+        mcpServers: { pulse: { headers: { Authorization: 'Bearer 0123456789abcdef0123' } } },
+      }),
+    );
+    const [found] = await problems();
+    expect(found?.message).toMatch(/^\.gemini\/settings\.json holds a token written out/);
+    expect(found?.message).not.toContain('0123456789abcdef0123');
+  });
+
+  it('names a config holding the value of PULSE_TOKEN, in whatever form', async () => {
+    await writeFile(
+      join(project, 'opencode.json'),
+      '{"mcp":{"pulse":{"headers":{"x":"tok_ABCDEFGH12345678"}}}}',
+    );
+    expect(await problems()).toEqual([]);
+    const [found] = await problems({ PULSE_TOKEN: 'tok_ABCDEFGH12345678' });
+    expect(found?.message).toContain('opencode.json');
+  });
+
+  it("says when pulse's own state folder is open to others, and not when it is not made yet", async () => {
+    expect(await problems()).toEqual([]);
+    await mkdir(join(home, 'pulse-agent'), { mode: 0o777 });
+    await chmod(join(home, 'pulse-agent'), 0o777);
+    const [found] = await problems();
+    expect(found?.message).toMatch(/state folder .* can be written by other users/);
+    expect(found?.fix).toContain('chmod 700');
+  });
+});
