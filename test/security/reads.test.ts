@@ -98,4 +98,31 @@ describe('reads stay in the project', () => {
     expect(seen.cli).toContain(`problem:   .pulse/guidance.md ${REFUSED}`);
     expect(JSON.stringify(seen)).not.toContain(PLANTED_SECRET);
   });
+
+  it('pulse status without a daemon names a symlinked guidance.md and events.jsonl, reads neither, and says the plan is on hold', async () => {
+    const project = await tempProject('pulse-reads-offline-');
+    const home = await tempProject('pulse-reads-home-');
+    started.projects.push(project, home);
+    const secret = join(home, 'events.jsonl');
+    // Shaped as events, so a read through the link would count them.
+    await writeFile(
+      secret,
+      `${JSON.stringify({ id: 'evt_20260101T000000000000Z_00000000', timestamp: '2026-01-01T00:00:00Z', kind: 'modified', path: `.pulse/${PLANTED_SECRET}.md`, sha256: null, size: null })}\n`,
+    );
+    await runCli(['init', '-p', project]);
+    const pulseDir = join(project, '.pulse');
+    for (const name of ['guidance.md', 'events.jsonl']) {
+      await rm(join(pulseDir, name));
+      await symlink(secret, join(pulseDir, name));
+    }
+    const text = await runCli(['status', '-p', project]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('replan:    ON HOLD');
+    expect(text.stdout).toContain(`problem:   .pulse/guidance.md ${REFUSED}`);
+    expect(text.stdout).toContain(`problem:   .pulse/events.jsonl ${REFUSED}`);
+    expect(text.stdout).toContain('events:    0');
+    const json = await runCli(['status', '-p', project, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ needs_replan: true, events: 0 });
+    expect(text.stdout + text.stderr + json.stdout).not.toContain(PLANTED_SECRET);
+  });
 });
