@@ -1,6 +1,7 @@
 import { lstatSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { EventIndex } from '../../machines/event-index.js';
+import { EVENTS_PATH, STATE_PATH } from '../../machines/log-faults.js';
+import { eventPath, INVALIDATING_PATHS, PULSE_FILES } from '../../machines/pulse-files.js';
 import type { ReplanAck } from '../../machines/replan-acks.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
@@ -11,6 +12,7 @@ import { formatFocusEnd, readFocus } from '../store/focus-file.js';
 import { InboxFile } from '../store/inbox-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { requirePulseFolder } from '../store/pulse-folder.js';
+import { readJournal, refusalOf, UnreadableFileError } from '../store/read-bounded.js';
 import { folderProblem } from '../store/real-folder.js';
 import { acksOf } from '../store/state-file.js';
 import { agentLabel } from '../system/agent-label.js';
@@ -44,7 +46,7 @@ export interface StatusReport {
   /** The latest accepted acks, oldest first, each with what became of the plan (from the daemon, else state.json). */
   acks: ReplanAck[];
   warnings: string[];
-  /** Only from a running daemon: what it cannot see or record now (needs_replan is true while any hides guidance). */
+  /** What pulse cannot see or record now: from a running daemon, else the files it would refuse (needs_replan is true while any hides guidance). */
   unobservable?: SystemStatus['log']['unobservable'];
   /** Only from a running daemon. */
   inbox?: SystemStatus['inbox'];
@@ -104,11 +106,30 @@ export const fetchSystemStatus = async (discovery: Discovery): Promise<SystemSta
 
 const readState = async (path: string): Promise<Record<string, unknown>> => {
   try {
-    const parsed = JSON.parse(await readFile(path, 'utf8'));
+    const parsed = JSON.parse((await readJournal(path))?.toString('utf8') ?? '{}');
     return typeof parsed === 'object' && parsed !== null ? parsed : {};
   } catch {
     return {};
   }
+};
+
+/**
+ * The files the daemon would refuse to read (a symlink, a folder, a FIFO…), found by lstat alone,
+ * each as a problem line; without a daemon this is how `pulse status` names them.
+ */
+const refusedFiles = async (paths: PulsePaths): Promise<NonNullable<StatusReport['unobservable']>> => {
+  const files: [string, string][] = [
+    ...PULSE_FILES.map((name): [string, string] => [eventPath(name), paths.file(name)]),
+    [EVENTS_PATH, paths.events],
+    [STATE_PATH, paths.state],
+  ];
+  const refused = await Promise.all(
+    files.map(async ([file, path]) => {
+      const refusal = await refusalOf(path);
+      return refusal === null ? [] : [{ file, reason: refusal.message }];
+    }),
+  );
+  return refused.flat();
 };
 
 const str = (value: unknown) => (typeof value === 'string' ? value : null);
@@ -157,10 +178,17 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
       dead_letters: live.gate.dead_letters,
     };
   }
-  const { backlog, warnings } = await readEventBacklog(paths.events, { repair: false });
-  const index = EventIndex.loaded(backlog);
+  const refused = await refusedFiles(paths);
+  // A refused log is named below, never read through: nothing can be said pending from it.
+  const log = await readEventBacklog(paths.events, { repair: false }).catch((error: unknown) => {
+    if (error instanceof UnreadableFileError) return null;
+    throw error;
+  });
+  const warnings = log?.warnings ?? [];
+  const index = log === null ? EventIndex.empty() : EventIndex.loaded(log.backlog);
   const ackId = str(state.last_acknowledged_event_id);
   const pending = index.pendingAfter(ackId);
+  const blind = refused.some(({ file }) => file === EVENTS_PATH || INVALIDATING_PATHS.has(file));
   const focus = await readFocus(paths.dir).then(
     ({ until }) => ({ until: until === null ? null : new Date(until).toISOString(), last_error: null }),
     (error: Error) => ({ until: null, last_error: error.message }),
@@ -168,7 +196,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
   return {
     project: paths.projectRoot,
     daemon,
-    needs_replan: pending.pendingEventId !== null,
+    needs_replan: pending.pendingEventId !== null || blind,
     pending_replan_event_id: pending.pendingEventId,
     pending_replan_files: pending.pendingFiles,
     latest_event_id: index.latest?.id ?? null,
@@ -178,6 +206,7 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
     last_acknowledged_at: str(state.last_acknowledged_at),
     acks: acksOf(state),
     warnings,
+    ...(refused.length > 0 ? { unobservable: refused } : {}),
     focus,
     dead_letters: (await new InboxFile(paths.inbox, paths.deadLetters).loadDeadLetters().catch(() => [])).map(
       deadLetterStatus,

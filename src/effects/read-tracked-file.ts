@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { type BigIntStats, statSync } from 'node:fs';
+import { type BigIntStats, lstatSync } from 'node:fs';
 import { emptyFile, type TrackedFile } from '../../machines/pulse-files.js';
 import { readBounded, UnreadableFileError } from '../store/read-bounded.js';
+import { FolderProblemError } from '../store/real-folder.js';
 
 /** How much of a protocol file the context resource inlines. */
 export const INLINE_LIMIT = 64 * 1024;
@@ -48,6 +49,7 @@ const ERRNO_REASONS: Record<string, string> = {
 
 const reasonOf = (error: unknown): string => {
   if (error instanceof UnreadableFileError) return error.message;
+  if (error instanceof FolderProblemError) return `cannot be read: ${error.message}`;
   const code = (error as NodeJS.ErrnoException).code;
   return (
     (code && ERRNO_REASONS[code]) ??
@@ -55,12 +57,15 @@ const reasonOf = (error: unknown): string => {
   );
 };
 
-/** The file's stat, or undefined when it is missing (a missing folder on the way counts too). */
+/**
+ * The entry's own stat, a symlink's not its target's (so a link is never taken for the file it
+ * replaced), or undefined when it is missing (a missing folder on the way counts too).
+ */
 const statOf = (path: string): BigIntStats | undefined => {
   try {
     // Synchronous on purpose: every tool call stats the four files, and a local stat takes
     // microseconds where a trip through the thread pool costs a tool call far more.
-    return statSync(path, { bigint: true, throwIfNoEntry: false });
+    return lstatSync(path, { bigint: true, throwIfNoEntry: false });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw error;
@@ -89,8 +94,8 @@ export const isUnchanged = (path: string, previous: TrackedFile): boolean => {
  * Reads one protocol file as the sidecar tracks it. Skips hashing when the stat fingerprint
  * matches `previous`; a missing file is absent. Reads at most READ_LIMIT bytes, counted as read,
  * hashing as it goes and keeping the first INLINE_LIMIT for the context. A file it cannot read
- * (a symlink loop, no permission, a folder, FIFO or device, over the limit) throws
- * `TrackedFileError` with the reason, and the caller keeps what it knew.
+ * (a symlink, which is never followed, no permission, a folder, FIFO or device, over the limit)
+ * throws `TrackedFileError` with the reason, and the caller keeps what it knew.
  */
 export const readTrackedFile = async (path: string, previous: TrackedFile): Promise<TrackedFile> => {
   let stats: BigIntStats | undefined;

@@ -23,7 +23,9 @@ const fileSection = (name: PulseFileName, file: TrackedFile, unreadable: string 
   const blind =
     unreadable === undefined
       ? ''
-      : `\n\n[pulse: cannot read ${eventPath(name)} now: it ${unreadable}. Above is the last version pulse read.]`;
+      : file.text === null
+        ? `[pulse: cannot read ${eventPath(name)} now: it ${unreadable}. pulse has read no version of it, so none is shown.]`
+        : `\n\n[pulse: cannot read ${eventPath(name)} now: it ${unreadable}. Above is the last version pulse read.]`;
   return `${text}${cut}${blind}`;
 };
 

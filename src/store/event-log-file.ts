@@ -1,7 +1,8 @@
-import { appendFile, readFile, truncate } from 'node:fs/promises';
+import { appendFile, truncate } from 'node:fs/promises';
 import type { EventBacklog } from '../../machines/event-index.js';
 import type { EventKind, PulseEvent } from '../../machines/pulse-files.js';
 import { appendLines } from './jsonl-file.js';
+import { readJournal } from './read-bounded.js';
 
 const KINDS: ReadonlySet<string> = new Set<EventKind>(['created', 'modified', 'deleted']);
 
@@ -169,13 +170,7 @@ export const readEventBacklog = async (
   path: string,
   { repair = true } = {},
 ): Promise<{ backlog: EventBacklog; warnings: string[] }> => {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    bytes = Buffer.alloc(0);
-  }
+  const bytes = (await readJournal(path)) ?? Buffer.alloc(0);
   const text = bytes.toString('latin1');
   const events = new LoggedEvents(text);
   const table = pathTable(events.paths);

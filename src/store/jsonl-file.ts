@@ -1,18 +1,18 @@
 import { constants } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { readJournal } from './read-bounded.js';
 import { assertRealFolder } from './real-folder.js';
 import { replaceFile } from './replace-file.js';
 
-/** Parsed lines of a JSON-lines file, skipping blank and unparsable ones (a torn tail among them). */
+/**
+ * Parsed lines of a JSON-lines file, skipping blank and unparsable ones (a torn tail among them).
+ * Read with `readJournal`: a symlink or special file in its place is refused, naming it.
+ */
 export const readJsonLines = async (path: string): Promise<{ rows: unknown[]; bad: number }> => {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { rows: [], bad: 0 };
-    throw error;
-  }
+  const bytes = await readJournal(path);
+  if (bytes === null) return { rows: [], bad: 0 };
+  const text = bytes.toString('utf8');
   const rows: unknown[] = [];
   let bad = 0;
   for (const line of text.split('\n')) {
@@ -83,13 +83,9 @@ export const createWriteQueue = () => {
  * joining the torn one, which would make both unreadable.
  */
 export const cutTornTail = async (path: string): Promise<void> => {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
+  const bytes = await readJournal(path);
+  if (bytes === null) return;
+  const text = bytes.toString('utf8');
   if (text === '' || text.endsWith('\n')) return;
   const lineStart = text.lastIndexOf('\n') + 1;
   let whole = true;

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import { lstatSync, statSync } from 'node:fs';
-import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
+import { READ_LIMIT } from '../effects/read-tracked-file.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
 import type { PulsePaths } from './paths.js';
+import { readBoundedBytes, refusalOf } from './read-bounded.js';
 import { StateFile } from './state-file.js';
 
 /** The templates PulseAgent writes on first start, byte for byte. */
@@ -53,21 +55,13 @@ export class ProjectFolderError extends Error {
   override name = 'ProjectFolderError';
 }
 
+/** The file's hash, or null when it is missing or refused (a symlink is never followed): the first scan reports why. */
 const sha256Of = async (path: string): Promise<string | null> => {
   try {
-    return createHash('sha256')
-      .update(await readFile(path))
-      .digest('hex');
+    const bytes = await readBoundedBytes(path, READ_LIMIT);
+    return bytes === null ? null : createHash('sha256').update(bytes).digest('hex');
   } catch {
     return null;
-  }
-};
-
-const isSymlink = async (path: string): Promise<boolean> => {
-  try {
-    return (await lstat(path)).isSymbolicLink();
-  } catch {
-    return false;
   }
 };
 
@@ -129,12 +123,10 @@ export const ensurePulseFolder = async (paths: PulsePaths): Promise<string[]> =>
       `Cannot create ${paths.dir} (${code(error)}). Check that the project folder is writable by this user.`,
     );
   }
-  for (const own of [paths.state, paths.events]) {
-    if (await isSymlink(own)) {
-      throw new ProjectFolderError(
-        `${own} is a symlink; pulse never writes through symlinks. Replace it with a file.`,
-      );
-    }
+  // pulse's own files, read once at start: refused here with the fix rather than deep inside the load.
+  for (const own of [paths.state, paths.events, paths.inbox, paths.deadLetters, paths.seen]) {
+    const refused = await refusalOf(own);
+    if (refused !== null) throw new ProjectFolderError(refused.naming(own).message);
   }
   const created: string[] = [];
   const create = async (path: string, text: string, name: string) => {

@@ -1,5 +1,5 @@
 import { lstatSync, readlinkSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 
 type FolderFault = 'missing' | 'symlink' | 'not-a-folder' | 'unchecked';
 
@@ -31,6 +31,15 @@ const check = (dir: string): FolderProblemError | null => {
     new FolderProblemError(fault, `${name} ${reason}`, reason);
   let entry: import('node:fs').Stats | undefined;
   try {
+    // The project folder too: start refuses one that is a symlink, and one swapped in later
+    // would lead every read and write of .pulse/ into the folder it points to.
+    const root = dirname(dir);
+    if (lstatSync(root, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      return problem(
+        'symlink',
+        `is inside ${root}, which is a symlink now: pulse never follows the project folder through a symlink; put the real folder back, or start pulse on the folder it points to`,
+      );
+    }
     entry = lstatSync(dir, { throwIfNoEntry: false });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -53,7 +62,8 @@ const check = (dir: string): FolderProblemError | null => {
 };
 
 /**
- * Why `dir` cannot be used as pulse's folder (missing, a symlink, not a folder), completing
+ * Why `dir` cannot be used as pulse's folder (missing, a symlink, not a folder, or inside a
+ * project folder that is a symlink now), completing
  * "<dir>/ …", or null when it is a real folder. One synchronous lstat: it runs before every scan
  * and every write.
  */
@@ -63,4 +73,14 @@ export const folderProblem = (dir: string): string | null => check(dir)?.reason 
 export const assertRealFolder = (dir: string): void => {
   const problem = check(dir);
   if (problem !== null) throw problem;
+};
+
+/**
+ * Throws `FolderProblemError` when `dir` is there but no real folder (a symlink, a file, or in a
+ * project folder swapped for a symlink), so nothing is read through it; a missing one passes,
+ * and the read finds no file.
+ */
+export const assertNotFollowed = (dir: string): void => {
+  const problem = check(dir);
+  if (problem !== null && problem.fault !== 'missing') throw problem;
 };

@@ -11,7 +11,7 @@ import { assertRealFolder } from './real-folder.js';
  * target is never written), and a folder swapped for a symlink is refused before anything is
  * written into it.
  */
-export const replaceFile = async (path: string, text: string): Promise<void> => {
+export const replaceFile = async (path: string, text: string | Uint8Array): Promise<void> => {
   assertRealFolder(dirname(path));
   const entry = await lstat(path).catch(() => null);
   if (entry?.isSymbolicLink()) await unlink(path);

@@ -1,8 +1,8 @@
-import { copyFile, readFile } from 'node:fs/promises';
 import type { AckRecord, PulseFileName } from '../../machines/pulse-files.js';
 import { ACK_HISTORY, type ReplanAck } from '../../machines/replan-acks.js';
 import type { SavedAgent, TieWay } from '../../machines/replan-agents.js';
 import { formatMicros, systemMicroClock } from './event-id.js';
+import { readJournal } from './read-bounded.js';
 import { replaceFile } from './replace-file.js';
 
 type Raw = Record<string, unknown>;
@@ -144,14 +144,10 @@ export class StateFile {
   /** Loads and migrates; a corrupt file is kept as `state.json.bak` and what can be read of it is recovered. */
   static async load(path: string, projectRoot: string): Promise<{ file: StateFile; state: LoadedState }> {
     const warnings: string[] = [];
-    let text: string | null = null;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+    const bytes = await readJournal(path);
+    const text = bytes?.toString('utf8') ?? null;
     let raw: Raw;
-    if (text === null) {
+    if (bytes === null || text === null) {
       raw = StateFile.fresh(path, projectRoot, {}).#raw;
     } else {
       let parsed: unknown;
@@ -161,7 +157,8 @@ export class StateFile {
       if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
         raw = parsed as Raw;
       } else {
-        await copyFile(path, `${path}.bak`);
+        // Written from what was read, never copied by name: a planted state.json.bak link is replaced, not written through.
+        await replaceFile(`${path}.bak`, bytes);
         raw = { ...StateFile.fresh(path, projectRoot, {}).#raw, ...salvage(text) };
         const recovered = ackOf(raw) ? `the last ack (${raw.last_acknowledged_event_id})` : 'no ack';
         warnings.push(

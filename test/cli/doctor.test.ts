@@ -113,7 +113,7 @@ describe('pulse doctor', () => {
     expect(agents.filter((m) => /with no hook session/.test(m))).toHaveLength(1);
   });
 
-  it('names what the daemon cannot see (a guidance.md that is a symlink loop), and that no restart is needed', async () => {
+  it('names what the daemon cannot see (a guidance.md that is a symlink, a loop here), and that no restart is needed', async () => {
     const dir = await project();
     const daemon = await daemonOn(dir);
     await rm(join(dir, '.pulse', 'guidance.md'));
@@ -125,7 +125,7 @@ describe('pulse doctor', () => {
     expect(problems(report)).toContainEqual({
       subject: 'daemon',
       message:
-        'answers, but cannot see or record .pulse/: .pulse/guidance.md is a symlink loop (ELOOP): replace it with a regular file.',
+        'answers, but cannot see or record .pulse/: .pulse/guidance.md is a symlink, and pulse never reads through symlinks: replace it with a regular file.',
       fix: 'Fix what it names; the daemon notices within a second, no restart needed.',
     });
   });

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rename, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PULSE_FILES, untrackedFiles } from '../../machines/pulse-files.js';
 import { createReconciler, FRESH_CHANGE_MS } from '../../src/effects/reconcile-files.js';
@@ -84,12 +85,12 @@ describe('the reconciler, one file at a time', () => {
   const first = async (reconcile = reconcilerWith()) =>
     reconcile({ files: untrackedFiles(), requested: true, saveHashes: false, gone: [] });
 
-  it('reports a symlink loop for that file alone, and logs the others', async () => {
+  it('reports a symlink (a loop here) for that file alone, and logs the others', async () => {
     await rm(paths.file('task.md'));
     await symlink('task.md', paths.file('task.md'));
     const out = await first();
     expect(out.unreadable).toEqual({
-      'task.md': 'is a symlink loop (ELOOP): replace it with a regular file',
+      'task.md': 'is a symlink, and pulse never reads through symlinks: replace it with a regular file',
     });
     expect(out.events.map((e) => e.path)).toEqual([
       '.pulse/guidance.md',
@@ -157,31 +158,37 @@ describe('the reconciler, one file at a time', () => {
     expect(back.events.map((e) => [e.path, e.kind])).toEqual([['.pulse/guidance.md', 'modified']]);
   });
 
-  it('refuses a folder, a FIFO, a device and a file over 16 MiB without reading them', async () => {
+  it('refuses a folder, a FIFO, a socket and a file over 16 MiB without reading them', async () => {
     await rm(paths.file('task.md'));
     await mkdir(paths.file('task.md'));
     await rm(paths.file('guidance.md'));
     execFileSync('mkfifo', [paths.file('guidance.md')]);
     await rm(paths.file('constraints.md'));
-    await symlink('/dev/zero', paths.file('constraints.md'));
+    const socket = createServer();
+    await new Promise<void>((resolve) => socket.listen(paths.file('constraints.md'), resolve));
     await truncate(paths.file('plan.md'), 20 * 1024 ** 3);
-    const out = await first();
-    expect(out.unreadable).toEqual({
-      'task.md': 'is a folder, not a regular file: replace it with a regular file',
-      'guidance.md': 'is a FIFO (named pipe), not a regular file: replace it with a regular file',
-      'constraints.md': 'is a device, not a regular file: replace it with a regular file',
-      'plan.md': 'is 21474836480 bytes, more than the limit of 16777216 (16 MiB): make it smaller',
-    });
-    expect(out.events).toEqual([]);
+    try {
+      const out = await first();
+      expect(out.unreadable).toEqual({
+        'task.md': 'is a folder, not a regular file: replace it with a regular file',
+        'guidance.md': 'is a FIFO (named pipe), not a regular file: replace it with a regular file',
+        'constraints.md': 'is a socket, not a regular file: replace it with a regular file',
+        'plan.md': 'is 21474836480 bytes, more than the limit of 16777216 (16 MiB): make it smaller',
+      });
+      expect(out.events).toEqual([]);
+    } finally {
+      await new Promise((resolve) => socket.close(resolve));
+    }
   });
 
-  it('counts the bytes it reads, not the size a stat gives (a /proc file says 0)', async () => {
+  it('refuses a symlink to a device or a /proc file as a symlink, never opening its target', async () => {
     await rm(paths.file('guidance.md'));
     await symlink('/proc/self/pagemap', paths.file('guidance.md'));
+    await rm(paths.file('constraints.md'));
+    await symlink('/dev/zero', paths.file('constraints.md'));
     const out = await first();
-    expect(out.unreadable['guidance.md']).toBe(
-      'holds more than the limit of 16777216 (16 MiB): make it smaller',
-    );
+    const refused = 'is a symlink, and pulse never reads through symlinks: replace it with a regular file';
+    expect(out.unreadable).toEqual({ 'guidance.md': refused, 'constraints.md': refused });
   });
 
   it('reads and writes nothing while .pulse/ is a symlink', async () => {

@@ -108,17 +108,23 @@ export const fileRows: HostileCase[] = [
     },
   },
   {
-    name: 'plan.md as a symlink to a file outside: read through (inlined up to 64 KiB), never written',
+    name: 'plan.md as a symlink to a file outside: never read (the context names the link and the fix), never written',
+    bug: 'read through: the target was inlined into the context, up to 64 KiB (issue 32)',
     run: async (d) => {
       const text = `# Outside plan\n${'z'.repeat(100 * 1024)}`;
       const outside = await outsideFile(d, text);
+      const plan = await readFile(pulse(d, 'plan.md'), 'utf8');
       await rm(pulse(d, 'plan.md'));
       await symlink(outside.path, pulse(d, 'plan.md'));
       await decision(d);
       const context = await contextText(d);
-      expect(context).toContain('# Outside plan');
-      expect(context).toMatch(/cut here; \.pulse\/plan\.md is 102415 bytes/);
+      expect(context).not.toContain('# Outside plan');
+      expect(context).toContain(
+        '[pulse: cannot read .pulse/plan.md now: it is a symlink, and pulse never reads through symlinks: replace it with a regular file.',
+      );
       await unchanged(outside, text);
+      await edit(d, 'plan.md', plan);
+      await decision(d);
     },
   },
   {

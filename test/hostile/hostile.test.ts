@@ -4,6 +4,7 @@ import { blindRows } from './blind-rows.js';
 import { fileRows } from './file-rows.js';
 import { figures, type HostileCase, type Planted, runRow, startPlanted, tally } from './harness.js';
 import { protocolRows } from './protocol-rows.js';
+import { readRows } from './read-rows.js';
 import { fixtureChildren, sourceRows } from './source-rows.js';
 
 /*
@@ -71,3 +72,4 @@ const eachOnFreshDaemon = (title: string, rows: HostileCase[], timeout: number) 
 eachOnFreshDaemon('hostile files in .pulse/', fileRows, 30_000);
 eachOnFreshDaemon('files pulse cannot read, .pulse/ swapped, a second daemon', blindRows, 60_000);
 eachOnFreshDaemon('hostile source servers', sourceRows, 60_000);
+eachOnFreshDaemon('reads that would leave the project: symlinks and special files', readRows, 60_000);
