@@ -3,7 +3,7 @@ import { askDaemon } from '../hooks/ask-daemon.js';
 import { type HookAgent, isHookAgent, phaseOf } from '../hooks/events.js';
 import { findDaemon } from '../hooks/find-daemon.js';
 import { parseHookInput } from '../hooks/hook-input.js';
-import { letBeSaying, notEnforcing } from '../hooks/hook-output.js';
+import { letBeSaying, notEnforcing, oneLine } from '../hooks/hook-output.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
 
 /** `pulse hook <agent> [--event NAME] [-p DIR] [--autostart [--port N]]`. */
@@ -100,7 +100,7 @@ export const runHookProcess = async (options: HookOptions): Promise<never> => {
   try {
     // One line, whatever a parser or the daemon put in the message. Written synchronously, like
     // stdin, so no stream is set up and all of it is out before the exit.
-    if (warning !== null) writeSync(2, `${warning.replace(/\s*\n\s*/g, ' ')}\n`);
+    if (warning !== null) writeSync(2, `${oneLine(warning)}\n`);
     writeSync(1, `${stdout}\n`);
   } finally {
     // Even when the agent has closed our stdout: a hook never fails the agent's call.

@@ -41,7 +41,7 @@ export interface HookRequest {
 export type HookReply = { status: 200; body: string } | { status: 404; error: string };
 
 /** Read-your-writes for hooks, bounded: a guidance edit saved just before this tool call is seen; false when the scan did not end in time. */
-const reconcileWithin = async (actor: PulseActor, ms: number): Promise<boolean> => {
+export const reconcileWithin = async (actor: PulseActor, ms = RECONCILE_BUDGET_MS): Promise<boolean> => {
   let timer: NodeJS.Timeout | undefined;
   const done = await Promise.race([
     reconcile(actor).then(

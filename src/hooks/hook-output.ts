@@ -11,9 +11,15 @@ export const formatVerdict = (call: Pick<HookCall, 'agent' | 'event' | 'phase'>,
 export const letBe = (agent: HookAgent, event: string | undefined, phase: HookPhase | undefined): string =>
   phase === undefined ? '{}' : formatVerdict({ agent, event: event ?? '', phase }, {});
 
+/**
+ * Text on one line: a run of blanks with a line break in it becomes one space. Each run is matched
+ * once, where the pattern `\s*\n\s*` retried every blank of a long run (quadratic in a run of spaces).
+ */
+export const oneLine = (text: string): string =>
+  text.replace(/\s+/g, (run) => (run.includes('\n') ? ' ' : run));
+
 /** The warning a hook that does not enforce gives the user, on one line. */
-export const notEnforcing = (why: string): string =>
-  `pulse: ${why.replace(/\s*\n\s*/g, ' ')}; not enforcing replans.`;
+export const notEnforcing = (why: string): string => `pulse: ${oneLine(why)}; not enforcing replans.`;
 
 /**
  * "Change nothing", with the one line saying why pulse is not enforcing where the agent shows it

@@ -39,6 +39,10 @@ const ALLOWED =
 export const heldReason = (pending: Pending, tool: ToolCall, shellWhy?: string): string =>
   `${situation(pending)} pulse held ${what(tool, shellWhy)} until you replan: ${steps(pending)} ${ALLOWED}`;
 
+/** Why a tool call is held when its hook input is over the body limit, unread, while a replan (`eventId`, when one) is pending or pulse is blind. */
+export const unreadHeldReason = (maxBytes: number, eventId: string | null): string =>
+  `pulse: ${eventId === null ? 'the plan is on hold' : `a replan is pending (event ${eventId})`}, and this tool call's hook input is over ${maxBytes} bytes, more than pulse reads, so pulse held it unread. Call pulse_should_interrupt and do as it says, then make the call again, in smaller parts if it is still this long. ${ALLOWED}`;
+
 const blindSituation = (blind: readonly FileFault[]) =>
   `pulse: the plan is on hold because pulse cannot see or record changes to the guidance or constraints: ${blind.map(faultSentence).join(' ')}`;
 

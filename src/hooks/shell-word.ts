@@ -43,9 +43,19 @@ const unquoted = (text: string): Part => {
   return { value, shape };
 };
 
+/** Whether double-quoted text has a `$` or a backquote no backslash escapes: a scan, not a pattern that backtracks. */
+const expandsInQuotes = (text: string): boolean => {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\') i++;
+    else if (c === '$' || c === '`') return true;
+  }
+  return false;
+};
+
 // Inside double quotes a backslash escapes only these, and a backslash-newline disappears.
 const doubleQuoted = (text: string): Part | null =>
-  /(?<!\\)(?:\\\\)*[$`]/.test(text)
+  expandsInQuotes(text)
     ? null
     : quoted(text.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === '\n' ? '' : c)));
 
@@ -113,6 +123,20 @@ const part = (node: Node): Part | string => {
   }
 };
 
+/**
+ * Whether bash would expand braces in a word's shape: a `{`, later a `,` or `..`, later a `}`. The
+ * earliest of each is the one to look at, so three scans do what `/\{.*(?:,|\.\.).*\}/` did by
+ * backtracking from every brace (`cat {a,{a,…` of 6,000 characters took seconds).
+ */
+const bracesExpand = (shape: string): boolean => {
+  const open = shape.indexOf('{');
+  if (open === -1) return false;
+  const comma = shape.indexOf(',', open + 1);
+  const dots = shape.indexOf('..', open + 1);
+  const after = Math.min(comma === -1 ? Infinity : comma + 1, dots === -1 ? Infinity : dots + 2);
+  return after !== Infinity && shape.indexOf('}', after) !== -1;
+};
+
 /** The literal value of a word node: plain, quoted, escaped or `$'…'` text, and nothing that expands. */
 export const literalWord = (node: Node): Word => {
   const result = part(node);
@@ -120,6 +144,6 @@ export const literalWord = (node: Node): Word => {
   const { value, shape } = result;
   if (/[$`]/.test(shape)) return { why: 'expands `$` or a backquote' };
   if (/[\s|&;<>()]/.test(shape)) return { why: 'has a word bash would split' };
-  if (/\{.*(?:,|\.\.).*\}/s.test(shape)) return { why: 'uses brace expansion' };
+  if (bracesExpand(shape)) return { why: 'uses brace expansion' };
   return { value, glob: /[*?[]/.test(shape) };
 };

@@ -833,7 +833,14 @@ describe('pulse hook, finding and asking the daemon', () => {
       '/hook/claude/PreToolUse',
       JSON.stringify({ ...bash(project).input, pad: 'x'.repeat(2 << 20) }),
     );
-    expect(huge.status).toBe(413);
+    // Answered unread, not refused (a hook that gets no answer lets the call run), and held: a replan is pending.
+    expect(huge.status).toBe(200);
+    expect(await huge.json()).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringContaining(`a replan is pending (event ${eventId})`),
+      },
+    });
     expect((await fetch(new URL('/healthz', daemon.url))).status).toBe(200);
   });
 });

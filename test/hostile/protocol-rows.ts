@@ -315,7 +315,7 @@ export const protocolRows: HostileCase[] = [
     },
   },
   {
-    name: 'a hook input over 1 MiB gets 413',
+    name: 'a hook input over 1 MiB is answered unread, never allowed (a 413 would let the call run)',
     run: async (d) => {
       const body = JSON.stringify({
         session_id: 's',
@@ -323,7 +323,11 @@ export const protocolRows: HostileCase[] = [
         prompt: 'x'.repeat(1_100_000),
       });
       const answer = await post(new URL('/hook/claude/PreToolUse', d.url).href, body);
-      expect(answer.status).toBe(413);
+      expect(answer.status).toBe(200);
+      const { hookSpecificOutput } = JSON.parse(answer.text) as {
+        hookSpecificOutput?: Record<string, unknown>;
+      };
+      expect(hookSpecificOutput?.permissionDecision ?? 'deny').toBe('deny');
     },
   },
   {

@@ -42,12 +42,63 @@ const changeGuidance = () =>
   save(join(served.project, '.pulse', 'guidance.md'), '# Guidance\n\nUse the new API; drop the old one.\n');
 
 describe('the hook route, in process', () => {
-  it('refuses a body over 1 MiB with 413 and keeps answering', async () => {
-    const input = JSON.stringify(tool('Bash', { command: 'npm test', pad: 'x'.repeat(1 << 20) }));
-    const huge = await post('/hook/claude/PreToolUse', input);
-    expect(huge.status).toBe(413);
-    expect(await huge.text()).toBe('pulse: a hook input is at most 1048576 bytes');
+  it('answers a body over 1 MiB unread: holds a tool call while a replan is pending, else lets it be', async () => {
+    const huge = () =>
+      post(
+        '/hook/claude/PreToolUse',
+        JSON.stringify(tool('Bash', { command: 'npm test', pad: 'x'.repeat(1 << 20) })),
+      );
+    const calm = await huge();
+    expect(calm.status).toBe(200);
+    expect(await calm.json()).toEqual({});
+    // No wait after the save: the unread answer scans the files too.
+    await changeGuidance();
+    const pending = await huge();
+    expect(pending.status).toBe(200);
+    const eventId = replanOf(served.actor).getSnapshot().context.unclaimed.pendingEventId;
+    expect(heldReason((await pending.json()) as Output)).toMatch(
+      new RegExp(
+        `^pulse: a replan is pending \\(event ${eventId}\\), and this tool call's hook input is over 1048576 bytes`,
+      ),
+    );
+    const stop = await post(
+      '/hook/claude/Stop',
+      JSON.stringify({ ...claudeInput('Stop'), pad: 'x'.repeat(1 << 20) }),
+    );
+    expect(await stop.json()).toEqual({});
     expect(heldReason(await hook('PreToolUse', tool('Read', { file_path: 'a' })))).toBeNull();
+  });
+
+  it('answers inputs of up to 1 MiB at once, holding their writes while a replan is pending', async () => {
+    await changeGuidance();
+    const room = (1 << 20) - 300;
+    const commands = [
+      'rm -rf build '.padEnd(room, 'a'),
+      `cat ${'{a,'.repeat(room / 3)}`,
+      `cat "${'$'.repeat(room)}"`,
+    ];
+    for (const command of commands) {
+      const started = performance.now();
+      const held = heldReason(await hook('PreToolUse', tool('Bash', { command })));
+      expect(performance.now() - started).toBeLessThan(2000);
+      expect(held).toContain(
+        `pulse held this shell command (is too long to judge (${command.length} characters`,
+      );
+    }
+    const write = await hook(
+      'PreToolUse',
+      tool('Write', { file_path: 'src/a.ts', content: 'x'.repeat(room) }),
+    );
+    expect(heldReason(write)).toContain('pulse held the tool Write');
+    // A field echoed in the one-line warning: 512 KiB of blanks once took the line-joining pattern minutes.
+    const blanks = `${' '.repeat(1 << 19)}x\n y`;
+    const started = performance.now();
+    const odd = await post(
+      '/hook/vscode/PreToolUse',
+      JSON.stringify({ hookEventName: blanks, sessionId: 's', cwd: served.project }),
+    );
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(odd.status).toBe(200);
   });
 
   it('lets the agent go on with one line when its input is not JSON, or names another project', async () => {

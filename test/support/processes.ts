@@ -51,22 +51,25 @@ export interface ProcessOutput {
   stderr: string;
 }
 
+/** How a child process is run: its stdin, environment and folder, and how long it may take. */
+interface RunOptions {
+  timeoutMs?: number;
+  env?: Record<string, string>;
+  cwd?: string;
+  input?: string;
+}
+
 /**
- * Runs a Node script as a child process (with `input` on its stdin) and returns what it printed and how it exited; kills
+ * Runs a program as a child process (with `input` on its stdin) and returns what it printed and how it exited; kills
  * it and fails after `timeoutMs`.
  */
-export const runNode = (
-  script: string,
+export const runProgram = (
+  file: string,
   args: string[],
-  {
-    timeoutMs = 15_000,
-    env = {},
-    cwd,
-    input,
-  }: { timeoutMs?: number; env?: Record<string, string>; cwd?: string; input?: string } = {},
+  { timeoutMs = 15_000, env = {}, cwd, input }: RunOptions = {},
 ) =>
   new Promise<ProcessOutput>((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd, env: { ...process.env, ...env } });
+    const child = spawn(file, args, { cwd, env: { ...process.env, ...env } });
     child.stdin.on('error', () => {}); // a child that exits without reading its stdin
     child.stdin.end(input);
     let stdout = '';
@@ -81,7 +84,7 @@ export const runNode = (
       child.kill('SIGKILL');
       reject(
         new Error(
-          `${basename(script)} ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stdout}\n${stderr}`,
+          `${basename(args[0] ?? file)} ${args.slice(1).join(' ')} did not exit within ${timeoutMs} ms\n${stdout}\n${stderr}`,
         ),
       );
     }, timeoutMs);
@@ -90,3 +93,7 @@ export const runNode = (
       resolve({ code, stdout, stderr });
     });
   });
+
+/** Runs a Node script as a child process, as `runProgram` does. */
+export const runNode = (script: string, args: string[], options: RunOptions = {}) =>
+  runProgram(process.execPath, [script, ...args], options);
