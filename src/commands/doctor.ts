@@ -8,6 +8,7 @@ import { type Finding, problem } from '../doctor/finding.js';
 import { checkGeminiTrust } from '../doctor/gemini-checks.js';
 import { checkGitIgnore } from '../doctor/git-checks.js';
 import { checkOpencode } from '../doctor/opencode-checks.js';
+import { checkSourcesTrust } from '../doctor/trust-checks.js';
 import { HOOK_AGENTS } from '../hooks/events.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse } from '../package/pulse-command.js';
@@ -94,6 +95,7 @@ export const runDoctor = async ({
     );
   }
   findings.push(...(await checkAgentTies(daemon)));
+  findings.push(...(await checkSourcesTrust(paths, env)));
   findings.push(...(await checkGitIgnore(root, pulse(`init -p ${root}`))));
   return report(findings);
 };
