@@ -3,6 +3,7 @@ import type {
   LoadedSources,
   ServerSummary,
   SourcesContext,
+  SourcesTrust,
   SourceTestReply,
   SourceTestResult,
 } from './sources.js';
@@ -83,15 +84,26 @@ export const configTaken = (context: SourcesContext, next: LoadedSources): Parti
   fingerprints: next.fingerprints,
   warnings: next.warnings,
   thinker: next.thinker,
+  trust: next.trust,
   error: null,
-  goodConfigLoaded: true,
+  // An untrusted file runs nothing: a broken edit after it has nothing good to keep running.
+  goodConfigLoaded: next.trust.status !== 'untrusted',
   loads: context.loads + 1,
 });
 
+/** The trust of the file a failed load read, when the loader could tell it (it attaches `trust` to its error). */
+export const trustOfError = (error: unknown): SourcesTrust | undefined =>
+  typeof error === 'object' && error !== null && 'trust' in error ? (error.trust as SourcesTrust) : undefined;
+
 /** A config that could not be loaded: the last good one keeps running, and the error shows. */
-export const configFailed = (context: SourcesContext, message: string): Partial<SourcesContext> => ({
+export const configFailed = (
+  context: SourcesContext,
+  message: string,
+  trust: SourcesTrust | undefined,
+): Partial<SourcesContext> => ({
   error: message,
   loads: context.loads + 1,
+  ...(trust === undefined ? {} : { trust }),
 });
 
 /** A test of a source sources.json does not name: refused, with the names it does. */
@@ -102,6 +114,13 @@ export const unknownSourceRefused = (
   const known = context.sources.map((s) => s.name).join(', ') || 'none';
   const error = `No source "${source}" in sources.json. Known: ${known}.`;
   return withReply(context, { requestId, refused: 'unknown', error });
+};
+
+/** A test while sources.json is not trusted: refused, since a test starts the server, with the command that trusts it. */
+export const untrustedRefused = (context: SourcesContext, requestId: number): Partial<SourcesContext> => {
+  const command = context.trust.status === 'untrusted' ? context.trust.command : 'pulse trust';
+  const error = `.pulse/sources.json is not trusted, so pulse starts none of its servers, for a test neither. To trust it: ${command}`;
+  return withReply(context, { requestId, refused: 'untrusted', error });
 };
 
 /** A test while `MAX_TESTS_RUNNING` run: refused, to be asked again once one has ended. */

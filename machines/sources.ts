@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromPromise, setup } from 'xstate';
+import { assign, type EventObject, enqueueActions, fromCallback, fromPromise, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
 import type { PolledSource, ToolSafety } from './external.js';
 import type { GateSettings } from './gate-settings.js';
@@ -36,6 +36,22 @@ export interface ThinkerSetting {
   model: string | null;
 }
 
+/**
+ * Whether sources.json may be acted on: there is none, its user trusted these exact bytes (their
+ * hash), or not, and then nothing in it runs: no server, no URL, no `${VAR}`, no model endpoint.
+ */
+export type SourcesTrust =
+  | { status: 'none' }
+  | { status: 'trusted'; hash: string }
+  | {
+      status: 'untrusted';
+      hash: string;
+      /** The one command that trusts it. */
+      command: string;
+      /** The model endpoint it names, as written and masked, which is not asked either. */
+      model: string | null;
+    };
+
 /** What the sources supervisor keeps of a loaded config: no server secrets, only what pollers need. */
 export interface LoadedSources {
   sources: PolledSource[];
@@ -46,6 +62,7 @@ export interface LoadedSources {
   /** The reflection gate's settings from the same file (defaults where it says nothing). */
   gate: GateSettings;
   thinker: ThinkerSetting;
+  trust: SourcesTrust;
 }
 
 /** An item as a source test shows it. */
@@ -91,7 +108,7 @@ export const TESTED_ITEMS_SHOWN = 200;
 /** The answer to a `sources.test`: a result, or why no test ran. */
 export type SourceTestReply =
   | { requestId: number; result: SourceTestResult }
-  | { requestId: number; refused: 'unknown' | 'busy'; error: string };
+  | { requestId: number; refused: 'unknown' | 'busy' | 'untrusted'; error: string };
 
 export interface SourcesContext {
   sources: PolledSource[];
@@ -100,6 +117,8 @@ export interface SourcesContext {
   warnings: string[];
   /** The thinker of the last good config (the rules before one is loaded). */
   thinker: ThinkerSetting;
+  /** Whether the file loaded last may be acted on. */
+  trust: SourcesTrust;
   /** The last config error; while it holds, the last good config keeps running, if there was one. */
   error: string | null;
   /** Whether a config was ever loaded: pollers then run for the last good one through a broken edit. */
@@ -121,6 +140,7 @@ export interface RunningTest {
 
 export type SourcesEvent =
   | { type: 'config.changed' }
+  | { type: 'trust.changed' }
   | { type: 'sources.test'; requestId: number; source: string; raw: boolean }
   | { type: `xstate.done.actor.test.${number}`; output: SourceTestResult; actorId: string }
   | { type: `xstate.error.actor.test.${number}`; error: unknown; actorId: string };
@@ -146,8 +166,13 @@ export const sourcesMachine = setup({
     testSource: fromPromise<SourceTestResult, { source: PolledSource; raw: boolean }>(async () => {
       throw new Error('testSource not provided');
     }),
+    /** Sends `trust.changed` when the file's trust is given or taken back (`pulse trust`, `--revoke`). */
+    watchTrust: fromCallback<EventObject, SourcesTrust>(() => {
+      throw new Error('watchTrust not provided');
+    }),
   },
   guards: {
+    isUntrusted: ({ context }) => context.trust.status === 'untrusted',
     isUnknownSource: ({ context }, { source }: { source: string }) =>
       decisions.sourceNamed(context, source) === undefined,
     isBlockedSource: ({ context }, { source }: { source: string }) => {
@@ -177,11 +202,15 @@ export const sourcesMachine = setup({
     takeConfig: assign(({ context }, { next }: { next: LoadedSources }) =>
       decisions.configTaken(context, next),
     ),
-    noteConfigError: assign(({ context }, { message }: { message: string }) =>
-      decisions.configFailed(context, message),
+    noteConfigError: assign(
+      ({ context }, { message, trust }: { message: string; trust: SourcesTrust | undefined }) =>
+        decisions.configFailed(context, message, trust),
     ),
     refuseUnknownSource: assign(({ context }, request: { requestId: number; source: string }) =>
       decisions.unknownSourceRefused(context, request),
+    ),
+    refuseUntrusted: assign(({ context }, { requestId }: { requestId: number }) =>
+      decisions.untrustedRefused(context, requestId),
     ),
     refuseBusy: assign(({ context }, { requestId }: { requestId: number }) =>
       decisions.busyRefused(context, requestId),
@@ -226,6 +255,7 @@ export const sourcesMachine = setup({
     fingerprints: {},
     warnings: [],
     thinker: { kind: 'rules', model: null },
+    trust: { status: 'none' },
     error: null,
     goodConfigLoaded: false,
     loads: 0,
@@ -235,6 +265,7 @@ export const sourcesMachine = setup({
   initial: 'loading',
   on: {
     'sources.test': [
+      { guard: 'isUntrusted', actions: { type: 'refuseUntrusted', params: ({ event }) => event } },
       {
         guard: { type: 'isUnknownSource', params: ({ event }) => event },
         actions: { type: 'refuseUnknownSource', params: ({ event }) => event },
@@ -278,14 +309,26 @@ export const sourcesMachine = setup({
           target: 'running',
           actions: {
             type: 'noteConfigError',
-            params: ({ event }) => ({ message: errorMessage(event.error) }),
+            params: ({ event }) => ({
+              message: errorMessage(event.error),
+              trust: decisions.trustOfError(event.error),
+            }),
           },
         },
       },
     },
     running: {
-      description: 'Pollers run for the last good config; an edit of sources.json reloads it.',
-      on: { 'config.changed': 'loading' },
+      description:
+        'Pollers run for the last good config; an edit of sources.json, or its trust taken back, reloads it.',
+      always: { guard: 'isUntrusted', target: 'untrusted' },
+      invoke: { src: 'watchTrust', input: ({ context }) => context.trust },
+      on: { 'config.changed': 'loading', 'trust.changed': 'loading' },
+    },
+    untrusted: {
+      description:
+        'sources.json is not trusted: none of its servers runs, no URL or model is asked, no variable read; pulse trust loads it.',
+      invoke: { src: 'watchTrust', input: ({ context }) => context.trust },
+      on: { 'config.changed': 'loading', 'trust.changed': 'loading' },
     },
   },
 });

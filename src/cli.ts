@@ -116,11 +116,39 @@ program
     'with --notify, how long an agent may owe an ack before it is news (default 5m); implies --notify',
     parseDurationFlag,
   )
+  .addOption(
+    new Option(
+      '--trust-sources <hash>',
+      'trust .pulse/sources.json only if its bytes have this hash (sha256:<hex>, from `pulse trust --print-hash`), for CI and scripts; any other content is refused',
+    ).env('PULSE_TRUST_SOURCES'),
+  )
   .action(async (options: StartOptions) => {
     if (options.notifyHeldAfter !== undefined) options.notify = true;
+    if (options.trustSources !== undefined) {
+      const { trustByHash } = await import('./commands/trust.js');
+      const said = await trustByHash(pulsePaths(options.project), options.trustSources).catch(fail);
+      if (said !== null) console.error(said);
+    }
     const { runDaemonUntilSignal, startInBackground } = await import('./commands/start.js');
     if (options.detach) console.log(await startInBackground(options, process.argv.slice(3)).catch(fail));
     else await runDaemonUntilSignal(options).catch(fail);
+  });
+
+program
+  .command('trust')
+  .description(
+    'show what .pulse/sources.json would run, connect to and send (commands, URLs, variables, headers), then trust its exact content for you; nothing in it runs before, or after any change',
+  )
+  .option('-p, --project <dir>', 'project folder', '.')
+  .option('--yes', 'trust without asking (what it runs is still printed)')
+  .option('--revoke', "take back every trust of this project's sources.json")
+  .option('--show', 'only show what it would run and whether it is trusted')
+  .option('--print-hash', 'print its hash, what pulse start --trust-sources (PULSE_TRUST_SOURCES) takes')
+  .action(async (options: { project: string } & import('./commands/trust.js').TrustOptions) => {
+    const { runTrust } = await import('./commands/trust.js');
+    const outcome = await runTrust(pulsePaths(options.project), options).catch(fail);
+    console.log(outcome.text);
+    if (!outcome.ok) process.exitCode = 1;
   });
 
 program

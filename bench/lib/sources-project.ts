@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { recordTrust, sourcesHash } from '../../src/trust/trust-store.js';
 
 /** The server name every generated source points at. */
 export const SERVER = 'fixture';
@@ -12,7 +13,8 @@ export const sourceName = (n: number) => `source-${String(n).padStart(3, '0')}`;
 /**
  * Creates `<project>/.pulse/sources.json` with one streamable-HTTP server at `url` and `count`
  * sources on it, each polling every `intervalSec`. With `count` 0 the server is configured but
- * nothing polls it: the daemon is otherwise the same.
+ * nothing polls it: the daemon is otherwise the same. Trusted as `pulse trust --yes` would, since
+ * the bench wrote it.
  */
 export const writeSourcesProject = async (
   project: string,
@@ -30,5 +32,7 @@ export const writeSourcesProject = async (
       interval_sec: intervalSec,
     })),
   };
-  await writeFile(join(dir, 'sources.json'), `${JSON.stringify(config, null, 2)}\n`);
+  const text = `${JSON.stringify(config, null, 2)}\n`;
+  recordTrust(project, sourcesHash(text));
+  await writeFile(join(dir, 'sources.json'), text);
 };

@@ -9,6 +9,7 @@ import { checkGeminiTrust } from '../doctor/gemini-checks.js';
 import { checkGitIgnore } from '../doctor/git-checks.js';
 import { checkOpencode } from '../doctor/opencode-checks.js';
 import { checkSecurity } from '../doctor/security-checks.js';
+import { checkSourcesTrust } from '../doctor/trust-checks.js';
 import { HOOK_AGENTS } from '../hooks/events.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse } from '../package/pulse-command.js';
@@ -95,6 +96,7 @@ export const runDoctor = async ({
     );
   }
   findings.push(...(await checkAgentTies(daemon)));
+  findings.push(...(await checkSourcesTrust(paths, env)));
   findings.push(...(await checkGitIgnore(root, pulse(`init -p ${root}`))));
   findings.push(...(await checkSecurity(root, env)));
   return report(findings);

@@ -1,12 +1,19 @@
 import { sourceBlocked } from '../../machines/sources.js';
+import { untrustedReason } from '../effects/load-sources.js';
 import { toolSummary } from '../sources/client/tool-safety.js';
-import { loadSourcesConfig } from '../sources/config/load-config.js';
+import type { SourcesFile } from '../sources/config/load-config.js';
+import { parseSourcesFile, readSourcesFile } from '../sources/config/load-config.js';
+import { maskedUrl } from '../sources/config/server-summary.js';
 import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { serverStatus } from '../system/read-status.js';
 import { configErrorEffect, DISABLED_IN_FILE } from '../system/sentences.js';
 import type { PollerStatus, ServerStatus, SourcesStatus } from '../system/system-status.js';
 import { terminalText } from '../text/terminal-text.js';
+import { trustCommand } from '../trust/trust-command.js';
+import { isTrusted } from '../trust/trust-store.js';
+import { trustView } from '../trust/trust-view.js';
+import { untrustedStatus } from '../trust/untrusted-notice.js';
 import { fetchSystemStatus, formatPoller } from './status.js';
 
 /** What `pulse sources list` shows: from the running daemon, else from the file. */
@@ -24,7 +31,9 @@ export const listSources = async (paths: PulsePaths, env: NodeJS.ProcessEnv): Pr
   const discovery = readDiscovery(paths.dir);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   if (live) return { running: true, ...live.sources };
-  const config = await loadSourcesConfig(paths.sources, env);
+  const file = await readSourcesFile(paths.sources);
+  if (file !== null && !isTrusted(paths.projectRoot, file.hash, env)) return untrustedList(file, paths);
+  const config = file === null ? null : await parseSourcesFile(file, env);
   const summaries = config?.serverSummaries ?? [];
   const pollers = (config?.sources ?? []).map((s) =>
     notRunning({
@@ -54,7 +63,29 @@ export const listSources = async (paths: PulsePaths, env: NodeJS.ProcessEnv): Pr
     ),
   );
   const warnings = config?.warnings ?? [];
-  return { running: false, error: null, keeps_last_good: false, warnings, servers, pollers };
+  return { running: false, untrusted: null, error: null, keeps_last_good: false, warnings, servers, pollers };
+};
+
+/** An untrusted file, read as written (nothing expanded): its servers, each with why it does not run. */
+const untrustedList = (file: SourcesFile, paths: PulsePaths): SourceList => {
+  const command = trustCommand(paths.projectRoot);
+  const view = trustView(file.text);
+  const detail = untrustedReason(file.hash, command);
+  const model = view.model === null ? null : maskedUrl(view.model);
+  return {
+    running: false,
+    untrusted: untrustedStatus(
+      { hash: file.hash, command, model },
+      view.servers.map((server) => server.name),
+    ),
+    error: null,
+    keeps_last_good: false,
+    warnings: [],
+    servers: view.servers.map(({ cwd: _cwd, ...server }) =>
+      serverStatus({ ...server, disabled: detail }, { state: 'disabled', detail }),
+    ),
+    pollers: [],
+  };
 };
 
 /** Names with their values hidden: `A=***, B=***`. */
@@ -92,6 +123,7 @@ export const formatSourceList = (list: SourceList): string => {
       ? 'daemon running: its servers and sources as loaded'
       : 'daemon not running: read from .pulse/sources.json (start it with `pulse start`)',
   ];
+  if (list.untrusted) lines.push(`not trusted: ${list.untrusted.notice}`);
   if (list.error) lines.push(`config error: ${list.error} (${configErrorEffect(list.keeps_last_good)})`);
   if (list.servers.length > 0) lines.push('servers:', ...list.servers.map(formatServer));
   if (list.pollers.length === 0) lines.push('no sources configured in .pulse/sources.json');

@@ -2,12 +2,14 @@ import { failedTest, type SourceTestResult, sourceBlocked } from '../../machines
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { ClientPool } from '../sources/client/client-pool.js';
 import { toolSummary } from '../sources/client/tool-safety.js';
-import { loadSourcesConfig } from '../sources/config/load-config.js';
+import { parseSourcesFile, readSourcesFile } from '../sources/config/load-config.js';
 import { readingOf } from '../sources/items/reading.js';
 import { MAX_SOURCE_TEST_MS, runSourceTest } from '../sources/source-test.js';
 import { type Discovery, readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { terminalText } from '../text/terminal-text.js';
+import { trustCommand } from '../trust/trust-command.js';
+import { isTrusted } from '../trust/trust-store.js';
 
 /** A source test and where it ran: in the daemon (its environment), or in this shell when none answered. */
 export interface SourceTestReport extends SourceTestResult {
@@ -48,7 +50,13 @@ const askDaemon = async (
 /** Tests in this process, with this shell's environment: what `pulse sources test` does when no daemon answers. */
 const testHere = async (paths: PulsePaths, name: string, raw: boolean, env: NodeJS.ProcessEnv) => {
   const file = paths.sources;
-  const config = await loadSourcesConfig(file, env);
+  const read = await readSourcesFile(file);
+  // A test starts the server: never for content its user has not trusted.
+  if (read !== null && !isTrusted(paths.projectRoot, read.hash, env))
+    throw new Error(
+      `${file} is not trusted (${read.hash}), so pulse starts none of its servers, for a test neither. To trust it: ${trustCommand(paths.projectRoot)}`,
+    );
+  const config = read === null ? null : await parseSourcesFile(read, env);
   const source = config?.sources.find((s) => s.name === name);
   if (!config || !source) {
     const known = config?.sources.map((s) => s.name).join(', ') || 'none';

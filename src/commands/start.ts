@@ -28,6 +28,8 @@ export interface StartOptions {
   sessionIdle?: number;
   notify?: boolean;
   notifyHeldAfter?: number;
+  /** `--trust-sources`: trusted before the daemon starts (src/commands/trust.ts), not a daemon option. */
+  trustSources?: string;
 }
 
 /**
@@ -55,6 +57,7 @@ const daemonOptions = (options: StartOptions, detached: boolean): DaemonOptions 
     sessionIdle: sessionIdleMs,
     notify,
     notifyHeldAfter,
+    trustSources: _trustSources,
     ...rest
   } = options;
   return {

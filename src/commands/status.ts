@@ -289,7 +289,14 @@ const formatAgents = (agents: readonly AgentStatus[] | undefined, now: number): 
 };
 
 /** One line for sources.json: its error (and what runs meanwhile), or that none is configured. */
-const sourcesLine = ({ error, pollers, keeps_last_good }: NonNullable<StatusReport['sources']>): string => {
+const sourcesLine = ({
+  untrusted,
+  error,
+  pollers,
+  keeps_last_good,
+}: NonNullable<StatusReport['sources']>): string => {
+  // Optional: a daemon older than trust does not send it.
+  if (untrusted) return `sources:   NOT TRUSTED ${untrusted.notice}`;
   if (error) return `sources:   ERROR ${error} (${configErrorEffect(keeps_last_good ?? false)})`;
   return pollers.length === 0
     ? 'sources:   none configured (.pulse/sources.json)'

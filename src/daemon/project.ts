@@ -15,8 +15,10 @@ import { type PulsePaths, pulsePaths } from '../store/paths.js';
 import { projectId } from '../store/project-id.js';
 import { ensureProjectFolder, ensurePulseFolder } from '../store/pulse-folder.js';
 import { logOf, type SourcesRef, sourcesOf } from '../system/ask-actors.js';
+import type { UntrustedStatus } from '../system/system-status.js';
 import { createPulseSystem } from '../system/wiring.js';
 import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
+import { untrustedOf } from '../trust/untrusted-notice.js';
 
 /** How long opening a project waits for sources.json to be read, to say what it holds. */
 const SOURCES_WAIT_MS = 2000;
@@ -28,6 +30,8 @@ export interface SourcesAtStart {
   error: string | null;
   /** Absent when an older daemon that was asked to serve the project sent the summary. */
   thinker?: ThinkerStatus;
+  /** Set when sources.json is not trusted: what was not started and the command that trusts it. */
+  untrusted?: UntrustedStatus | null;
 }
 
 /** One project a daemon serves: its own lock, files, log and actor system. */
@@ -73,7 +77,7 @@ const sourcesAtStart = async (ref: SourcesRef | undefined): Promise<SourcesAtSta
     maxAttempts: 0,
     asking: false,
   });
-  return { ...sourceCounts(context), error: context.error, thinker };
+  return { ...sourceCounts(context), error: context.error, thinker, untrusted: untrustedOf(context) };
 };
 
 /** `pulse start --notify`: desktop notifications, and when an agent held counts as news. */

@@ -8,7 +8,7 @@ import type { SamplingClients } from '../mcp/sampling-clients.js';
 import { VERSION } from '../package/version.js';
 import { projectId } from '../store/project-id.js';
 import { logOf, replanOf } from '../system/ask-actors.js';
-import { healthProblems } from '../system/health-problems.js';
+import { healthNotices, healthProblems } from '../system/health-problems.js';
 import { owingAgents, systemStatus, watcherWarning } from '../system/read-status.js';
 import { isPageRoute, loopbackPeersOnly, requireToken, tokenMatcher } from './auth.js';
 import type { ConnectionCounts } from './connection-shedding.js';
@@ -167,6 +167,7 @@ export const createDaemonApp = ({
         connections: connections(),
         error: log.context.lastError ?? problems[0] ?? null,
         problems,
+        notices: healthNotices(actor),
         watcher,
       },
       ok ? 200 : 503,

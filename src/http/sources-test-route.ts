@@ -11,6 +11,9 @@ const requestSchema = z.object({ source: z.string().min(1), raw: z.boolean().def
 
 const USAGE = 'Send a JSON object: {"source": "<name in sources.json>", "raw": false}.';
 
+/** Unknown source: 404; sources.json not trusted (a test would start its server): 403; at capacity: 429. */
+const REFUSED_STATUS = { unknown: 404, untrusted: 403, busy: 429 } as const;
+
 /** The body limit of `POST /sources/test`, before any project is looked up. */
 export const sourcesTestLimit = bodyLimit({
   maxSize: MAX_BODY_BYTES,
@@ -20,7 +23,7 @@ export const sourcesTestLimit = bodyLimit({
 /**
  * `POST /sources/test`: tests one source now, through the daemon's own clients and environment
  * (what `pulse sources test` asks). 200 with the result, also when the poll failed; 404 for a
- * source the daemon does not know; 429 while tests are running at capacity.
+ * source the daemon does not know; 403 while sources.json is not trusted; 429 while tests are running at capacity.
  */
 export const createSourcesTestRoute = (actor: PulseActor) => {
   return [
@@ -31,7 +34,7 @@ export const createSourcesTestRoute = (actor: PulseActor) => {
       try {
         const reply = await askSourceTest(actor, body.data.source, body.data.raw);
         if ('result' in reply) return c.json(reply.result, 200);
-        return c.json({ error: reply.error }, reply.refused === 'unknown' ? 404 : 429);
+        return c.json({ error: reply.error }, REFUSED_STATUS[reply.refused]);
       } catch (error) {
         if (error instanceof PulseUnavailableError) return c.json({ error: error.message }, 504);
         throw error;

@@ -16,6 +16,7 @@ import type { watcherMachine } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import { agentLabel } from '../system/agent-label.js';
 import { configErrorEffect, watchFailedNotice } from '../system/sentences.js';
+import { untrustedOf } from '../trust/untrusted-notice.js';
 
 // What the activity log says about each actor: a function of the snapshot before and after one
 // change, which logs only when something a user cares about changed. `previous` is undefined for
@@ -176,6 +177,14 @@ export const sourcesRule: Rule<SnapshotFrom<typeof sourcesMachine>> = (previous,
   if (now.loads === (was?.loads ?? 0)) return;
   if (now.error !== null) {
     log.warn({ error: now.error }, `sources.json rejected: ${configErrorEffect(now.goodConfigLoaded)}`);
+    return;
+  }
+  const untrusted = untrustedOf(now);
+  if (untrusted !== null) {
+    // An edit (a git pull) of a file trusted before, or its trust revoked: what ran from it has just been stopped.
+    const stopped =
+      was?.trust.status === 'trusted' ? 'sources.json is no longer trusted: its servers are stopped. ' : '';
+    log.warn({ hash: untrusted.hash }, `${stopped}${untrusted.notice}`);
     return;
   }
   const counts = sourceCounts(now);

@@ -10,6 +10,7 @@ const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ?
 
 const sourcesLine = (sources: SourcesAtStart | null): string => {
   if (sources === null) return `Sources: still reading .pulse/sources.json (see ${pulse('sources list')})`;
+  if (sources.untrusted) return `Sources: NOT STARTED: ${sources.untrusted.notice}`;
   if (sources.error !== null) return `Sources: .pulse/sources.json has an error (see ${pulse('status')})`;
   if (sources.sources === 0) return 'Sources: none (.pulse/sources.json)';
   return `Sources: ${plural(sources.sources, 'source')} from ${plural(sources.servers, 'server')}`;
@@ -17,7 +18,7 @@ const sourcesLine = (sources: SourcesAtStart | null): string => {
 
 /** Who judges external events at start; none without sources, and none to say while sources.json is being read. */
 const thinkerLines = (sources: SourcesAtStart | null): string[] =>
-  sources?.thinker === undefined || sources.error !== null || sources.sources === 0
+  sources?.thinker === undefined || sources.error !== null || sources.sources === 0 || sources.untrusted
     ? []
     : [`Thinker: ${thinkerLine(sources.thinker)}`];
 

@@ -1,7 +1,8 @@
 import { faultList } from '../../machines/log-faults.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { faultSentence } from '../mcp/blind-reason.js';
-import { logOf } from './ask-actors.js';
+import { untrustedOf } from '../trust/untrusted-notice.js';
+import { logOf, sourcesOf } from './ask-actors.js';
 import { watcherWarning } from './read-status.js';
 
 /**
@@ -17,4 +18,14 @@ export const healthProblems = (actor: PulseActor): string[] => {
     ...faultList(context.faults).map(faultSentence),
     ...(watcher === null ? [] : [watcher]),
   ];
+};
+
+/**
+ * What `/healthz` says beside its problems without answering 503: sources.json not trusted is the
+ * user's decision to make, not a fault of the daemon, which serves the replan protocol meanwhile.
+ */
+export const healthNotices = (actor: PulseActor): string[] => {
+  const sources = (sourcesOf(actor) as ReturnType<typeof sourcesOf> | undefined)?.getSnapshot().context;
+  const untrusted = sources === undefined ? null : untrustedOf(sources);
+  return untrusted === null ? [] : [untrusted.notice];
 };

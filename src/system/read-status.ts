@@ -16,6 +16,7 @@ import type { watcherMachine } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import type { SessionFacts } from '../http/session-table.js';
 import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
+import { untrustedOf } from '../trust/untrusted-notice.js';
 import { agentLabel } from './agent-label.js';
 import {
   type GateRef,
@@ -313,6 +314,7 @@ export const systemStatus = (
       }),
     ),
     sources: {
+      untrusted: sources === undefined ? null : untrustedOf(sources.context),
       error: sources?.context.error ?? null,
       keeps_last_good:
         (sources?.context.error ?? null) !== null && (sources?.context.goodConfigLoaded ?? false),

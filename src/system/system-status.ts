@@ -54,8 +54,25 @@ export interface ServerStatus {
   detail: string | null;
 }
 
+/** A sources.json its user has not trusted: what was not started, and the one command that trusts it. */
+export interface UntrustedStatus {
+  /** `sha256:<hex>` of the file's bytes, what `pulse start --trust-sources` takes. */
+  hash: string;
+  command: string;
+  /** Its servers not started, by name. */
+  servers: string[];
+  /** Its model endpoint not asked (masked), or null. */
+  model: string | null;
+  /** What pulse did not do, in one sentence. */
+  refused: string;
+  /** `refused` and the command, the whole notice. */
+  notice: string;
+}
+
 /** What the sources supervisor shows: the config's error and warnings, its servers and its sources. */
 export interface SourcesStatus {
+  /** Set while sources.json is not trusted: then nothing in it runs. */
+  untrusted: UntrustedStatus | null;
   error: string | null;
   /** While `error` holds: true when pollers run on from an earlier good config, false when none runs. */
   keeps_last_good: boolean;

@@ -22,6 +22,7 @@ import { createFolderPoller } from '../effects/poll-folder.js';
 import { createReconciler, filesUnchanged } from '../effects/reconcile-files.js';
 import { createSourceTester } from '../effects/test-source.js';
 import { createFolderWatcher } from '../effects/watch-folder.js';
+import { createTrustWatch } from '../effects/watch-trust.js';
 import { redactSecrets } from '../log/redact-secrets.js';
 import type { SamplingClients } from '../mcp/sampling-clients.js';
 import { createDesktopNotifier } from '../notify/desktop-notifier.js';
@@ -38,6 +39,8 @@ import { writeSteerFile } from '../store/steer-file.js';
 import { chooseThinker } from '../thinkers/choose-thinker.js';
 import { withTimeout } from '../thinkers/thinker.js';
 import { thoughtError } from '../thinkers/thought-error.js';
+import { trustCommand } from '../trust/trust-command.js';
+import { isTrusted } from '../trust/trust-store.js';
 
 /**
  * The inbox's `offerAllSeen` guard: an offer is answered at once only when each of its items was
@@ -128,7 +131,16 @@ export const createPulseSystem = async (
   const readingOfSource = (name: string) =>
     readingOf(runtime.config?.sources.find((source) => source.name === name));
   const fetchItems = createItemFetcher({ pool, secrets, readingOf: readingOfSource });
-  const loadSources = createSourcesLoader({ path: paths.sources, env, pool, runtime });
+  // Keyed by the user's own state, read with the daemon's environment (the user's, never the project's).
+  const trusted = (hash: string) => isTrusted(paths.projectRoot, hash, env as NodeJS.ProcessEnv);
+  const loadSources = createSourcesLoader({
+    path: paths.sources,
+    env,
+    pool,
+    runtime,
+    trusted,
+    trustCommand: trustCommand(paths.projectRoot),
+  });
   const testSource = createSourceTester({ pool, secrets, readingOf: readingOfSource });
 
   const machine = pulseMachine.provide({
@@ -199,6 +211,7 @@ export const createPulseSystem = async (
         actors: {
           loadSources: fromPromise(loadSources),
           testSource: fromPromise(({ input }) => testSource(input)),
+          watchTrust: createTrustWatch(trusted),
           poller: pollerMachine.provide({
             actors: { fetchItems: fromPromise(({ input }) => fetchItems(input)) },
           }),

@@ -9,9 +9,9 @@ import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
 import { oneShot, readEvents, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 import { userEdits } from './cli-process.js';
 import { codexConfig, makeCodexHome } from './codex.js';
 import {
@@ -270,8 +270,8 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('pulse with the real Codex CLI (
       });
       await writeFile(join(dir, 'README.md'), '# A project\n');
       await mkdir(join(dir, '.pulse'));
-      await save(
-        join(dir, '.pulse', 'sources.json'),
+      await saveSources(
+        dir,
         JSON.stringify({
           mcpServers: { cal: fixtureCommand(cal.args) },
           sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 300 }],

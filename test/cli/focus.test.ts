@@ -21,8 +21,8 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { saveSources } from '../support/trust.js';
 
 const projects: string[] = [];
 const daemons: RunningDaemon[] = [];
@@ -288,8 +288,8 @@ describe('external events under focus', () => {
     const cal = await fixtureFiles(dir, 'cal', {
       items: [1, 2, 3].map((i) => ({ id: `cal-${i}`, title: `cal item ${i}` })),
     });
-    await save(
-      join(dir, '.pulse', 'sources.json'),
+    await saveSources(
+      dir,
       JSON.stringify({
         mcpServers: { cal: fixtureCommand(cal.args) },
         sources: [{ name: 'cal', server: 'cal', tool: 'list_events', args: {}, interval_sec: 300 }],

@@ -17,9 +17,9 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { isRunning } from '../support/processes.js';
 import { type Decision, TEMPLATES } from '../support/protocol.js';
+import { saveSources } from '../support/trust.js';
 
 const exists = (path: string) =>
   access(path).then(
@@ -106,9 +106,8 @@ describe('pulse start', () => {
     const server = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 60_000)'] };
     const source = { server: 'cal', tool: 'list_events', interval_sec: 300 };
     await mkdir(join(dir, '.pulse'));
-    const sources = join(dir, '.pulse', 'sources.json');
-    await save(
-      sources,
+    await saveSources(
+      dir,
       JSON.stringify({
         mcpServers: { cal: server },
         sources: [
@@ -123,8 +122,8 @@ describe('pulse start', () => {
     expect(await two.stop()).toBe(0);
 
     // The thinker asked for cannot judge yet: the summary says who does meanwhile, and why.
-    await save(
-      sources,
+    await saveSources(
+      dir,
       JSON.stringify({
         mcpServers: { cal: server },
         sources: [{ name: 'a', ...source }],
@@ -138,7 +137,7 @@ describe('pulse start', () => {
     );
     expect(await sampling.stop()).toBe(0);
 
-    await save(sources, '{ "mcpServers": ');
+    await saveSources(dir, '{ "mcpServers": ');
     const broken = await start(dir);
     await waitUntil(() => broken.output().includes('Connect an agent:'), { describe: () => 'the summary' });
     expect(broken.output()).toMatch(/^Sources: \.pulse\/sources\.json has an error \(see pulse status\)$/m);
@@ -381,10 +380,7 @@ describe('pulse status', () => {
     const dir = await project();
     await mkdir(join(dir, '.pulse'));
     // A trailing comma in an array: Node 20's JSON.parse names no position for it.
-    await writeFile(
-      join(dir, '.pulse', 'sources.json'),
-      '{\n  "mcpServers": {},\n  "sources": [\n    {},\n  ]\n}\n',
-    );
+    await saveSources(dir, '{\n  "mcpServers": {},\n  "sources": [\n    {},\n  ]\n}\n');
     const daemon = await start(dir);
     const { code, stdout } = await runCli(['status', '--project', daemon.project]);
     expect(code).toBe(0);

@@ -14,9 +14,9 @@ import {
   waitForDelivery,
   waitUntil,
 } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { startModelServer } from '../support/model-server.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * `pulse status` lists the agents connected to a real daemon: one line per MCP session of a real
@@ -45,8 +45,8 @@ const projectWithSource = async () => {
       { id: 'cal-2', title: 'Standup moved to 10:30' },
     ],
   });
-  await save(
-    join(dir, '.pulse', 'sources.json'),
+  await saveSources(
+    dir,
     JSON.stringify({
       mcpServers: { cal: fixtureCommand(cal.args) },
       sources: [{ name: 'cal', server: 'cal', tool: 'list_events', args: {}, interval_sec: 300 }],
@@ -147,8 +147,8 @@ describe('pulse status names the thinker in force', () => {
       projects.push(dir);
       await mkdir(join(dir, '.pulse'));
       const cal = await fixtureFiles(dir, 'cal', { items: [{ id: 'cal-1', title: 'Outage in eu-west' }] });
-      await save(
-        join(dir, '.pulse', 'sources.json'),
+      await saveSources(
+        dir,
         JSON.stringify({
           mcpServers: { cal: fixtureCommand(cal.args) },
           sources: [{ name: 'cal', server: 'cal', tool: 'list_events', args: {}, interval_sec: 300 }],

@@ -25,6 +25,7 @@ import {
 } from '../support/pulse-store.js';
 import { stormSeed } from '../support/random.js';
 import { fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * The crash suite: `kill -9` the daemon at random moments while the user edits guidance,
@@ -62,8 +63,8 @@ const setUp = async () => {
   await mkdir(join(project, '.pulse'));
   const feed = await fixtureFiles(project, 'feed', { items: [] });
   const url = await startHttpFixture(['--control', feed.control], (child) => children.push(child));
-  await writeFile(
-    join(project, '.pulse', 'sources.json'),
+  await saveSources(
+    project,
     JSON.stringify({
       mcpServers: { feed: { url } },
       sources: [{ name: 'feed', server: 'feed', tool: 'list_items', interval_sec: 1 }],

@@ -14,6 +14,7 @@ import { readJsonLines } from '../support/files.js';
 import type { CheckIn } from '../support/protocol.js';
 import { readPulseStore } from '../support/pulse-store.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * What a kill in the middle of an append leaves, one file at a time, where the storm rarely gets
@@ -37,8 +38,8 @@ describe('torn last lines', () => {
     const feed = await fixtureFiles(project, 'feed', {
       items: [{ id: 'late-1', title: 'Never acknowledged' }],
     });
-    await writeFile(
-      join(pulse, 'sources.json'),
+    await saveSources(
+      project,
       JSON.stringify({
         mcpServers: { feed: fixtureCommand(feed.args) },
         sources: [{ name: 'feed', server: 'feed', tool: 'list_items', interval_sec: 300 }],

@@ -15,6 +15,7 @@ import type { CheckIn, EventsAck, ExternalEvent } from '../support/protocol.js';
 import { type InboxRow, readInbox } from '../support/pulse-store.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * Delivery, end to end: a real `pulse start` polls the fixture MCP server, the reflection gate
@@ -51,7 +52,7 @@ const projectWith = async (
   };
   return {
     project,
-    writeSources: () => save(join(project, '.pulse', 'sources.json'), JSON.stringify(config)),
+    writeSources: () => saveSources(project, JSON.stringify(config)),
   };
 };
 

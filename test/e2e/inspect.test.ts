@@ -11,6 +11,7 @@ import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } 
 import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * `pulse start --inspect`, end to end: a real daemon with a real source streams its actor system
@@ -48,7 +49,7 @@ const startInspected = async () => {
     mcpServers: { cal: { ...fixtureCommand(cal.args), env: { FIXTURE_ECHO_ENV: '${PLANTED_SECRET}' } } },
     sources: [{ name: 'cal', server: 'cal', tool: 'list_events', args: {}, interval_sec: 300 }],
   };
-  await save(join(project, '.pulse', 'sources.json'), JSON.stringify(config));
+  await saveSources(project, JSON.stringify(config));
   const daemon = await startDaemon(project, {
     args: ['--inspect', '--inspect-port', '0'],
     env: { PLANTED_SECRET: SECRET },

@@ -8,6 +8,7 @@ import { PLANTED_SECRET, plantSecretSources } from '../support/planted-secret.js
 import type { Decision } from '../support/protocol.js';
 import { type Control, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * The daemon's log, end to end: a real `pulse start` writes `.pulse/pulse.log` as JSON lines and
@@ -65,7 +66,7 @@ const changeGuidance = async (project: string, client: Client) => {
 };
 
 const sourcesFile = (project: string, config: unknown) =>
-  save(join(project, '.pulse', 'sources.json'), typeof config === 'string' ? config : JSON.stringify(config));
+  saveSources(project, typeof config === 'string' ? config : JSON.stringify(config));
 
 describe('the log file and --log-level', () => {
   it('writes JSON lines for a replan going pending and acknowledged, and readable lines on stderr', async () => {

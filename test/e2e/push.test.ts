@@ -13,6 +13,7 @@ import { callTool, readEvents, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { useDaemons } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * Push to session clients, end to end: a real `pulse start`, SDK clients over streamable HTTP
@@ -161,8 +162,8 @@ describe('push to session clients', () => {
     const bystander = await listener(daemon.url);
     await agent.client.subscribeResource({ uri: CONTEXT_URI });
 
-    await save(
-      join(project, '.pulse', 'sources.json'),
+    await saveSources(
+      project,
       JSON.stringify({
         mcpServers: { cal: fixtureCommand(cal.args) },
         sources: [{ name: 'cal', server: 'cal', tool: 'list_events', args: {}, interval_sec: 300 }],

@@ -9,10 +9,10 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import type { CheckIn, EventsAck } from '../support/protocol.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * One item, one mention: two sources of one server read the same issues (one tool per reading,
@@ -59,8 +59,8 @@ describe('an item two sources of one server list', () => {
       annotations: { list_items: READS, list_events: READS, list_messages: READS },
     });
     const sourcesJson = (names: Array<[string, string]>) =>
-      save(
-        join(project, '.pulse', 'sources.json'),
+      saveSources(
+        project,
         JSON.stringify({
           mcpServers: { git: fixtureCommand(git.args) },
           sources: names.map(([name, tool]) => ({ name, server: 'git', tool, interval_sec: 1 })),

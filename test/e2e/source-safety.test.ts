@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDaemon, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * Sources poll only tools that say they do no harm: a real `pulse start` reads each tool's
@@ -36,8 +36,6 @@ let project: string;
 let acme: FixtureFiles;
 let daemon: RunningDaemon;
 
-const sourcesFile = () => join(project, '.pulse', 'sources.json');
-
 /** The sources: one per annotation case on the fixture, a read-only and a writing tool of server-everything. */
 const SOURCES = [
   { name: 'acme-events', server: 'acme', tool: 'list_events' },
@@ -56,8 +54,8 @@ const SOURCES = [
 ];
 
 const writeSources = (sources: readonly Record<string, unknown>[]) =>
-  save(
-    sourcesFile(),
+  saveSources(
+    project,
     JSON.stringify({
       mcpServers: {
         acme: fixtureCommand(acme.args),

@@ -2,9 +2,9 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDaemon, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { type Control, type FixtureFiles, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * A source's tool judged again when its server changes: a real `pulse start` polls the fixture
@@ -35,8 +35,8 @@ let daemon: RunningDaemon;
 
 /** sources.json with the server's env at `generation`: a new value restarts the server. */
 const writeSources = (generation: number) =>
-  save(
-    join(project, '.pulse', 'sources.json'),
+  saveSources(
+    project,
     JSON.stringify({
       mcpServers: {
         acme: { ...fixtureCommand(acme.args), env: { FIXTURE_ECHO_ENV: `v${generation}` } },

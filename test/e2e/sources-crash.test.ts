@@ -14,6 +14,7 @@ import {
 } from '../support/pulse-store.js';
 import { stormSeed } from '../support/random.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * Crash safety of the sources: `kill -9` the daemon at random moments while a source's list
@@ -56,8 +57,8 @@ const setUp = async (prefix: string) => {
   const feed = await fixtureFiles(project, 'feed', { items: [] });
   // setControl saves atomically, so the server never reads half a list.
   const setItems = (items: unknown[]) => feed.setControl({ items });
-  await writeFile(
-    join(project, '.pulse', 'sources.json'),
+  await saveSources(
+    project,
     JSON.stringify({
       mcpServers: { feed: fixtureCommand(feed.args) },
       sources: [{ name: 'feed', server: 'feed', tool: 'list_items', interval_sec: 1 }],

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerStatus, SystemStatus } from '../../src/system/system-status.js';
 import { type RunningDaemon, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
-import { readJsonLines, save } from '../support/files.js';
+import { readJsonLines } from '../support/files.js';
 import {
   type FixtureFiles,
   fixtureCommand,
@@ -12,6 +12,7 @@ import {
 } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
 import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../support/terminal.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * Which environment sources run with, and what the CLI shows of them: a real `pulse start` with
@@ -41,10 +42,7 @@ const start = async (project: string, env: Record<string, string> = {}) => {
 
 const writeSources = async (project: string, config: unknown) => {
   await mkdir(join(project, '.pulse'), { recursive: true });
-  await save(
-    join(project, '.pulse', 'sources.json'),
-    typeof config === 'string' ? config : JSON.stringify(config),
-  );
+  await saveSources(project, typeof config === 'string' ? config : JSON.stringify(config));
 };
 
 const getStatus = async (daemon: RunningDaemon): Promise<SystemStatus> =>

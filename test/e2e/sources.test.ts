@@ -14,7 +14,7 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
-import { readJsonLines, save } from '../support/files.js';
+import { readJsonLines } from '../support/files.js';
 import { groupMembers, groupOf, isAlive } from '../support/processes.js';
 import {
   type FixtureFiles,
@@ -27,6 +27,7 @@ import {
 } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
 import { controlsIn, HOSTILE_TITLE, HOSTILE_TITLE_SHOWN } from '../support/terminal.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * The external sources, end to end: a real `pulse start` polls real MCP servers (the fixture,
@@ -95,10 +96,7 @@ const items = (prefix: string, count: number, from = 1) =>
 /** Writes sources.json as editors do (temp file, then rename), so the watcher never reads half a file. */
 const writeSources = async (project: string, config: unknown) => {
   await mkdir(join(project, '.pulse'), { recursive: true });
-  await save(
-    join(project, '.pulse', 'sources.json'),
-    typeof config === 'string' ? config : JSON.stringify(config, null, 2),
-  );
+  await saveSources(project, typeof config === 'string' ? config : JSON.stringify(config, null, 2));
 };
 
 /** The journal's rows, and the live events they leave (inserts minus removes). */

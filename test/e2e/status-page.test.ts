@@ -21,6 +21,7 @@ import { save } from '../support/files.js';
 import { startModelServer } from '../support/model-server.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * The status page, end to end: a real `pulse start` serves `/` and `/status/stream`; plain fetch
@@ -57,7 +58,7 @@ const writeSources = async (project: string, items: unknown[] | null, reflection
           sources: [{ name: 'cal', server: 'cal', tool: 'list_events', args: {}, interval_sec: 300 }],
           ...(reflection === undefined ? {} : { reflection }),
         };
-  await save(join(project, '.pulse', 'sources.json'), JSON.stringify(config));
+  await saveSources(project, JSON.stringify(config));
 };
 
 const stream = async (daemon: RunningDaemon) => {

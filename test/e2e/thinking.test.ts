@@ -13,12 +13,12 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { eventsOf, judgeTitle, type ModelServer, startModelServer } from '../support/model-server.js';
 import type { CheckIn, EventsAck } from '../support/protocol.js';
 import { readInbox } from '../support/pulse-store.js';
 import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * The thinking engine end to end: a real `pulse start` polls the fixture calendar, asks a
@@ -49,8 +49,8 @@ const projectWith = async (
   started.projects.push(project);
   const cal = await fixtureFiles(project, 'cal', { items: items(titles) });
   await mkdir(join(project, '.pulse'), { recursive: true });
-  await save(
-    join(project, '.pulse', 'sources.json'),
+  await saveSources(
+    project,
     JSON.stringify({
       mcpServers: { cal: fixtureCommand(cal.args) },
       sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: intervalSec }],

@@ -15,10 +15,11 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
-import { readJsonLines, save } from '../support/files.js';
+import { readJsonLines } from '../support/files.js';
 import type { CheckIn, EventsAck, ExternalEvent } from '../support/protocol.js';
 import { rowsMissingFrom, sourcesDoc, summarizeRead, tableRow } from '../support/read-summary.js';
 import { fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * MCP servers nobody here wrote, installed from npm (pinned in devDependencies) and spawned by
@@ -188,8 +189,8 @@ describe('real third-party MCP servers as sources', { timeout: 90_000 }, () => {
       map: { items: 'entities', title: 'nmae' },
     } as (typeof sources)[number]);
     await mkdir(join(project, '.pulse'), { recursive: true });
-    await save(
-      join(project, '.pulse', 'sources.json'),
+    await saveSources(
+      project,
       JSON.stringify({
         mcpServers: Object.fromEntries(
           Object.entries(servers).flatMap(([name, server]) => [

@@ -9,6 +9,7 @@ import { readEvents, runCli, startDaemon, tempProject, waitUntil } from '../supp
 import { readJsonLines, save } from '../support/files.js';
 import { inotifyWatches, noInotifyCount } from '../support/inotify.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * A daemon on a machine out of inotify watches, played by a preload that makes fs.watch throw
@@ -80,7 +81,7 @@ describe('the .pulse/ watcher when the machine is out of inotify watches', () =>
       async () => (await readEvents(project)).some((e) => e.sha256 === sha256('seen by polling\n')),
       { timeoutMs: 10_000, describe: () => 'the guidance edit in events.jsonl' },
     );
-    await save(join(project, '.pulse', 'sources.json'), '{ "sources": [], "colour": "blue" }\n');
+    await saveSources(project, '{ "sources": [], "colour": "blue" }\n');
     await waitUntil(
       async () =>
         (await get<SystemStatus>('/status')).body.sources.warnings.some((w) => w.includes('colour')),

@@ -2,7 +2,7 @@ import { appendFile, lstat, mkdir, readFile, rm, stat, symlink, writeFile } from
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { type RunningDaemon, readEvents, startDaemon, waitUntil } from '../support/daemon.js';
-import { save } from '../support/files.js';
+import { saveSources } from '../support/trust.js';
 import { contextText, decision, edit, type HostileCase, status } from './harness.js';
 
 // Rows that damage `.pulse/`: each gets a fresh daemon with its own planted history.
@@ -255,15 +255,15 @@ export const fileRows: HostileCase[] = [
   {
     name: 'sources.json that is not JSON: the daemon runs on, /status names the file and the problem',
     run: async (d) => {
-      await save(pulse(d, 'sources.json'), '{"mcpServers": {');
+      await saveSources(d.project, '{"mcpServers": {');
       expect(await sourcesError(d, 'a sources error')).toMatch(/sources\.json/);
     },
   },
   {
     name: 'sources.json with wrong types: /status names the JSON path',
     run: async (d) => {
-      await save(
-        pulse(d, 'sources.json'),
+      await saveSources(
+        d.project,
         JSON.stringify({
           mcpServers: { cal: { command: 5 } },
           sources: [{ name: 'cal', server: 'cal', tool: 't', interval_sec: 'soon' }],
@@ -277,8 +277,8 @@ export const fileRows: HostileCase[] = [
     name: 'a source naming a server that is not configured is dropped with a warning naming both',
     covered: 'test/e2e/sources.test.ts (the same, with pulse status)',
     run: async (d) => {
-      await save(
-        pulse(d, 'sources.json'),
+      await saveSources(
+        d.project,
         JSON.stringify({ mcpServers: {}, sources: [{ name: 'ghost', server: 'nowhere', tool: 't' }] }),
       );
       const warnings = await waitUntil(async () => {

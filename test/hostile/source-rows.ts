@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { SystemStatus } from '../../src/system/system-status.js';
 import { type RunningDaemon, waitUntil } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { type Control, fixtureCommand, fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
+import { saveSources } from '../support/trust.js';
 import { decision, type HostileCase } from './harness.js';
 
 // Rows where a source server is the hostile party; each gets a fresh daemon.
@@ -22,8 +22,8 @@ const pollerOf = async (d: RunningDaemon): Promise<Poller | undefined> => {
 
 /** Configures one source `feed` on server `feed`, polled every second. */
 const configure = (d: RunningDaemon, server: Record<string, unknown>) =>
-  save(
-    join(d.project, '.pulse', 'sources.json'),
+  saveSources(
+    d.project,
     JSON.stringify({
       mcpServers: { feed: server },
       sources: [{ name: 'feed', server: 'feed', tool: 'list_items', interval_sec: 1 }],

@@ -1,10 +1,11 @@
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { waitFor } from 'xstate';
 import { MAX_SOURCE_TEST_MS } from '../../src/sources/source-test.js';
 import { sourcesOf } from '../../src/system/ask-actors.js';
-import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { saveSources } from '../support/trust.js';
 import { type InProcessApp, inProcessApp } from './in-process-app.js';
 
 /*
@@ -35,8 +36,8 @@ const answer = async (response: Response) => ({
 /** A source `cal` whose server answers initialize and then never answers a call, within an hour's timeout. */
 const hangingSource = async (project: string) => {
   const cal = await fixtureFiles(project, 'cal', { mode: 'hang' });
-  await save(
-    join(project, '.pulse', 'sources.json'),
+  await saveSources(
+    project,
     JSON.stringify({
       mcpServers: { cal: { ...fixtureCommand(cal.args), timeout_sec: 3600 } },
       sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 3600 }],
@@ -45,6 +46,28 @@ const hangingSource = async (project: string) => {
 };
 
 describe('the sources-test route, in process', () => {
+  it('answers 403 with the command that trusts it while sources.json is not trusted, and starts no server', async () => {
+    let records: () => Promise<unknown[]> = async () => [];
+    const app = await start(async (project) => {
+      const cal = await fixtureFiles(project, 'cal', { items: [] });
+      records = cal.records;
+      await mkdir(join(project, '.pulse'), { recursive: true });
+      await writeFile(
+        join(project, '.pulse', 'sources.json'),
+        JSON.stringify({
+          mcpServers: { cal: fixtureCommand(cal.args) },
+          sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 3600 }],
+        }),
+      );
+    });
+    await waitFor(sourcesOf(app.actor), (s) => s.matches('untrusted'));
+    expect(await answer(await test(app, '{"source": "cal"}'))).toEqual({
+      status: 403,
+      error: expect.stringMatching(/^\.pulse\/sources\.json is not trusted, .* To trust it: .*trust -p /),
+    });
+    expect(await records(), 'the server was never started').toEqual([]);
+  });
+
   it('answers 404 naming the sources it knows for a source it does not know, 400 for a body that names none', async () => {
     const app = await start();
     expect(await answer(await test(app, '{"source": "nope"}'))).toEqual({

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,6 +11,7 @@ import type { AckAnswer, CheckIn, EventsAck } from '../support/protocol.js';
 import { stormSeed } from '../support/random.js';
 import { fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * Load: many MCP session clients call at once (pulse_should_interrupt, pulse_ack_replan, reads
@@ -56,8 +57,8 @@ describe('load', () => {
     await mkdir(pulse);
     const feed = await fixtureFiles(project, 'feed', { items: [] });
     const url = await startHttpFixture(['--control', feed.control], (child) => started.children.push(child));
-    await writeFile(
-      join(pulse, 'sources.json'),
+    await saveSources(
+      project,
       JSON.stringify({
         mcpServers: { feed: { url } },
         sources: [{ name: 'feed', server: 'feed', tool: 'list_items', interval_sec: 1 }],

@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in plain strings is the config syntax the reasons quote.
 import { describe, expect, it } from 'vitest';
-import { createActor, fromPromise, waitFor } from 'xstate';
+import { createActor, fromCallback, fromPromise, waitFor } from 'xstate';
 import type { PolledSource } from '../../machines/external.js';
 import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
 import { type FetchOutcome, pollerMachine } from '../../machines/poller.js';
@@ -37,6 +37,7 @@ const loaded = (sources: PolledSource[], servers: ServerSummary[]): LoadedSource
   warnings: [],
   gate: GATE_DEFAULTS,
   thinker: { kind: 'rules', model: null },
+  trust: { status: 'none' },
 });
 
 /** A poller whose first call never ends: here only whether it runs matters. */
@@ -73,6 +74,7 @@ const supervisor = (loads: Array<LoadedSources | Error>) => {
         testSource: fromPromise<SourceTestResult, { source: PolledSource; raw: boolean }>(
           ({ input }) => new Promise((end) => pending.push({ name: input.source.name, end })),
         ),
+        watchTrust: fromCallback(() => {}),
       },
     }),
   ).start();
@@ -221,6 +223,7 @@ describe('sources supervisor: testing a source on request', () => {
           testSource: fromPromise<SourceTestResult, { source: PolledSource; raw: boolean }>(async () => {
             throw new Error('the effect broke');
           }),
+          watchTrust: fromCallback(() => {}),
         },
       }),
     ).start();
@@ -242,5 +245,45 @@ describe('sources supervisor: testing a source on request', () => {
     s.pending[0]!.end(passed('cal'));
     await waitFor(s.actor, () => s.replyTo(30) !== undefined);
     expect(s.replyTo(30)).toMatchObject({ result: { ok: true } });
+  });
+});
+
+describe('sources supervisor: a sources.json its user has not trusted', () => {
+  const config = () => loaded([source('cal', 'cal')], [server('cal')]);
+  const untrusted = (): LoadedSources => ({
+    ...loaded([], [server('cal', 'not started: not trusted')]),
+    trust: { status: 'untrusted', hash: 'sha256:ab', command: 'pulse trust -p /p', model: null },
+  });
+
+  it('waits untrusted with no poller, and refuses a source test with the command that trusts it', async () => {
+    const s = supervisor([untrusted()]);
+    await waitFor(s.actor, (snapshot) => snapshot.matches('untrusted'));
+    expect(s.pollers()).toEqual([]);
+    s.actor.send({ type: 'sources.test', requestId: 30, source: 'cal', raw: false });
+    expect(s.replyTo(30)).toMatchObject({
+      refused: 'untrusted',
+      error: expect.stringContaining('pulse trust -p /p'),
+    });
+    expect(s.pending).toHaveLength(0);
+  });
+
+  it('loads again when its trust changes, and runs the sources of the file now trusted', async () => {
+    const s = supervisor([untrusted(), config()]);
+    await waitFor(s.actor, (snapshot) => snapshot.matches('untrusted'));
+    s.actor.send({ type: 'trust.changed' });
+    await s.loadedOnce(2);
+    expect(s.pollers()).toContain('cal');
+    s.actor.send({ type: 'sources.test', requestId: 31, source: 'cal', raw: false });
+    expect(s.replyTo(31)).toBeUndefined();
+    expect(s.pending).toHaveLength(1);
+  });
+
+  it('stops every poller when an edit makes the file untrusted', async () => {
+    const s = supervisor([config(), untrusted()]);
+    await s.loadedOnce(1);
+    expect(s.pollers()).toContain('cal');
+    s.actor.send({ type: 'config.changed' });
+    await waitFor(s.actor, (snapshot) => snapshot.matches('untrusted'));
+    expect(s.pollers()).toEqual([]);
   });
 });

@@ -35,6 +35,7 @@ import { callTool, connectClient, removeProject, tempProject, waitUntil } from '
 import { readJsonLines, save } from '../support/files.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
 import { type FixtureFiles, fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * Model-based test of delivery against the real daemon. A small test-only statechart says what
@@ -763,8 +764,8 @@ class DeliveryRun {
     this.fixture = await fixtureFiles(this.project, 'cal', { items: [] });
     const dir = join(this.project, '.pulse');
     await mkdir(dir, { recursive: true });
-    await save(
-      join(dir, 'sources.json'),
+    await saveSources(
+      this.project,
       JSON.stringify({
         mcpServers: { cal: fixtureCommand(this.fixture.args) },
         sources: [

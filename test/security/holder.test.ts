@@ -2,9 +2,9 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, connectClient, oneShot, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * A delivery of external events belongs to the agent that took it: another agent on the same
@@ -32,8 +32,8 @@ describe('acknowledging a delivery', () => {
     started.projects.push(project);
     await mkdir(join(project, '.pulse'));
     const cal = await fixtureFiles(project, 'cal', { items: [{ id: 'cal-1', title: 'Deploy failed' }] });
-    await save(
-      join(project, '.pulse', 'sources.json'),
+    await saveSources(
+      project,
       JSON.stringify({
         mcpServers: { cal: fixtureCommand(cal.args) },
         sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 300 }],

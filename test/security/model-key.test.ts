@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { createWebSocketReceiver } from '@statelyai/inspect';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
-import { save } from '../support/files.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * The model thinker's API key, planted in the environment, goes to the model as a Bearer token
@@ -38,8 +38,8 @@ describe("the model thinker's key", () => {
       items: [{ id: 'c-1', title: 'URGENT: standup moved' }],
     });
     await mkdir(join(project, '.pulse'), { recursive: true });
-    await save(
-      join(project, '.pulse', 'sources.json'),
+    await saveSources(
+      project,
       JSON.stringify({
         mcpServers: { cal: fixtureCommand(cal.args) },
         sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 300 }],

@@ -5,6 +5,7 @@ import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } 
 import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
+import { saveSources } from '../support/trust.js';
 
 /*
  * pulse writes only inside `.pulse/`: a daemon taken through a replan, an ack, a delivery, a
@@ -60,8 +61,8 @@ describe('writes', () => {
     await writeFile(join(parent, 'sibling', 'notes.md'), 'not pulse\n');
     await mkdir(pulseDir);
     const cal = await fixtureFiles(outside, 'cal', { items: [{ id: 'cal-1', title: 'Standup moved' }] });
-    await save(
-      join(pulseDir, 'sources.json'),
+    await saveSources(
+      project,
       JSON.stringify({
         mcpServers: { cal: fixtureCommand(cal.args) },
         sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 300 }],

@@ -1,8 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
 import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { save } from './files.js';
 import { fixtureFiles, startHttpFixture } from './source-fixture.js';
+import { saveSources } from './trust.js';
 
 /** A secret the tests plant in the environment and then look for everywhere it must not be. */
 export const PLANTED_SECRET = 'pl4nted-s3cret-value';
@@ -38,6 +37,6 @@ export const plantSecretSources = async (
       { name: 'leaky', server: 'leaky', tool: 'list_items', interval_sec: 1 },
     ],
   };
-  await save(join(project, '.pulse', 'sources.json'), JSON.stringify(config), fixtureDir);
+  await saveSources(project, JSON.stringify(config), fixtureDir);
   return { mail, env: { PULSE_TEST_SECRET: PLANTED_SECRET } };
 };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readJsonLines, save } from './files.js';
 import { groupOf } from './processes.js';
+import { saveSources } from './trust.js';
 
 // The fixture MCP server of the source tests (test/fixtures/source-server.mjs): its control
 // file, which it re-reads on every call, and the record it appends each initialize and call to.
@@ -70,8 +71,8 @@ export const calendarSource = async (project: string, titles: readonly string[],
     items: titles.map((title, i) => ({ id: `cal-${i}`, title })),
   });
   await mkdir(join(project, '.pulse'), { recursive: true });
-  await save(
-    join(project, '.pulse', 'sources.json'),
+  await saveSources(
+    project,
     JSON.stringify({
       mcpServers: { cal: fixtureCommand(cal.args) },
       sources: [{ name: 'cal', server: 'cal', tool: 'list_events', interval_sec: 300 }],

@@ -301,6 +301,12 @@ const focus = ({ focus: f }: SystemStatus): Child => [
 ];
 
 const pollers = ({ sources: src }: SystemStatus): Child => [
+  // Optional: a page served before trust existed keeps rendering.
+  src.untrusted &&
+    h('p', { class: 'error untrusted' }, [
+      `${src.untrusted.refused} To trust it: `,
+      h('code', {}, src.untrusted.command),
+    ]),
   src.error &&
     h('p', { class: 'error' }, `sources.json: ${src.error} (${configErrorEffect(src.keeps_last_good)})`),
   src.warnings.map((w) => h('p', { class: 'error' }, w)),
@@ -325,7 +331,9 @@ const pollers = ({ sources: src }: SystemStatus): Child => [
         ? [error(p.last_error), h('div', { class: 'muted' }, `${p.failures} failures`)]
         : none('none'),
     ]),
-    'No sources configured: add them to .pulse/sources.json.',
+    src.untrusted
+      ? 'No source runs: .pulse/sources.json is not trusted.'
+      : 'No sources configured: add them to .pulse/sources.json.',
   ),
 ];
 

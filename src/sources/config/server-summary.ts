@@ -4,7 +4,7 @@ import type { ServerSummary } from '../../../machines/sources.js';
 const shellWord = (word: string) => (/^[\w@%+=:,./${}-]+$/.test(word) ? word : JSON.stringify(word));
 
 /** A URL as written, with a password (`user:pass@`) and query values masked. */
-const maskedUrl = (url: string) =>
+export const maskedUrl = (url: string) =>
   url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, '$1***@').replace(/([?&][^=&#]*=)[^&#]*/g, '$1***');
 
 /** A stdio server as status shows it, from its entry as written. */
