@@ -74,7 +74,7 @@ program
   .addOption(
     new Option(
       '--token <token>',
-      'require Authorization: Bearer <token> on every request (at least 16 characters); required with a non-loopback --host',
+      'require Authorization: Bearer <token> on every request (at least 16 characters); required with a non-loopback --host. Prefer PULSE_TOKEN=<token>: a command line is visible to every account on this machine (ps)',
     ).env('PULSE_TOKEN'),
   )
   .option(

@@ -1,5 +1,5 @@
 import { fstatSync, readFileSync, writeSync } from 'node:fs';
-import { askDaemon } from '../hooks/ask-daemon.js';
+import { askDaemon, HookRefusedError } from '../hooks/ask-daemon.js';
 import { type HookAgent, isHookAgent, phaseOf } from '../hooks/events.js';
 import { findDaemon } from '../hooks/find-daemon.js';
 import { parseHookInput } from '../hooks/hook-input.js';
@@ -68,7 +68,10 @@ export const runHook = async (options: HookOptions, stdin: string): Promise<Hook
     });
     return { stdout: answer, warning: null };
   } catch (error) {
-    return unreachable((error as Error).message);
+    if (!(error instanceof HookRefusedError)) return unreachable((error as Error).message);
+    // It runs, and said no: starting it would not help, its sentence says what would.
+    const warning = notEnforcing(error.message);
+    return { stdout: letBeSaying(agent, call.event, call.phase, warning), warning };
   }
 };
 

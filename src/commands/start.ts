@@ -40,7 +40,11 @@ export const startInBackground = async (options: StartOptions, args: readonly st
   const { startDetached } = await import('../daemon/detach.js');
   const { pulse, shellWord } = await import('../package/pulse-command.js');
   const paths = pulsePaths(options.project);
-  const started = await startDetached({ paths, args: args.filter((arg) => arg !== '--detach') });
+  const started = await startDetached({
+    paths,
+    args: args.filter((arg) => arg !== '--detach'),
+    token: options.token,
+  });
   const stop = pulse(`stop -p ${shellWord(paths.projectRoot)}`);
   return [
     ...started.summary,

@@ -90,6 +90,8 @@ export interface StartFacts {
   logLevel: LogLevel;
   /** Desktop notifications, or null when off. */
   notify: NotifyOptions | null;
+  /** Whether every request needs the token; without one, who may call is `peerAccessSentence()`. */
+  tokenRequired: boolean;
   /** Set when the project was added to a daemon that already served others. */
   joined?: { pid: number; beside: string[] };
 }
@@ -277,6 +279,7 @@ export const startDaemon = async ({
     logFile: opened.logFile,
     logLevel: opened.logLevel,
     notify: opened.notify,
+    tokenRequired: Boolean(token),
   });
   let projects: ProjectHost;
   let first: OpenProject;

@@ -51,6 +51,24 @@ const openStderrFile = async (paths: PulsePaths): Promise<{ fd: number | 'ignore
   return { fd: openSync(file, 'w'), file };
 };
 
+/**
+ * `pulse start`'s arguments without `--token` and its value: any account on this machine can read
+ * a process's argv (`ps`, /proc/<pid>/cmdline), so the token goes to the child in its environment.
+ */
+export const withoutToken = (args: readonly string[]): string[] => {
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') {
+      kept.push(...args.slice(i));
+      break;
+    }
+    if (arg === '--token') i++;
+    else if (!arg.startsWith('--token=')) kept.push(arg);
+  }
+  return kept;
+};
+
 /** Any HTTP answer from the daemon counts (a 503 from /healthz names problems, but it serves). */
 const answers = async (url: string): Promise<boolean> => {
   try {
@@ -69,19 +87,22 @@ const answers = async (url: string): Promise<boolean> => {
 export const startDetached = async ({
   paths,
   args,
+  token,
   script = process.argv[1]!,
 }: {
   paths: PulsePaths;
-  /** `pulse start`'s arguments, without `--detach`. */
+  /** `pulse start`'s arguments, without `--detach`; a `--token` among them is taken out. */
   args: string[];
+  /** The token the daemon requires, handed over as PULSE_TOKEN, never in its argv. */
+  token?: string | undefined;
   script?: string;
 }): Promise<DetachedDaemon> => {
   const createdProject = await ensureProjectFolder(paths.projectRoot);
   const output = await openStderrFile(paths);
-  const child = spawn(process.execPath, [...process.execArgv, script, 'start', ...args], {
+  const child = spawn(process.execPath, [...process.execArgv, script, 'start', ...withoutToken(args)], {
     detached: true,
     stdio: ['ignore', output.fd, output.fd, 'ipc'],
-    env: { ...process.env, [DETACHED_ENV]: '1' },
+    env: { ...process.env, [DETACHED_ENV]: '1', ...(token ? { PULSE_TOKEN: token } : {}) },
   });
   if (typeof output.fd === 'number') closeSync(output.fd);
   const crashed = output.file === null ? '' : `; see ${output.file}`;

@@ -12,6 +12,20 @@ export const ASK_TIMEOUT_MS = 8000;
 const describeError = (error: NodeJS.ErrnoException, url: string): string =>
   error.code === 'ECONNREFUSED' ? `connection refused at ${url}` : error.message;
 
+/** The daemon answered and refused the hook (403: another account's daemon, a page's request): its sentence says why. */
+export class HookRefusedError extends Error {
+  override name = 'HookRefusedError';
+}
+
+/** The `error` sentence of a JSON refusal, else the body's start. */
+const refusalOf = (text: string): string => {
+  try {
+    const { error } = JSON.parse(text) as { error?: unknown };
+    if (typeof error === 'string') return error;
+  } catch {}
+  return text.slice(0, 200);
+};
+
 /** One hook call to forward: the agent, its event, the project it was set up for, and the agent's JSON. */
 export interface ForwardedHook {
   agent: string;
@@ -23,7 +37,7 @@ export interface ForwardedHook {
 /**
  * Forwards the agent's hook JSON to the daemon's `POST /hook/<agent>/<event>`, over node:http
  * (cheaper to load than fetch), and resolves to the agent's answer. Rejects with a short sentence:
- * refused, timed out, or what the daemon said.
+ * refused (a `HookRefusedError` when the daemon said so), timed out, or what the daemon said.
  */
 export const askDaemon = (
   url: string,
@@ -53,6 +67,10 @@ export const askDaemon = (
           clearTimeout(timer);
           if (response.statusCode === 401) {
             reject(new Error(tokenRefusal(url)));
+            return;
+          }
+          if (response.statusCode === 403) {
+            reject(new HookRefusedError(`the daemon at ${url} refused the hook: ${refusalOf(text)}`));
             return;
           }
           if (response.statusCode !== 200) {

@@ -11,18 +11,15 @@ import { logOf, replanOf } from '../system/ask-actors.js';
 import { healthNotices, healthProblems } from '../system/health-problems.js';
 import { owingAgents, systemStatus, watcherWarning } from '../system/read-status.js';
 import { isPageRoute, loopbackPeersOnly, requireToken, tokenMatcher } from './auth.js';
+import { browserGuard, jsonBodiesOnly } from './browser-guard.js';
 import type { ConnectionCounts } from './connection-shedding.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import type { McpRoute } from './mcp-route.js';
-import {
-  projectUrls,
-  resolveProject,
-  rpcRefusal,
-  servedSentence,
-  type Unresolved,
-} from './project-lookup.js';
+import { projectUrls, resolveProject, servedSentence, type Unresolved } from './project-lookup.js';
 import { type ProjectControl, projectsRoutes } from './projects-route.js';
+import { rpcRefusal } from './refusal.js';
+import { kernelPeerUid, type PeerUidResolver, sameUserOnly } from './same-user.js';
 import type { SessionLimits } from './session-table.js';
 import { createSourcesTestRoute, sourcesTestLimit } from './sources-test-route.js';
 import { projectsPage, STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
@@ -61,6 +58,7 @@ export const createDaemonApp = ({
   sessionLimits,
   connections = () => null,
   control,
+  peerUid = kernelPeerUid,
 }: {
   /** When set, every request needs it (see `requireToken`). */
   token?: string | undefined;
@@ -72,6 +70,8 @@ export const createDaemonApp = ({
   connections?: () => ConnectionCounts | null;
   /** Adds and removes projects for `POST /projects` and `DELETE /projects/:id`; none: refused. */
   control?: ProjectControl;
+  /** Who opened a connection (the kernel's socket tables); a test passes its own. */
+  peerUid?: PeerUidResolver;
 }) => {
   const watches = new Set<ContextWatch>();
   const surfaces = new Map<string, Surface>();
@@ -105,6 +105,8 @@ export const createDaemonApp = ({
   // The status pages of this daemon carry it; a write from a page must send it back (a page of another origin cannot read it).
   const steerToken = randomBytes(24).toString('base64url');
   const steerTokenMatches = tokenMatcher(steerToken);
+  // The page's cookie, set by `/?token=` on a daemon with a token: a secret of its own, never the token.
+  const pageSecret = randomBytes(24).toString('base64url');
   const httpFacts = (project: AppProject) => ({
     sessions: sessionsOf(project.id),
     sampler: project.samplers?.latest()?.client ?? null,
@@ -198,7 +200,7 @@ export const createDaemonApp = ({
   ];
   // A refusal in the form the route's client reads: JSON-RPC for MCP clients, JSON otherwise.
   const refusal = (path: string, c: Context, unresolved: Unresolved) =>
-    path === '/mcp' ? rpcRefusal(unresolved) : refuse(c, unresolved);
+    path === '/mcp' ? rpcRefusal(unresolved.status, unresolved.error) : refuse(c, unresolved);
   const byId = (path: string, handler: Handler) =>
     async function projectRoute(c: Context) {
       const surface = surfaces.get(c.req.param('id') ?? '');
@@ -219,7 +221,13 @@ export const createDaemonApp = ({
 
   const app = new Hono();
   app.use('*', hostGuard({ extraHosts: allowedHosts }));
-  if (token !== undefined) app.use('*', requireToken({ token }));
+  app.use('*', browserGuard());
+  // The daemon's own user, by the kernel's word; with a token, whoever holds it (a remote agent,
+  // another account given it), and the page's cookie only from the user's own browser.
+  const ownUser = sameUserOnly({ resolve: peerUid });
+  if (token !== undefined) app.use('*', requireToken({ token, pageSecret, pageOwner: ownUser }));
+  else app.use('*', ownUser);
+  app.use('*', jsonBodiesOnly());
   app.use('*', async function pagesOnLoopback(c, next) {
     if (c.req.method === 'GET' && isPageRoute(c.req.path)) return loopbackPeersOnly()(c, next);
     return next();

@@ -8,8 +8,11 @@ import { getCookie, setCookie } from 'hono/cookie';
 export const MIN_TOKEN_LENGTH = 16;
 /** What an `Authorization: Bearer` value may hold (RFC 6750's token68, as Hono checks it). */
 const TOKEN_CHARACTERS = /^[A-Za-z0-9._~+/-]+=*$/;
-/** The status page's cookie: a browser cannot put a Bearer header on an EventSource. */
-export const TOKEN_COOKIE = 'pulse_token';
+/**
+ * The status page's cookie, holding the page secret (never the token): a browser cannot put a
+ * Bearer header on an EventSource, and a cookie for localhost goes to every port on it.
+ */
+export const PAGE_COOKIE = 'pulse_page';
 /** The GET routes a browser tab opens itself; only these take the cookie or `?token=`. */
 const PAGE_ROUTE = /^(?:\/p\/[^/]+)?\/(?:status\/stream)?$/;
 
@@ -96,12 +99,24 @@ const refusal = (error: string) => ({
 /**
  * Every request needs `Authorization: Bearer <token>` (401 with `WWW-Authenticate: Bearer`
  * otherwise). The status page is the exception a browser needs: `GET /?token=…` sets an
- * HttpOnly, SameSite=Strict cookie and redirects to `/`, and that cookie is taken on `/` and
- * `/status/stream` only (and a project's `/p/<id>/` ones), and on `/steer` for the page's own
- * writes (which the steer route checks further), never on `/mcp`, `/hook` or `/status`.
+ * HttpOnly, SameSite=Strict cookie holding `pageSecret` (a secret of this daemon's start, never
+ * the token: a cookie for localhost goes to every port of it) and redirects to `/`; that cookie is
+ * taken on `/` and `/status/stream` only (and a project's `/p/<id>/` ones), and on `/steer` for
+ * the page's own writes (which the steer route checks further), never on `/mcp`, `/hook` or
+ * `/status`; and only from a browser of the daemon's own user (`pageOwner`).
  */
-export const requireToken = ({ token }: { token: string }): MiddlewareHandler => {
+export const requireToken = ({
+  token,
+  pageSecret,
+  pageOwner = async (_c, next) => next(),
+}: {
+  token: string;
+  pageSecret: string;
+  /** What a request carrying the page's cookie must pass beside it (`sameUserOnly`). */
+  pageOwner?: MiddlewareHandler;
+}): MiddlewareHandler => {
   const matches = tokenMatcher(token);
+  const pageMatches = tokenMatcher(pageSecret);
   const bearer = bearerAuth({
     verifyToken: (candidate) => matches(candidate),
     noAuthenticationHeader: { message: refusal('This pulse daemon requires a token.') },
@@ -112,13 +127,14 @@ export const requireToken = ({ token }: { token: string }): MiddlewareHandler =>
     if (c.req.method === 'GET' && isPageRoute(c.req.path)) {
       const query = c.req.query('token');
       if (!c.req.path.endsWith('/status/stream') && matches(query)) {
-        setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
+        setCookie(c, PAGE_COOKIE, pageSecret, { httpOnly: true, sameSite: 'Strict', path: '/' });
         return c.redirect(c.req.path, 303);
       }
-      if (matches(getCookie(c, TOKEN_COOKIE))) return next();
+      if (pageMatches(getCookie(c, PAGE_COOKIE))) return pageOwner(c, next);
     }
     const fromPage = c.req.header(STEER_TOKEN_HEADER) !== undefined;
-    if (STEER_ROUTE.test(c.req.path) && fromPage && matches(getCookie(c, TOKEN_COOKIE))) return next();
+    if (STEER_ROUTE.test(c.req.path) && fromPage && pageMatches(getCookie(c, PAGE_COOKIE)))
+      return pageOwner(c, next);
     return bearer(c, next);
   };
 };

@@ -1,5 +1,6 @@
 import { hostname, networkInterfaces } from 'node:os';
 import type { MiddlewareHandler } from 'hono';
+import { refuse } from './refusal.js';
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 const WILDCARDS = new Set(['0.0.0.0', '::', '[::]']);
@@ -30,30 +31,19 @@ const hostnameOf = (host: string): string => {
 
 /**
  * DNS-rebinding guard: a browser page on another site can reach a loopback port, but it
- * cannot make its Host or Origin say localhost. Requests naming any other host get 403.
- * (The SDK's own guard is Express-only.)
+ * cannot make its Host say localhost. Requests naming any other host get 403. (The SDK's own
+ * guard is Express-only; the Origin is `browserGuard`'s.)
  */
 export const hostGuard = ({ extraHosts = [] }: { extraHosts?: string[] } = {}): MiddlewareHandler => {
   const allowed = new Set([...LOOPBACK_NAMES, ...extraHosts.map((h) => h.toLowerCase())]);
   return async function hostGuardMiddleware(c, next) {
     const host = c.req.header('host');
     if (host !== undefined && !allowed.has(hostnameOf(host))) {
-      return c.json(
-        { error: `Host "${host}" is not allowed: pulse answers only on ${[...allowed].join(', ')}.` },
+      return refuse(
+        c,
         403,
+        `Host "${host}" is not allowed: pulse answers only on ${[...allowed].join(', ')}.`,
       );
-    }
-    const origin = c.req.header('origin');
-    if (origin !== undefined && origin !== 'null') {
-      let originHost: string | null = null;
-      try {
-        originHost = new URL(origin).host;
-      } catch {}
-      if (originHost === null || !allowed.has(hostnameOf(originHost))) {
-        return c.json({ error: `Origin "${origin}" is not allowed: only local pages may call pulse.` }, 403);
-      }
-    } else if (origin === 'null') {
-      return c.json({ error: 'Origin "null" is not allowed: only local pages may call pulse.' }, 403);
     }
     await next();
   };

@@ -72,10 +72,3 @@ export const resolveProject = <P extends ProjectKey>(
     error: `${servedSentence(origin, projects)} Use the project's own URL (\`pulse setup <agent> --write -p <dir>\` writes it), or add ?project=<id>.`,
   };
 };
-
-/** The same refusal as a JSON-RPC error body, for MCP clients. */
-export const rpcRefusal = ({ status, error }: Unresolved): Response =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: error }, id: null }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });

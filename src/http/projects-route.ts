@@ -77,8 +77,6 @@ export const projectsRoutes = ({
   });
   routes.post('/', cliOnly(), limit, async function addProject(c) {
     if (control === undefined) return c.json({ error: 'This daemon serves one project only.' }, 405);
-    if (!(c.req.header('content-type') ?? '').startsWith('application/json'))
-      return c.json({ error: 'Send JSON: {"project": "<dir>"}.' }, 415);
     const body = addSchema.safeParse(await c.req.json().catch(() => undefined));
     if (!body.success) return c.json({ error: 'Send JSON: {"project": "<dir>"}.' }, 400);
     try {

@@ -12,6 +12,8 @@ export interface StatusStreamOptions {
   onSessionsChange?: (listener: () => void) => () => void;
   /** Streams open at once; one more is refused with 503. */
   maxStreams?: number;
+  /** Streams open at once for one origin (a browser page's, or the CLI's), so pages cannot take every place from `pulse guide --wait`. */
+  maxPerOrigin?: number;
   /** A comment line this often keeps proxies and the browser from timing an idle stream out. */
   heartbeatMs?: number;
   /** Changes within this window go out as one frame. */
@@ -21,6 +23,14 @@ export interface StatusStreamOptions {
   /** Waits out a coalescing window, or less when `signal` aborts; a test passes a clock it advances. */
   wait?: (ms: number, signal: AbortSignal) => Promise<unknown>;
 }
+
+/**
+ * Whose stream it is: a browser page's origin (its `Origin`, or for a same-origin EventSource,
+ * which sends none, the origin its Fetch Metadata says it shares), else the CLI's.
+ */
+const streamOrigin = (c: Context): string =>
+  c.req.header('origin') ??
+  (c.req.header('sec-fetch-site') === undefined ? 'the pulse CLI' : new URL(c.req.url).origin);
 
 const realWait = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal });
 
@@ -37,14 +47,16 @@ export const createStatusStream = ({
   facts = () => ({}),
   onSessionsChange = () => () => undefined,
   maxStreams = 16,
+  maxPerOrigin = Math.ceil(maxStreams / 2),
   heartbeatMs = 15_000,
   coalesceMs = 100,
   retryMs = 2_000,
   wait = realWait,
 }: StatusStreamOptions) => {
   let open = 0;
+  const openBy = new Map<string, number>();
 
-  const serve = async (stream: SSEStreamingApi) => {
+  const serve = async (stream: SSEStreamingApi, origin: string) => {
     const closed = new AbortController();
     let wake = () => {};
     let changed = false;
@@ -97,6 +109,9 @@ export const createStatusStream = ({
       stopFollowingSessions();
       clearInterval(heartbeat);
       open--;
+      const left = (openBy.get(origin) ?? 1) - 1;
+      if (left === 0) openBy.delete(origin);
+      else openBy.set(origin, left);
     }
   };
 
@@ -106,18 +121,22 @@ export const createStatusStream = ({
       return open;
     },
     handle: function statusStream(c: Context) {
-      if (open >= maxStreams) {
+      const origin = streamOrigin(c);
+      const full = open >= maxStreams;
+      if (full || (openBy.get(origin) ?? 0) >= maxPerOrigin) {
         c.header('Retry-After', '10');
+        const count = full ? `${maxStreams}` : `${maxPerOrigin} for ${origin}`;
         return c.json(
           {
-            error: `Too many status streams are open (${maxStreams}): close a status page tab, or read GET /status for one snapshot.`,
+            error: `Too many status streams are open (${count}): close a status page tab, or read GET /status for one snapshot.`,
           },
           503,
         );
       }
       open++;
+      openBy.set(origin, (openBy.get(origin) ?? 0) + 1);
       c.header('X-Content-Type-Options', 'nosniff');
-      return streamSSE(c, serve);
+      return streamSSE(c, (stream) => serve(stream, origin));
     },
   };
 };

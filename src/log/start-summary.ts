@@ -1,4 +1,5 @@
 import type { StartFacts as Daemon, SourcesAtStart } from '../daemon/daemon.js';
+import { peerAccessSentence } from '../http/same-user.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse } from '../package/pulse-command.js';
 import { SETUP_AGENTS } from '../setup/agent-names.js';
@@ -68,6 +69,7 @@ export const startSummary = (daemon: Daemon): string[] => {
     ...thinkerLines(daemon.sources),
     logLine(daemon),
     limitsLine(daemon),
+    `Access: ${daemon.tokenRequired ? 'requests carrying the token (PULSE_TOKEN)' : peerAccessSentence()}`,
     ...(daemon.notify === null
       ? []
       : [

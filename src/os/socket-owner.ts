@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 
 /** One end of a TCP connection as Node reports it (`socket.remoteAddress`, `remotePort`, …). */
@@ -7,12 +7,14 @@ export interface Endpoint {
   port: number;
 }
 
-/** What the kernel's socket tables say of one socket: its ends, its state and its owner's uid. */
+/** What the kernel's socket tables say of one socket: its ends, its state, its owner's uid and inode. */
 interface SocketRow {
   local: Endpoint;
   remote: Endpoint;
   listening: boolean;
   uid: number;
+  /** 0 for a socket no process holds any more (TIME_WAIT, orphaned), whose uid the kernel prints as 0. */
+  inode: number;
 }
 
 const LITTLE_ENDIAN = endianness() === 'LE';
@@ -65,43 +67,90 @@ const endpointOf = (field: string): Endpoint => {
   return { address: canonical(addressBytes(hex)), port: Number.parseInt(port, 16) };
 };
 
-/** Every TCP socket of this network namespace, or null where the kernel has no such tables (not Linux). */
-const readSockets = (): SocketRow[] | null => {
-  const rows: SocketRow[] = [];
-  let found = false;
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(table, 'latin1');
-    } catch {
-      continue;
-    }
-    found = true;
-    for (const line of text.split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (fields.length < 8) continue;
-      rows.push({
-        local: endpointOf(fields[1]!),
-        remote: endpointOf(fields[2]!),
-        listening: fields[3] === TCP_LISTEN,
-        uid: Number(fields[7]),
-      });
-    }
-  }
-  return found ? rows : null;
+const TCP4 = '/proc/net/tcp';
+const TCP6 = '/proc/net/tcp6';
+
+const rowOf = (line: string): SocketRow | null => {
+  const fields = line.trim().split(/\s+/);
+  if (fields.length < 10 || fields[0] === 'sl') return null;
+  return {
+    local: endpointOf(fields[1]!),
+    remote: endpointOf(fields[2]!),
+    listening: fields[3] === TCP_LISTEN,
+    uid: Number(fields[7]),
+    inode: Number(fields[9]),
+  };
 };
+
+/** A chunk the kernel fills from its socket hash: larger than a page, so a few reads cover a busy table. */
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The lines of one table as the kernel writes them, read chunk by chunk so a caller that finds its
+ * row stops there: the kernel walks its whole socket hash (hundreds of thousands of buckets) to
+ * reach the end, which costs milliseconds. Null where the table cannot be opened.
+ */
+const tableLines = (table: string): Iterable<string> | null => {
+  let fd: number;
+  try {
+    fd = openSync(table, 'r');
+  } catch {
+    return null;
+  }
+  return (function* lines() {
+    const buffer = Buffer.alloc(CHUNK_BYTES);
+    let rest = '';
+    try {
+      for (;;) {
+        const read = readSync(fd, buffer, 0, CHUNK_BYTES, null);
+        if (read === 0) break;
+        const lines = (rest + buffer.toString('latin1', 0, read)).split('\n');
+        rest = lines.pop() ?? '';
+        yield* lines;
+      }
+      yield rest;
+    } finally {
+      closeSync(fd);
+    }
+  })();
+};
+
+/** Every TCP socket of this network namespace, or null where no table can be read (not Linux). */
+const readSockets = (): SocketRow[] | null => {
+  const tables = [TCP4, TCP6].map(tableLines).filter((lines) => lines !== null);
+  if (tables.length === 0) return null;
+  return tables.flatMap((lines) => [...lines].map(rowOf).filter((row) => row !== null));
+};
+
+/** How a port ends an address field of the tables (`0100007F:1F90`), for a match before parsing. */
+const portField = (port: number) => `:${port.toString(16).toUpperCase().padStart(4, '0')} `;
 
 const same = (a: Endpoint, b: Endpoint) => a.port === b.port && a.address === canonicalAddress(b.address);
 
 /**
  * The uid of the process that opened the other end of a loopback connection: its socket is the
- * one whose local end is our peer and whose remote end is us. Null where the kernel does not say
- * (no /proc, or the peer already closed), which callers must treat as "not this user".
+ * one whose local end is our peer and whose remote end is us, and which a process still holds.
+ * Null where the kernel does not say (the peer already closed), which callers must treat as "not
+ * this user"; 'unsupported' where no table can be read. The table of our socket's family is read
+ * first, the other only when the peer is not there (an IPv6 client of a v4-mapped address).
  */
 export const peerUid = (us: Endpoint, peer: Endpoint): number | null | 'unsupported' => {
-  const rows = readSockets();
-  if (rows === null) return 'unsupported';
-  return rows.find((row) => same(row.local, peer) && same(row.remote, us))?.uid ?? null;
+  const order = canonicalAddress(us.address).includes(':') ? [TCP6, TCP4] : [TCP4, TCP6];
+  let readable = false;
+  // Thousands of rows on a busy machine: only those naming both ports are parsed.
+  const peerPort = portField(peer.port);
+  const ourPort = portField(us.port);
+  for (const table of order) {
+    const lines = tableLines(table);
+    if (lines === null) continue;
+    readable = true;
+    for (const line of lines) {
+      if (!line.includes(peerPort) || !line.includes(ourPort)) continue;
+      const row = rowOf(line);
+      if (row !== null && row.inode !== 0 && same(row.local, peer) && same(row.remote, us)) return row.uid;
+    }
+  }
+  return readable ? null : 'unsupported';
 };
 
 /**

@@ -80,7 +80,11 @@ describe('pulse doctor', () => {
     const hook = (session: string, body: Record<string, unknown>) =>
       fetch(
         `http://127.0.0.1:${daemon.port}/hook/claude/${body.hook_event_name}?project=${encodeURIComponent(dir)}`,
-        { method: 'POST', body: JSON.stringify({ session_id: session, cwd: dir, ...body }) },
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ session_id: session, cwd: dir, ...body }),
+        },
       );
     const connect = async () => {
       const client = await connectClient(daemon.url);

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { access, chmod, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SETUP_AGENTS } from '../../src/setup/agent-names.js';
@@ -95,6 +96,7 @@ describe('pulse start', () => {
       expect.stringMatching(
         /^Limits: 256 connections \(open-file limit \d+\), headers within 10s, requests within 30s; 1000 MCP sessions, each closed after 30m idle$/,
       ),
+      `Access: ${userInfo().username} (uid ${process.getuid!()}) only: a connection from another account on this machine is refused`,
       `Status page: ${new URL('./', daemon.url).href}`,
       `MCP endpoint: ${daemon.url}`,
       `Connect an agent: pulse setup <${SETUP_AGENTS.join('|')}> --write -p ${shellQuote(dir)} --port ${daemon.port}`,

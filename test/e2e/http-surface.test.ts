@@ -277,7 +277,7 @@ describe('the HTTP surface of /mcp', () => {
     it('refuses a foreign Host header with 403', async () => {
       const response = await rawPost(url, body, { ...json, host: `evil.example:${daemon.port}` });
       expect(response.status).toBe(403);
-      expect(JSON.parse(response.text).error).toMatch(/evil\.example/);
+      expect(JSON.parse(response.text).error.message).toMatch(/evil\.example/);
     });
 
     it('accepts Host localhost and 127.0.0.1', async () => {
@@ -295,11 +295,13 @@ describe('the HTTP surface of /mcp', () => {
       }
     });
 
-    it('accepts Origins on localhost and 127.0.0.1, on any port', async () => {
+    it("refuses another loopback port's page, and accepts its own origin", async () => {
       for (const origin of ['http://localhost:5173', 'http://127.0.0.1:3000', 'http://localhost']) {
         const response = await rawPost(url, body, { ...json, origin });
-        expect(response.status, origin).toBe(200);
+        expect(response.status, origin).toBe(403);
       }
+      const own = await rawPost(url, body, { ...json, origin: `http://127.0.0.1:${daemon.port}` });
+      expect(own.status).toBe(200);
     });
 
     it('guards /healthz too', async () => {

@@ -182,7 +182,7 @@ describe('steering from the status page in Chromium', () => {
       foreign.locator('#evil button').click(),
     ]);
     expect(answer.status()).toBe(403);
-    await expect.poll(() => foreign.locator('body').textContent()).toContain("Only pulse's own status page");
+    await expect.poll(() => foreign.locator('body').textContent()).toContain("is not pulse's own page");
     await foreign.screenshot({ path: join(shots, 'steer-foreign-refused.png') });
     expect((await readEvents(project)).length).toBe(events);
     expect(await readFile(join(project, '.pulse', 'guidance.md'), 'utf8')).toBe(

@@ -486,7 +486,7 @@ describe('the steer route: only the CLI and pulse’s own page may write', () =>
     });
     expect(foreign.status).toBe(403);
     expect((await foreign.json()).error).toBe(
-      `Only pulse's own status page (${origin}) may change guidance or constraints; this request came from a page at http://127.0.0.1:${daemon.port + 1}.`,
+      `Origin "http://127.0.0.1:${daemon.port + 1}" is not pulse's own page (${origin}): a page of another origin may not call pulse.`,
     );
     const tokenless = await post({ origin });
     expect(tokenless.status).toBe(403);

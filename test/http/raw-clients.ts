@@ -6,7 +6,8 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { MCP_SESSION_HEADERS } from '../support/mcp-session.js';
 
 /** A POST whose headers promise 100 bytes of body, of which it sends 5 and then nothing. */
-export const HALF_SENT_BODY = 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{"par';
+export const HALF_SENT_BODY =
+  'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"par';
 
 /** A request whose headers never end. */
 export const HALF_SENT_HEADERS = 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le';

@@ -68,8 +68,8 @@ const serveStream = async (options: Omit<StatusStreamOptions, 'actor'> = {}) => 
       }),
   );
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`;
-  const open = async () => {
-    const reader = await openStatusStream(url);
+  const open = async (headers: Record<string, string> = {}) => {
+    const reader = await openStatusStream(url, { headers });
     cleanups.push(() => reader.close());
     return reader;
   };
@@ -231,7 +231,7 @@ describe('the status stream', () => {
   });
 
   it('refuses a stream over the cap with 503 and a reason, and takes one again once a stream closed', async () => {
-    const { open } = await serveStream({ maxStreams: 2 });
+    const { open } = await serveStream({ maxStreams: 2, maxPerOrigin: 2 });
     const first = await open();
     await open();
     const refused = await open();
@@ -245,5 +245,21 @@ describe('the status stream', () => {
       const again = await open();
       return again.response.status === 200;
     });
+  });
+
+  it("keeps places for the CLI's streams however many a page's origin opens", async () => {
+    const { open, url } = await serveStream({ maxStreams: 4 });
+    const page = { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' };
+    const pages = [await open(page), await open(page)];
+    expect(pages.map((p) => p.response.status)).toEqual([200, 200]);
+    const third = await open(page);
+    expect(third.response.status).toBe(503);
+    expect(((await third.response.json()) as { error: string }).error).toBe(
+      `Too many status streams are open (2 for ${new URL(url).origin}): close a status page tab, or read GET /status for one snapshot.`,
+    );
+    // The CLI (no Origin, no Fetch Metadata) still gets its streams: `pulse guide --wait` follows one.
+    const cli = [await open(), await open()];
+    expect(cli.map((c) => c.response.status)).toEqual([200, 200]);
+    expect((await open()).response.status, 'the global cap still holds').toBe(503);
   });
 });

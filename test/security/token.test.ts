@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { withoutToken } from '../../src/daemon/detach.js';
 import { runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';
 import { trackStarted } from '../support/started.js';
@@ -257,6 +258,39 @@ describe('pulse start beyond loopback', () => {
     expect((await call(daemon.url, ROUTES[0]!)).status).toBe(401);
     expect((await call(daemon.url, ROUTES[0]!, bearer(TOKEN))).status).toBe(200);
     expect(daemon.output()).not.toContain(TOKEN);
+  });
+});
+
+describe('a token given on the command line', () => {
+  it('reaches the detached daemon through its environment, never its argv', async () => {
+    const project = await newProject();
+    const started_ = await runCli(['start', '--detach', '-p', project, '--port', '0', '--token', TOKEN], {
+      env: { PULSE_TOKEN: '' },
+    });
+    expect(started_.code, started_.stderr).toBe(0);
+    const pid = Number(/\(pid (\d+)\)/.exec(started_.stdout)![1]);
+    try {
+      const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+      expect(argv).toContain('start');
+      expect(argv.join(' ')).not.toContain(TOKEN);
+      expect((await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0')).toContain(`PULSE_TOKEN=${TOKEN}`);
+      const url = /MCP endpoint: (\S+)/.exec(started_.stdout)![1]!;
+      expect((await call(url, ROUTES[0]!)).status, 'the daemon requires it').toBe(401);
+      expect((await call(url, ROUTES[0]!, bearer(TOKEN))).status).toBe(200);
+    } finally {
+      await runCli(['stop', '-p', project], { env: { PULSE_TOKEN: TOKEN } });
+    }
+  });
+
+  it('is taken out of the arguments in either form, and nothing past --', () => {
+    expect(withoutToken(['-p', 'x', '--token', 'secret-secret-secret', '--port', '0'])).toEqual([
+      '-p',
+      'x',
+      '--port',
+      '0',
+    ]);
+    expect(withoutToken(['--token=secret-secret-secret', '--notify'])).toEqual(['--notify']);
+    expect(withoutToken(['--', '--token', 'x'])).toEqual(['--', '--token', 'x']);
   });
 });
 
