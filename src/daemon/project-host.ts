@@ -36,6 +36,8 @@ export const createProjectHost = ({
 }) => {
   const opened = new Map<string, OpenProject>();
   const opening = new Set<string>();
+  /** The secrets of projects still opening, whose sources may already poll. */
+  const openingSecrets = new Map<string, () => readonly string[]>();
   const closing = new Map<string, Promise<void>>();
   const close = (id: string): Promise<void> => {
     const project = opened.get(id);
@@ -65,7 +67,10 @@ export const createProjectHost = ({
     /** The projects open now, in the order they were added. */
     projects: (): OpenProject[] => served().flatMap((p) => opened.get(p.id) ?? []),
     /** The secrets of every project's sources, for the inspector. */
-    secrets: (): string[] => [...opened.values()].flatMap((p) => [...p.secrets()]),
+    secrets: (): string[] => [
+      ...[...opened.values()].flatMap((p) => [...p.secrets()]),
+      ...[...openingSecrets.values()].flatMap((secrets) => [...secrets()]),
+    ],
     /** Opens and serves a project; rejects with a `ProjectRefusedError` saying why it cannot. */
     async add({
       root,
@@ -95,6 +100,7 @@ export const createProjectHost = ({
           root,
           logLevel: logLevel ?? options.logLevel,
           notify: notify ?? options.notify,
+          onSecrets: (secrets) => openingSecrets.set(id, secrets),
         }).catch((error: Error) => {
           throw new ProjectRefusedError(error.message);
         });
@@ -115,6 +121,7 @@ export const createProjectHost = ({
         return { project, added };
       } finally {
         opening.delete(id);
+        openingSecrets.delete(id);
       }
     },
     /** Stops serving a project and waits until it is closed; how many are left. */

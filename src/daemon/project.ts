@@ -100,6 +100,8 @@ export interface ProjectOptions {
   discovery?: { inspect_url?: string; token_required?: boolean };
   /** Desktop notifications for this project (`--notify`); none when undefined. */
   notify?: NotifyOptions | undefined;
+  /** Told the sources' secrets as soon as the system exists, before its first poll can reach the inspector. */
+  onSecrets?: ((secrets: () => readonly string[]) => void) | undefined;
 }
 
 /**
@@ -116,6 +118,7 @@ export const openProject = async ({
   inspect,
   discovery = {},
   notify,
+  onSecrets,
 }: ProjectOptions): Promise<OpenProject> => {
   const paths = pulsePaths(root);
   const createdProject = await ensureProjectFolder(paths.projectRoot);
@@ -146,6 +149,7 @@ export const openProject = async ({
     throw error;
   });
   secrets = system.secrets;
+  onSecrets?.(secrets);
   const unobserveActivity = observeActivity(system.actor, log);
   system.actor.start();
   const unobserveNotify =

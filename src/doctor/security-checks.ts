@@ -1,6 +1,7 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PULSE_FILES } from '../../machines/pulse-files.js';
+import { peerAccessSentence, peerCheckAvailable } from '../http/same-user.js';
 import { privateFolderProblem, userStateDir } from '../os/user-state.js';
 import { type Finding, holds, problem } from './finding.js';
 
@@ -62,15 +63,25 @@ const configsWithSecrets = async (project: string, env: NodeJS.ProcessEnv): Prom
 };
 
 /**
- * What `pulse doctor` says of the set-up's safety: files other accounts may rewrite, a token
- * written into a config that is usually committed, and pulse's own state folder being this
- * user's alone. Each problem names the path and the exact fix.
+ * What `pulse doctor` says of the set-up's safety: a system where other accounts reach the daemon
+ * unless it has a token, files other accounts may rewrite, a token written into a config that is
+ * usually committed, and pulse's own state folder being this user's alone. Each problem names the path and the exact fix.
  */
 export const checkSecurity = async (
   project: string,
   env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
 ): Promise<Finding[]> => {
   const findings: Finding[] = [];
+  if (!peerCheckAvailable(platform) && !env.PULSE_TOKEN) {
+    findings.push(
+      problem(
+        'security',
+        peerAccessSentence(platform),
+        'PULSE_TOKEN=$(openssl rand -hex 32) in your shell profile, then restart pulse and your agents: pulse setup writes the header that sends it',
+      ),
+    );
+  }
   const open = await openToOthers(project);
   findings.push(
     open.length === 0

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Hono } from 'hono';
 import { WebSocket, WebSocketServer } from 'ws';
+import { browserGuard } from '../http/browser-guard.js';
 import { hostGuard } from '../http/host-guard.js';
 import { bridgePage } from './bridge-page.js';
 import { createReplayBuffer } from './replay-buffer.js';
@@ -22,14 +23,24 @@ export interface InspectorRelay {
   close(): Promise<void>;
 }
 
-/** The MCP server's loopback Host/Origin rule, applied to the relay's page and its WebSocket. */
-const guard = new Hono().use(hostGuard()).all('*', (c) => c.body(null, 204));
+/** The daemon's loopback Host rule and its own-origin rule, applied to the relay's page and its WebSocket. */
+const guard = new Hono()
+  .use(hostGuard())
+  .use(browserGuard())
+  .all('*', (c) => c.body(null, 204));
 
 const refusal = async (req: IncomingMessage): Promise<string | null> => {
   const headers: Record<string, string> = {};
   if (req.headers.host !== undefined) headers.host = req.headers.host;
   if (req.headers.origin !== undefined) headers.origin = req.headers.origin;
-  const answer = await guard.request('/', { headers });
+  let url: URL;
+  try {
+    // The request's own origin is what the browser guard compares its Origin with.
+    url = new URL(`http://${req.headers.host ?? '127.0.0.1'}/`);
+  } catch {
+    return `Host "${req.headers.host}" is not a host name.`;
+  }
+  const answer = await guard.request(url, { headers });
   return answer.status === 204 ? null : ((await answer.json()) as { error: string }).error;
 };
 
@@ -41,7 +52,7 @@ const rejectUpgrade = (socket: Duplex, reason: string) => {
  * The local relay between the daemon's inspector and the viewers, speaking the protocol of
  * `@statelyai/inspect/server`: `GET /` serves the bridge page; each WebSocket message goes to
  * every other client, and a new client first gets the last 200 (and every running actor's
- * registration). Bound to 127.0.0.1 only; Host and Origin must be loopback names.
+ * registration). Bound to 127.0.0.1 only; the Host must be a loopback name and an Origin its own.
  */
 export const startInspectorRelay = ({ port = 5678 }: { port?: number } = {}): Promise<InspectorRelay> => {
   // Not `createInspectorServer` (0.7.2): it listens on all interfaces, a port in use crashes it (no 'error' listener), and it has no Host check.

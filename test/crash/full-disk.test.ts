@@ -75,6 +75,7 @@ const slack = async (path: string) => {
 const held = async (daemon: RunningDaemon, project: string) => {
   const response = await fetch(new URL('/hook/claude/PreToolUse', daemon.url), {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       session_id: 'full-disk',
       cwd: project,

@@ -73,6 +73,15 @@ describe('pulse doctor: security', () => {
     expect(found?.message).toContain('opencode.json');
   });
 
+  it('says where the system cannot tell who connects, until a token closes the daemon', async () => {
+    const onMac = (extra: NodeJS.ProcessEnv) => checkSecurity(project, { ...env(), ...extra }, 'darwin');
+    const [found] = (await onMac({})).filter((finding) => !finding.ok);
+    expect(found?.message).toMatch(/^other local accounts can reach this daemon: on macOS/);
+    expect(found?.fix).toContain('PULSE_TOKEN=$(openssl rand -hex 32)');
+    expect((await onMac({ PULSE_TOKEN: 'x'.repeat(32) })).filter((finding) => !finding.ok)).toEqual([]);
+    expect(await problems()).toEqual([]);
+  });
+
   it("says when pulse's own state folder is open to others, and not when it is not made yet", async () => {
     expect(await problems()).toEqual([]);
     await mkdir(join(home, 'pulse-agent'), { mode: 0o777 });

@@ -51,6 +51,7 @@ const start = async () => {
 const hookHeld = async (daemon: RunningDaemon, project: string): Promise<string | null> => {
   const response = await fetch(new URL('/hook/claude/PreToolUse', daemon.url), {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       session_id: 'safe-write',
       cwd: project,

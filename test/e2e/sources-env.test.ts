@@ -294,6 +294,7 @@ describe('pulse sources test', () => {
     expect(unknown.stderr).toContain('No source "nope" in sources.json. Known: cal.');
     const badBody = await fetch(new URL('/sources/test', daemon.url), {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: '{"name": 1}',
     });
     expect(badBody.status).toBe(400);

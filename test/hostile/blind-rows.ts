@@ -29,6 +29,7 @@ export const preToolUse = async (d: RunningDaemon, tool: { Bash: string } | { Re
     'Bash' in tool ? ['Bash', { command: tool.Bash }] : ['Read', { file_path: tool.Read }];
   const response = await fetch(new URL('/hook/claude/PreToolUse', d.url), {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       session_id: 'hostile',
       cwd: d.project,

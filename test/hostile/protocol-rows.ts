@@ -216,7 +216,7 @@ export const protocolRows: HostileCase[] = [
     run: async (d) => {
       const answer = await post(d.url, rpc('tools/list'), { 'content-type': 'text/plain' });
       expect(answer.status).toBe(415);
-      expect(json(answer).error.message).toMatch(/Content-Type must be application\/json/);
+      expect(json(answer).error.message).toMatch(/send Content-Type: application\/json/);
     },
   },
   {
