@@ -2,6 +2,7 @@ import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PULSE_FILES } from '../../machines/pulse-files.js';
 import { peerAccessSentence, peerCheckAvailable } from '../http/same-user.js';
+import { listenerUids } from '../os/socket-owner.js';
 import { privateFolderProblem, userStateDir } from '../os/user-state.js';
 import { type Finding, holds, problem } from './finding.js';
 
@@ -62,17 +63,38 @@ const configsWithSecrets = async (project: string, env: NodeJS.ProcessEnv): Prom
   return found;
 };
 
+/** The uid of another account listening on the loopback port, or null (none, ours, or a system that does not say). */
+const otherListener = (port: number): number | null => {
+  if (port === 0) return null;
+  const own = process.getuid?.();
+  if (own === undefined) return null;
+  const uids = [...(listenerUids('127.0.0.1', port) ?? []), ...(listenerUids('::1', port) ?? [])];
+  return uids.find((uid) => uid !== own) ?? null;
+};
+
 /**
- * What `pulse doctor` says of the set-up's safety: a system where other accounts reach the daemon
- * unless it has a token, files other accounts may rewrite, a token written into a config that is
- * usually committed, and pulse's own state folder being this user's alone. Each problem names the path and the exact fix.
+ * What `pulse doctor` says of the set-up's safety: another account holding the agents' port, a
+ * system where other accounts reach the daemon unless it has a token, files other accounts may
+ * rewrite, a token written into a config that is usually committed, and pulse's own state folder
+ * being this user's alone. Each problem names the path and the exact fix.
  */
 export const checkSecurity = async (
   project: string,
+  port: number,
   env: NodeJS.ProcessEnv = process.env,
   platform: NodeJS.Platform = process.platform,
 ): Promise<Finding[]> => {
   const findings: Finding[] = [];
+  const squatter = otherListener(port);
+  if (squatter !== null) {
+    findings.push(
+      problem(
+        'security',
+        `port ${port}, where your agents' hooks and MCP entry point, is held by another account (uid ${squatter}): they would send it your hook inputs and take its answers`,
+        `Find it (ss -ltnp 'sport = :${port}') and have it stopped, or move pulse and your agents to another port: pulse setup <agent> --write --port <N>`,
+      ),
+    );
+  }
   if (!peerCheckAvailable(platform) && !env.PULSE_TOKEN) {
     findings.push(
       problem(

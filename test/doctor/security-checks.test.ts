@@ -1,8 +1,18 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkSecurity } from '../../src/doctor/security-checks.js';
 import { removeProject, tempProject } from '../support/daemon.js';
+
+/** Why the second account cannot be used here, or null. */
+const otherAccount =
+  process.getuid?.() !== 0 || spawnSync('runuser', ['-u', 'nobody', '--', 'true']).status !== 0
+    ? 'needs root and runuser -u nobody'
+    : null;
+const LISTEN =
+  "const s=require('net').createServer().listen(0,'127.0.0.1',()=>process.stdout.write(String(s.address().port)))";
 
 let project: string;
 let home: string;
@@ -18,8 +28,10 @@ afterEach(async () => {
 });
 
 const env = () => ({ XDG_STATE_HOME: home });
+/** A privileged port nothing here listens on. */
+const FREE_PORT = 1;
 const problems = async (extra: NodeJS.ProcessEnv = {}) =>
-  (await checkSecurity(project, { ...env(), ...extra })).filter((finding) => !finding.ok);
+  (await checkSecurity(project, FREE_PORT, { ...env(), ...extra })).filter((finding) => !finding.ok);
 
 describe('pulse doctor: security', () => {
   it("finds nothing wrong in a project only its owner and the owner's group may write", async () => {
@@ -74,13 +86,39 @@ describe('pulse doctor: security', () => {
   });
 
   it('says where the system cannot tell who connects, until a token closes the daemon', async () => {
-    const onMac = (extra: NodeJS.ProcessEnv) => checkSecurity(project, { ...env(), ...extra }, 'darwin');
+    const onMac = (extra: NodeJS.ProcessEnv) =>
+      checkSecurity(project, FREE_PORT, { ...env(), ...extra }, 'darwin');
     const [found] = (await onMac({})).filter((finding) => !finding.ok);
     expect(found?.message).toMatch(/^other local accounts can reach this daemon: on macOS/);
     expect(found?.fix).toContain('PULSE_TOKEN=$(openssl rand -hex 32)');
     expect((await onMac({ PULSE_TOKEN: 'x'.repeat(32) })).filter((finding) => !finding.ok)).toEqual([]);
     expect(await problems()).toEqual([]);
   });
+
+  it.skipIf(otherAccount !== null)(
+    "names another account's listener on the agents' port, and not the user's own",
+    async () => {
+      const own = createServer();
+      await new Promise<void>((resolve) => own.listen(0, '127.0.0.1', resolve));
+      const ownPort = (own.address() as AddressInfo).port;
+      expect((await checkSecurity(project, ownPort, env())).filter((f) => !f.ok)).toEqual([]);
+      own.close();
+      const squatter = spawn('runuser', ['-u', 'nobody', '--', process.execPath, '-e', LISTEN], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      try {
+        const port = Number(
+          await new Promise<string>((resolve) => squatter.stdout.once('data', (d) => resolve(String(d)))),
+        );
+        const [found] = (await checkSecurity(project, port, env())).filter((f) => !f.ok);
+        expect(found?.message).toContain(
+          `port ${port}, where your agents' hooks and MCP entry point, is held by another account (uid 65534)`,
+        );
+      } finally {
+        squatter.kill();
+      }
+    },
+  );
 
   it("says when pulse's own state folder is open to others, and not when it is not made yet", async () => {
     expect(await problems()).toEqual([]);
