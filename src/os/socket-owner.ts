@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 
 /** One end of a TCP connection as Node reports it (`socket.remoteAddress`, `remotePort`, …). */
@@ -65,30 +65,59 @@ const endpointOf = (field: string): Endpoint => {
   return { address: canonical(addressBytes(hex)), port: Number.parseInt(port, 16) };
 };
 
-/** Every TCP socket of this network namespace, or null where the kernel has no such tables (not Linux). */
-const readSockets = (): SocketRow[] | null => {
-  const rows: SocketRow[] = [];
-  let found = false;
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(table, 'latin1');
-    } catch {
-      continue;
-    }
-    found = true;
-    for (const line of text.split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (fields.length < 8) continue;
-      rows.push({
-        local: endpointOf(fields[1]!),
-        remote: endpointOf(fields[2]!),
-        listening: fields[3] === TCP_LISTEN,
-        uid: Number(fields[7]),
-      });
-    }
+const rowOf = (line: string): SocketRow | null => {
+  const fields = line.trim().split(/\s+/);
+  if (fields.length < 8 || fields[0] === 'sl') return null;
+  return {
+    local: endpointOf(fields[1]!),
+    remote: endpointOf(fields[2]!),
+    listening: fields[3] === TCP_LISTEN,
+    uid: Number(fields[7]),
+  };
+};
+
+const CHUNK = 4096;
+
+/**
+ * The rows of one table, or null when it cannot be read. With `listeningOnly` it stops at the
+ * first row that does not listen: the kernel lists listening sockets first, and reading on would
+ * walk every connection of the machine (milliseconds that `pulse hook` pays on every tool call).
+ */
+const readTable = (table: string, listeningOnly: boolean): SocketRow[] | null => {
+  let fd: number;
+  try {
+    fd = openSync(table, 'r');
+  } catch {
+    return null;
   }
-  return found ? rows : null;
+  try {
+    const rows: SocketRow[] = [];
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    let rest = '';
+    for (;;) {
+      const read = readSync(fd, buffer, 0, CHUNK, null);
+      const lines = (rest + buffer.toString('latin1', 0, read)).split('\n');
+      rest = read === 0 ? '' : (lines.pop() ?? '');
+      for (const line of lines) {
+        const row = rowOf(line);
+        if (row === null) continue;
+        if (listeningOnly && !row.listening) return rows;
+        rows.push(row);
+      }
+      if (read === 0) return rows;
+    }
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+};
+
+/** The TCP sockets of this network namespace (the listening ones only, if asked), or null where the kernel has no such tables (not Linux). */
+const readSockets = (listeningOnly = false): SocketRow[] | null => {
+  const tables = ['/proc/net/tcp', '/proc/net/tcp6'].map((table) => readTable(table, listeningOnly));
+  if (tables.every((rows) => rows === null)) return null;
+  return tables.flatMap((rows) => rows ?? []);
 };
 
 const same = (a: Endpoint, b: Endpoint) => a.port === b.port && a.address === canonicalAddress(b.address);
@@ -109,7 +138,7 @@ export const peerUid = (us: Endpoint, peer: Endpoint): number | null | 'unsuppor
  * kernel lists them; null where it does not list sockets (not Linux).
  */
 export const listenerUids = (address: string, port: number): number[] | null => {
-  const rows = readSockets();
+  const rows = readSockets(true);
   if (rows === null) return null;
   const wanted = canonicalAddress(address);
   const wildcards = new Set(['0.0.0.0', '0:0:0:0:0:0:0:0']);
