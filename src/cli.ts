@@ -212,7 +212,7 @@ const steerCommand = (name: 'guide' | 'constrain', file: 'guidance' | 'constrain
     .option('--all', 'every project the running daemon serves')
     .option(
       '--port <port>',
-      "with --all, the daemon's port (default: the daemon near this folder, else 8765)",
+      "with --all, the daemon's port (default: your daemon serving this folder, else your newest)",
       parsePort,
     )
     .option('--json', 'print JSON')
@@ -247,7 +247,7 @@ program
   .option('-p, --project <dir>', 'project folder', '.')
   .option(
     '--port <port>',
-    "the inspector relay's port (default: the running daemon's, from .pulse/daemon.json)",
+    "the inspector relay's port (default: the running daemon's, as your daemon record says)",
     parsePort,
   )
   .option('--json', 'print the raw inspection events, one JSON object a line')
@@ -325,7 +325,7 @@ program
   .option('--event <name>', "the agent's hook event (default: the input's hook_event_name)")
   .option(
     '-p, --project <dir>',
-    "project folder (default: found from the input's cwd up to .pulse/daemon.json)",
+    "project folder (default: the nearest a daemon of yours serves, from the input's cwd up)",
   )
   .option('--autostart', 'start the daemon (pulse start --detach) when none answers, then answer')
   .option('--port <port>', 'with --autostart, the port to start it on', parsePort)

@@ -1,6 +1,6 @@
 import { lstat, stat } from 'node:fs/promises';
+import { daemonServing } from '../hooks/find-daemon.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
-import { readDiscovery } from '../store/discovery-file.js';
 import { focusPath, formatFocusEnd, readFocus, writeFocus } from '../store/focus-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { ProjectFolderError } from '../store/pulse-folder.js';
@@ -119,7 +119,7 @@ export const runFocus = async (
     daemon: { running: false, url: null, until: null, picked_up: null, last_error: null },
     warning: null,
   };
-  const discovery = readDiscovery(paths.dir);
+  const discovery = daemonServing(paths.projectRoot);
   const live = discovery ? await awaitDaemonFocus(discovery, until, { timeoutMs, intervalMs }) : null;
   if (discovery === null || live === null) return result;
   const picked = live.focus !== undefined && live.focus.until === until;

@@ -1,6 +1,6 @@
 import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai/inspect';
+import { daemonServing } from '../hooks/find-daemon.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
-import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
 
 /** No relay answers: the daemon is not running, or runs without `--inspect`. */
@@ -11,10 +11,10 @@ export class NoInspectorError extends Error {
 const how = (paths: PulsePaths) =>
   `Start the daemon with \`${pulse(`start --inspect -p ${shellWord(paths.projectRoot)}`)}\``;
 
-/** The relay's page URL: from `--port`, else from the running daemon's `.pulse/daemon.json`. */
+/** The relay's page URL: from `--port`, else from the running daemon's record. */
 export const findRelay = async (paths: PulsePaths, port?: number): Promise<string> => {
   if (port !== undefined) return `http://127.0.0.1:${port}`;
-  const discovery = readDiscovery(paths.dir);
+  const discovery = daemonServing(paths.projectRoot);
   if (discovery === null)
     throw new NoInspectorError(`No daemon runs for ${paths.projectRoot}. ${how(paths)}.`);
   if (!discovery.inspect_url) {

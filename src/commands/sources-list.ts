@@ -1,10 +1,10 @@
 import { sourceBlocked } from '../../machines/sources.js';
 import { untrustedReason } from '../effects/load-sources.js';
+import { daemonServing } from '../hooks/find-daemon.js';
 import { toolSummary } from '../sources/client/tool-safety.js';
 import type { SourcesFile } from '../sources/config/load-config.js';
 import { parseSourcesFile, readSourcesFile } from '../sources/config/load-config.js';
 import { maskedUrl } from '../sources/config/server-summary.js';
-import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { serverStatus } from '../system/read-status.js';
 import { configErrorEffect, DISABLED_IN_FILE } from '../system/sentences.js';
@@ -28,7 +28,7 @@ const notRunning = (poller: Omit<PollerStatus, 'state'>): PollerStatus => ({
 
 /** `pulse sources list`: the running daemon's servers and sources, or those of the file when none runs. */
 export const listSources = async (paths: PulsePaths, env: NodeJS.ProcessEnv): Promise<SourceList> => {
-  const discovery = readDiscovery(paths.dir);
+  const discovery = daemonServing(paths.projectRoot);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   if (live) return { running: true, ...live.sources };
   const file = await readSourcesFile(paths.sources);

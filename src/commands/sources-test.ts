@@ -1,11 +1,12 @@
 import { failedTest, type SourceTestResult, sourceBlocked } from '../../machines/sources.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
+import { daemonServing } from '../hooks/find-daemon.js';
 import { ClientPool } from '../sources/client/client-pool.js';
 import { toolSummary } from '../sources/client/tool-safety.js';
 import { parseSourcesFile, readSourcesFile } from '../sources/config/load-config.js';
 import { readingOf } from '../sources/items/reading.js';
 import { MAX_SOURCE_TEST_MS, runSourceTest } from '../sources/source-test.js';
-import { type Discovery, readDiscovery } from '../store/discovery-file.js';
+import type { Discovery } from '../store/daemon-record.js';
 import type { PulsePaths } from '../store/paths.js';
 import { terminalText } from '../text/terminal-text.js';
 import { trustCommand } from '../trust/trust-command.js';
@@ -83,7 +84,7 @@ export const testSource = async (
   name: string,
   { raw = false, env = process.env }: { raw?: boolean; env?: NodeJS.ProcessEnv } = {},
 ): Promise<SourceTestReport> => {
-  const discovery = readDiscovery(paths.dir);
+  const discovery = daemonServing(paths.projectRoot);
   const fromDaemon = discovery ? await askDaemon(discovery, name, raw, env) : null;
   if (fromDaemon !== null) return { ...fromDaemon, ran_in: 'daemon', note: null };
   const note = `${discovery ? 'The daemon of this project does not answer' : 'No daemon runs for this project'}: tested with this shell's environment, which may differ from the one pulse starts with.`;

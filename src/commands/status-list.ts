@@ -1,6 +1,5 @@
 import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
-import { findDaemon } from '../hooks/find-daemon.js';
-import { DEFAULT_PORT } from '../package/defaults.js';
+import { ourDaemonOrigin } from '../hooks/find-daemon.js';
 import { terminalText } from '../text/terminal-text.js';
 
 /** One project a daemon serves, as `GET /projects` lists it. */
@@ -22,12 +21,12 @@ export interface ProjectList {
 }
 
 /**
- * The projects of the daemon found from `cwd` (its `.pulse/daemon.json`, else the default port on
- * loopback), or null when none answers there.
+ * The projects of this user's daemon (the one serving the project around `cwd`, else the newest,
+ * as this user's daemon records say), or null when none runs or answers.
  */
 export const listServedProjects = async (cwd: string = process.cwd()): Promise<ProjectList | null> => {
-  const found = findDaemon(cwd);
-  const origin = 'url' in found ? new URL(found.url).origin : `http://127.0.0.1:${DEFAULT_PORT}`;
+  const origin = ourDaemonOrigin(cwd);
+  if (origin === null) return null;
   let response: Response;
   try {
     response = await fetch(new URL('/projects', origin), {

@@ -5,8 +5,9 @@ import { eventPath, INVALIDATING_PATHS, PULSE_FILES } from '../../machines/pulse
 import type { ReplanAck } from '../../machines/replan-acks.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
+import { findDaemon, NOT_RUNNING } from '../hooks/find-daemon.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
-import { type Discovery, readDiscovery } from '../store/discovery-file.js';
+import type { Discovery } from '../store/daemon-record.js';
 import { readEventBacklog } from '../store/event-log-file.js';
 import { formatFocusEnd, readFocus } from '../store/focus-file.js';
 import { InboxFile } from '../store/inbox-file.js';
@@ -143,7 +144,8 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
   const unusable = unusableFolder(paths);
   if (unusable !== null) return unusable;
   requirePulseFolder(paths);
-  const discovery = readDiscovery(paths.dir);
+  const found = findDaemon(paths.projectRoot, paths.projectRoot);
+  const discovery = 'discovery' in found ? found.discovery : null;
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   const state = await readState(paths.state);
   const daemon = {
@@ -184,7 +186,9 @@ export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
     if (error instanceof UnreadableFileError) return null;
     throw error;
   });
-  const warnings = log?.warnings ?? [];
+  // A daemon record that was there but not used: said, since the hooks do not enforce meanwhile.
+  const ignored = 'problem' in found && found.problem !== NOT_RUNNING ? [`daemon: ${found.problem}`] : [];
+  const warnings = [...ignored, ...(log?.warnings ?? [])];
   const index = log === null ? EventIndex.empty() : EventIndex.loaded(log.backlog);
   const ackId = str(state.last_acknowledged_event_id);
   const pending = index.pendingAfter(ackId);

@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SteerFile, SteerMode } from '../../machines/steer.js';
 import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
-import { findDaemon } from '../hooks/find-daemon.js';
+import { portListener } from '../daemon/verify-daemon.js';
+import { daemonServing, ourDaemonOrigin } from '../hooks/find-daemon.js';
 import type { SteerAnswer } from '../http/steer-route.js';
-import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
-import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { ensurePulseFolder, requirePulseFolder } from '../store/pulse-folder.js';
 import { readBoundedText } from '../store/read-bounded.js';
@@ -139,7 +138,7 @@ export const steerProject = async (
   request: { file: SteerFile; text: string; mode: SteerMode },
 ): Promise<SteerOutcome> => {
   requirePulseFolder(paths);
-  const discovery = readDiscovery(paths.dir);
+  const discovery = daemonServing(paths.projectRoot);
   if (discovery !== null) {
     const url = new URL('steer', discovery.url).href;
     const answer = await postSteer(url, request);
@@ -167,17 +166,33 @@ export const steerProject = async (
 interface ServedProject {
   id: string;
   root: string;
-  steer?: string;
 }
+
+/**
+ * The daemon `--all` steers: on `port` when given (if no other user listens there), else this
+ * user's daemon as its records say.
+ */
+const allOrigin = (cwd: string, port: number | undefined): string => {
+  if (port !== undefined) {
+    const listener = portListener(['127.0.0.1'], port);
+    if (typeof listener === 'string') return `http://127.0.0.1:${port}`;
+    throw new SteerUsageError(
+      `Port ${port} is held by uid ${listener.uid}, not by you: pulse sends nothing there. Name the port of your own daemon.`,
+    );
+  }
+  const origin = ourDaemonOrigin(cwd);
+  if (origin !== null) return origin;
+  throw new SteerUsageError(
+    `No pulse daemon of yours runs: --all steers every project a running daemon serves. Start one (\`${pulse('start -p <dir>')}\`).`,
+  );
+};
 
 /** Writes guidance or constraints for every project the daemon serves (the one near `cwd`, else on `port`). */
 export const steerAll = async (
   request: { file: SteerFile; text: string; mode: SteerMode },
   { cwd = process.cwd(), port }: { cwd?: string; port?: number } = {},
 ): Promise<SteerOutcome[]> => {
-  const found = port === undefined ? findDaemon(cwd) : null;
-  const origin =
-    found !== null && 'url' in found ? new URL(found.url).origin : `http://127.0.0.1:${port ?? DEFAULT_PORT}`;
+  const origin = allOrigin(cwd, port);
   const response = await fetch(new URL('/projects', origin), {
     headers: tokenHeaders(),
     signal: AbortSignal.timeout(2000),
@@ -194,7 +209,8 @@ export const steerAll = async (
   if (list.projects.length === 0) throw new SteerUsageError(`The pulse at ${origin} serves no project now.`);
   const outcomes: SteerOutcome[] = [];
   for (const project of list.projects) {
-    const url = project.steer ?? `${origin}/p/${project.id}/steer`;
+    // Built here, never taken from the answer: the token goes to this origin only.
+    const url = `${origin}/p/${encodeURIComponent(project.id)}/steer`;
     const answer = await postSteer(url, request);
     if (answer === null) throw new SteerUsageError(`The pulse at ${origin} stopped answering.`);
     outcomes.push(outcomeOf(answer, url));

@@ -1,6 +1,7 @@
+import { join } from 'node:path';
 import { askToRemove } from '../daemon/project-requests.js';
-import { isOwnerRunning, type LockOwner, liveLockOwner } from '../store/daemon-lock.js';
-import { readDiscovery } from '../store/discovery-file.js';
+import { daemonServing } from '../hooks/find-daemon.js';
+import { isOwnerRunning, LOCK_FILE, type LockOwner, lockHolder } from '../store/daemon-lock.js';
 import type { PulsePaths } from '../store/paths.js';
 import { requirePulseFolder } from '../store/pulse-folder.js';
 
@@ -24,8 +25,9 @@ const waitForExit = async (owner: LockOwner, why: string): Promise<void> => {
 };
 
 /**
- * `pulse stop`: the daemon that holds the project's lock (never a pid that was reused) stops
- * serving it: asked over HTTP (`DELETE /projects/<id>`, so the projects it serves beside go on,
+ * `pulse stop`: the daemon that holds the project's lock stops serving it, when it is a pulse
+ * daemon of this user's that this user's daemon record names (never a pid that was reused, nor
+ * one a lock planted in the repository names): asked over HTTP (`DELETE /projects/<id>`, so the projects it serves beside go on,
  * and it exits after the last), or sent SIGTERM when it serves one project only (an older pulse)
  * or does not answer. Waits until the project is closed, and says what it did. Nothing running
  * is no error.
@@ -35,9 +37,14 @@ export const stopDaemon = async (
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<string> => {
   requirePulseFolder(paths);
-  const owner = await liveLockOwner(paths.dir);
-  if (owner === null) return `pulse is not running for ${paths.projectRoot}.`;
-  const discovery = readDiscovery(paths.dir);
+  const holder = await lockHolder(paths.dir);
+  if (holder === null || holder.kind === 'stale') return `pulse is not running for ${paths.projectRoot}.`;
+  const { owner } = holder;
+  if (holder.kind === 'stranger')
+    throw new Error(
+      `${join(paths.dir, LOCK_FILE)} names pid ${owner.pid}, which is not a pulse daemon of yours serving this project (${holder.why}): nothing stopped; remove the file if it is stale.`,
+    );
+  const discovery = daemonServing(paths.projectRoot);
   if (discovery?.pid === owner.pid && discovery.project_id !== undefined) {
     const removed = await askToRemove(discovery.url, discovery.project_id, env.PULSE_TOKEN).catch(
       (error: Error) => {

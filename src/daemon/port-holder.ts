@@ -1,15 +1,6 @@
 import { dirname } from 'node:path';
+import { daemonServing } from '../hooks/find-daemon.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
-import { readDiscovery } from '../store/discovery-file.js';
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
  * Why the port is taken, for the message of a start that cannot listen: a pulse that serves this
@@ -19,13 +10,8 @@ const alive = (pid: number): boolean => {
  * be any program.
  */
 export const portInUseMessage = (host: string, port: number, pulseDir: string): string => {
-  const discovery = readDiscovery(pulseDir);
-  if (
-    discovery !== null &&
-    discovery.port === port &&
-    discovery.pid !== process.pid &&
-    alive(discovery.pid)
-  ) {
+  const discovery = daemonServing(dirname(pulseDir));
+  if (discovery !== null && discovery.port === port && discovery.pid !== process.pid) {
     return `pulse is already running for this project (pid ${discovery.pid}) at ${discovery.url}: use it (${pulse(`status -p ${shellWord(dirname(pulseDir))}`)}), or stop it first (${pulse(`stop -p ${shellWord(dirname(pulseDir))}`)}).`;
   }
   return `Port ${port} on ${host} is already in use by another program, or by pulse for another project. Pick another with --port ${port + 1}, or --port 0 for any free port.`;

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import type { AddedProject } from '../http/projects-route.js';
 import { tokenRefusal } from './daemon-token.js';
+import { loopbackAddresses, portListener } from './verify-daemon.js';
 
 /** Past this a daemon asked to open a project (lock, folders, load) counts as not answering. */
 const REQUEST_LIMIT_MS = 30_000;
@@ -86,7 +87,10 @@ export const askToServe = async ({
   /** With `--notify`: the project's notifications, when an agent held counts as news. */
   notifyHeldAfterMs?: number | undefined;
 }): Promise<AddedProject | null> => {
-  const origin = daemonOrigin(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port);
+  const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  // Another user's program on the port is asked nothing: the token would go with the question.
+  if (typeof portListener(loopbackAddresses(local) ?? [local], port) === 'object') return null;
+  const origin = daemonOrigin(local, port);
   // Any program may hold the port: only one that lists projects as pulse does is asked more.
   const probe = await ask(origin, 'GET', '/projects', token, undefined, PROBE_LIMIT_MS);
   const pulseRefusal = probe?.status === 401 && String(probe.body?.fix ?? '').includes('PULSE_TOKEN');

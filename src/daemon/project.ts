@@ -10,9 +10,9 @@ import { SamplingClients } from '../mcp/sampling-clients.js';
 import { observeForNotifications } from '../notify/notifications.js';
 import { VERSION } from '../package/version.js';
 import { acquireDaemonLock } from '../store/daemon-lock.js';
-import { removeDiscovery, writeDiscovery } from '../store/discovery-file.js';
+import { writeDaemonRecord } from '../store/daemon-record.js';
 import { type PulsePaths, pulsePaths } from '../store/paths.js';
-import { projectId } from '../store/project-id.js';
+import { projectId, realProjectRoot } from '../store/project-id.js';
 import { ensureProjectFolder, ensurePulseFolder } from '../store/pulse-folder.js';
 import { logOf, type SourcesRef, sourcesOf } from '../system/ask-actors.js';
 import type { UntrustedStatus } from '../system/system-status.js';
@@ -38,7 +38,7 @@ export interface SourcesAtStart {
 export interface OpenProject {
   id: string;
   paths: PulsePaths;
-  /** Its MCP endpoint, as `.pulse/daemon.json` names it. */
+  /** Its MCP endpoint, as this user's daemon record names it. */
   url: string;
   actor: PulseActor;
   samplers: SamplingClients;
@@ -59,7 +59,7 @@ export interface OpenProject {
   notify: NotifyOptions | null;
   /** The sources' secrets, redacted from what the inspector sends. */
   secrets(): readonly string[];
-  /** Stops its actors, removes its discovery file, releases its lock; once. */
+  /** Stops its actors, releases its lock and its daemon record; once. */
   close(): Promise<void>;
 }
 
@@ -96,7 +96,7 @@ export interface ProjectOptions {
   agentIdleMs?: number | undefined;
   /** The inspector's hook, when the daemon runs with `--inspect`. */
   inspect?: ((event: InspectionEvent) => void) | undefined;
-  /** The discovery file's extras: the inspector's page, whether a token is needed. */
+  /** The daemon record's extras: the inspector's page, whether a token is needed. */
   discovery?: { inspect_url?: string; token_required?: boolean };
   /** Desktop notifications for this project (`--notify`); none when undefined. */
   notify?: NotifyOptions | undefined;
@@ -106,7 +106,7 @@ export interface ProjectOptions {
 
 /**
  * Opens one project on a running daemon: the folder and `.pulse/` initialised, its lock taken (one
- * daemon per project), its actor system started and its log loaded, its discovery file written.
+ * daemon per project), its actor system started and its log loaded, its daemon record written.
  * Throws with the reason, leaving nothing behind; `close()` undoes it all in order.
  */
 export const openProject = async ({
@@ -126,6 +126,7 @@ export const openProject = async ({
   const id = projectId(paths.projectRoot);
   // One daemon per project: a second one would log each change twice and answer acks apart.
   const lock = await acquireDaemonLock(paths.dir);
+  const lockWarnings = lock.replaced === null ? [] : [lock.replaced];
   // The sources' secrets, redacted from every log line, come from the system once it exists.
   let secrets: () => readonly string[] = () => [];
   const logging = createLogger({
@@ -160,27 +161,41 @@ export const openProject = async ({
     unobserveNotify();
     unobserveActivity();
   };
-  const loaded = await waitFor(logOf(system.actor), (s) => !s.matches('loading'));
-  if (loaded.matches('failed')) {
+  /** Undoes a start that failed after the system was created, and rethrows why. */
+  const abandon = async (error: Error): Promise<never> => {
     await system.stop();
     unobserve();
     logging.close();
     await lock.release();
-    throw new Error(loaded.context.lastError ?? 'The event log could not be loaded.');
-  }
-  for (const warning of loaded.context.warnings) log.warn(warning);
+    throw error;
+  };
+  const loaded = await waitFor(logOf(system.actor), (s) => !s.matches('loading'));
+  if (loaded.matches('failed'))
+    await abandon(new Error(loaded.context.lastError ?? 'The event log could not be loaded.'));
+  const warnings = [...lockWarnings, ...loaded.context.warnings];
+  for (const warning of warnings) log.warn(warning);
   const url = `${origin}/p/${id}/mcp`;
   const { hostname, port } = new URL(origin);
-  await writeDiscovery(paths.dir, {
-    pid: process.pid,
-    host: hostname.replace(/^\[(.*)\]$/, '$1'),
-    port: Number(port),
-    url,
-    version: VERSION,
-    started_at: new Date().toISOString(),
-    project_id: id,
-    ...discovery,
-  });
+  const host = hostname.replace(/^\[(.*)\]$/, '$1');
+  // The CLI and hooks reach a daemon on loopback only: a wildcard bind is reached there too.
+  const local = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : hostname;
+  try {
+    writeDaemonRecord({
+      pid: process.pid,
+      proc_start: lock.owner.proc_start,
+      lock_nonce: lock.owner.nonce,
+      project: realProjectRoot(paths.projectRoot),
+      host,
+      port: Number(port),
+      url: `http://${local}:${port}/p/${id}/mcp`,
+      version: VERSION,
+      started_at: lock.owner.started_at,
+      project_id: id,
+      ...discovery,
+    });
+  } catch (error) {
+    await abandon(error as Error);
+  }
   const sources = await sourcesAtStart(sourcesOf(system.actor));
   log.info({ version: VERSION, project: paths.projectRoot, url }, 'pulse started');
   let closing: Promise<void> | null = null;
@@ -192,7 +207,7 @@ export const openProject = async ({
     samplers,
     createdProject,
     created,
-    warnings: loaded.context.warnings,
+    warnings,
     sources,
     log,
     logFile: logging.file,
@@ -202,7 +217,7 @@ export const openProject = async ({
     close() {
       closing ??= (async () => {
         // Each step runs even if one throws.
-        await Promise.allSettled([system.stop(), removeDiscovery(paths.dir)]);
+        await system.stop().catch(() => undefined);
         await lock.release();
         unobserve();
         log.info('pulse stopped');

@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
+import { join } from 'node:path';
 import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { PROBE_SESSION } from '../hooks/events.js';
-import { isRunning } from '../hooks/find-daemon.js';
+import { findDaemon, NOT_RUNNING } from '../hooks/find-daemon.js';
 import { VERSION } from '../package/version.js';
-import { readDiscovery } from '../store/discovery-file.js';
 import type { PulsePaths } from '../store/paths.js';
 import { type Finding, holds, problem } from './finding.js';
 
@@ -31,8 +32,9 @@ export const ask = async (base: string, path: string, init: RequestInit = {}) =>
 };
 
 /**
- * Whether a daemon serves this project: its discovery file, a live pid, `/healthz` naming this
- * project and this version, and the hook route answering an agent's hook as the agents will.
+ * Whether a daemon serves this project: this user's daemon record, verified (a live pid of this
+ * user's, a loopback port only this user listens on), `/healthz` naming this project and this
+ * version, and the hook route answering an agent's hook as the agents will.
  */
 export const checkDaemon = async (
   paths: PulsePaths,
@@ -42,14 +44,14 @@ export const checkDaemon = async (
     findings: [problem('daemon', message, fix)],
     daemon: null,
   });
-  const discovery = readDiscovery(paths.dir);
-  if (discovery === null)
-    return down('not running (no .pulse/daemon.json): agents run without replans enforced');
-  if (!isRunning(discovery.pid)) {
+  const found = findDaemon(paths.projectRoot, paths.projectRoot);
+  if ('problem' in found)
     return down(
-      `not running: .pulse/daemon.json names pid ${discovery.pid}, which has exited (a crash or a kill -9)`,
+      found.problem === NOT_RUNNING
+        ? 'not running (no daemon record of yours for this project): agents run without replans enforced'
+        : `not used: ${found.problem}; agents run without replans enforced`,
     );
-  }
+  const { discovery } = found;
   const health = await ask(discovery.url, 'healthz');
   if (health === null) {
     return down(
@@ -78,7 +80,10 @@ export const checkDaemon = async (
     );
   }
   const daemon = { port: discovery.port, url: discovery.url };
-  const findings: Finding[] = [];
+  // An older pulse wrote where it ran into the project; nothing reads it now.
+  const findings: Finding[] = existsSync(join(paths.dir, 'daemon.json'))
+    ? [holds('daemon', '.pulse/daemon.json is left from an older pulse and ignored: you may delete it')]
+    : [];
   if (body.ok !== true && (body.problems?.length ?? 0) > 0) {
     findings.push(
       problem(

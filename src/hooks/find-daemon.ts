@@ -1,51 +1,70 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { readDiscovery } from '../store/discovery-file.js';
+import { verifyRecord } from '../daemon/verify-daemon.js';
+import { type Discovery, listDaemonRecords, readRecordIn, recordsFolder } from '../store/daemon-record.js';
+import { realProjectRoot } from '../store/project-id.js';
 
-/** The daemon serving a project, or why there is none to ask. */
-export type DaemonLookup = { project: string; url: string } | { project: string; problem: string };
+/** The daemon serving a project, verified, or why there is none to ask. */
+export type DaemonLookup =
+  | { project: string; url: string; discovery: Discovery }
+  | { project: string; problem: string };
 
-/** Whether a process with this pid runs (as this user or another). */
-export const isRunning = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
+/** What a lookup says when no record names a daemon for the project. */
+export const NOT_RUNNING = 'no pulse daemon of yours serves it';
 
-const lookupIn = (project: string): DaemonLookup | null => {
-  const discovery = readDiscovery(join(project, '.pulse'));
-  if (discovery === null) return null;
-  if (!Number.isInteger(discovery.pid) || typeof discovery.url !== 'string') {
-    return { project, problem: '.pulse/daemon.json is not a pulse discovery file' };
-  }
-  if (!isRunning(discovery.pid)) {
-    return { project, problem: `stale .pulse/daemon.json: pid ${discovery.pid} is not running` };
-  }
-  return { project, url: discovery.url };
+/** The verified daemon of the project at `root` (links followed) from the records in `folder`, or null when none is recorded. */
+const lookupIn = (folder: string, root: string): DaemonLookup | null => {
+  const read = readRecordIn(folder, root);
+  if (read === null) return null;
+  if ('problem' in read) return { project: root, problem: read.problem };
+  if (read.record.project !== root)
+    return { project: root, problem: `the daemon record for ${root} names ${read.record.project}` };
+  const verified = verifyRecord(read.record);
+  return 'problem' in verified
+    ? { project: root, problem: verified.problem }
+    : { project: root, url: verified.discovery.url, discovery: verified.discovery };
 };
 
 /**
- * The daemon for the project a hook runs in: the nearest `.pulse/daemon.json` from `start` up,
- * or only in `project` when one is given. Without one, the project is the nearest folder with a
- * `.pulse/` (else `start`), for the message.
+ * The daemon for the project a hook or command runs in, found only through this user's own daemon
+ * records (never through a file in the project) and verified: the nearest project from `start` up
+ * that a record names, or only `project` when one is given. Without one, the project is the
+ * nearest folder with a `.pulse/` (else `start`), for the message.
  */
 export const findDaemon = (start: string, project?: string): DaemonLookup => {
-  if (project !== undefined) {
-    const root = resolve(project);
-    return lookupIn(root) ?? { project: root, problem: 'no .pulse/daemon.json: the daemon is not running' };
-  }
+  const folder = recordsFolder();
+  const real = realProjectRoot(project ?? start);
+  if (folder !== null && typeof folder === 'object') return { project: real, problem: folder.problem };
+  if (project !== undefined)
+    return (folder === null ? null : lookupIn(folder, real)) ?? { project: real, problem: NOT_RUNNING };
   let nearestPulse: string | null = null;
-  for (let dir = resolve(start); ; dir = dirname(dir)) {
-    const found = lookupIn(dir);
+  for (let dir = real; ; dir = dirname(dir)) {
+    const found = folder === null ? null : lookupIn(folder, dir);
     if (found !== null) return found;
     if (nearestPulse === null && existsSync(join(dir, '.pulse'))) nearestPulse = dir;
     if (dirname(dir) === dir) break;
   }
   return nearestPulse === null
     ? { project: resolve(start), problem: `no .pulse/ in ${resolve(start)} or above` }
-    : { project: nearestPulse, problem: 'no .pulse/daemon.json: the daemon is not running' };
+    : { project: nearestPulse, problem: NOT_RUNNING };
+};
+
+/** The verified daemon serving exactly the project at `root`, or null (the lookup says why). */
+export const daemonServing = (root: string): Discovery | null => {
+  const found = findDaemon(root, root);
+  return 'discovery' in found ? found.discovery : null;
+};
+
+/**
+ * The origin of this user's daemon, for what concerns every project it serves: the one serving
+ * the project around `cwd`, else the newest of this user's verified daemons; null when none runs.
+ */
+export const ourDaemonOrigin = (cwd: string): string | null => {
+  const near = findDaemon(cwd);
+  if ('discovery' in near) return new URL(near.url).origin;
+  const daemons = listDaemonRecords()
+    .records.map(verifyRecord)
+    .flatMap((verified) => ('discovery' in verified ? [verified.discovery] : []))
+    .sort((a, b) => b.started_at.localeCompare(a.started_at));
+  return daemons[0] === undefined ? null : new URL(daemons[0].url).origin;
 };

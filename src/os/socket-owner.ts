@@ -115,13 +115,6 @@ const tableLines = (table: string): Iterable<string> | null => {
   })();
 };
 
-/** Every TCP socket of this network namespace, or null where no table can be read (not Linux). */
-const readSockets = (): SocketRow[] | null => {
-  const tables = [TCP4, TCP6].map(tableLines).filter((lines) => lines !== null);
-  if (tables.length === 0) return null;
-  return tables.flatMap((lines) => [...lines].map(rowOf).filter((row) => row !== null));
-};
-
 /** How a port ends an address field of the tables (`0100007F:1F90`), for a match before parsing. */
 const portField = (port: number) => `:${port.toString(16).toUpperCase().padStart(4, '0')} `;
 
@@ -155,19 +148,28 @@ export const peerUid = (us: Endpoint, peer: Endpoint): number | null | 'unsuppor
 
 /**
  * The uids of the sockets listening on `port` at `address` or at a wildcard address, as the
- * kernel lists them; null where it does not list sockets (not Linux).
+ * kernel lists them; null where it does not list sockets (not Linux). Each table is read only up
+ * to its first socket that does not listen: the kernel lists the listening ones first, and the
+ * rest is every connection of the machine, which `pulse hook` would pay for on every tool call.
  */
 export const listenerUids = (address: string, port: number): number[] | null => {
-  const rows = readSockets();
-  if (rows === null) return null;
   const wanted = canonicalAddress(address);
   const wildcards = new Set(['0.0.0.0', '0:0:0:0:0:0:0:0']);
-  return rows
-    .filter(
-      (row) =>
-        row.listening &&
-        row.local.port === port &&
-        (row.local.address === wanted || wildcards.has(row.local.address)),
-    )
-    .map((row) => row.uid);
+  const local = portField(port);
+  const uids: number[] = [];
+  let readable = false;
+  for (const table of [TCP4, TCP6]) {
+    const lines = tableLines(table);
+    if (lines === null) continue;
+    readable = true;
+    for (const line of lines) {
+      const row = rowOf(line);
+      if (row === null) continue;
+      if (!row.listening) break;
+      if (!line.includes(local)) continue;
+      if (row.local.port === port && (row.local.address === wanted || wildcards.has(row.local.address)))
+        uids.push(row.uid);
+    }
+  }
+  return readable ? uids : null;
 };

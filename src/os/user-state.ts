@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -53,6 +53,22 @@ export const ensureUserState = (sub?: string, env: NodeJS.ProcessEnv = process.e
   for (const folder of sub === undefined ? [root] : [root, dir]) {
     const problem = privateFolderProblem(folder);
     if (problem !== null) throw new UserStateError(`pulse's state folder ${problem}.`);
+  }
+  return dir;
+};
+
+/**
+ * The user's state folder `sub`, or null while it does not exist; never creates it, so a reader
+ * (a hook on every tool call) leaves nothing behind. Throws `UserStateError` as `ensureUserState`.
+ */
+export const existingUserState = (sub: string, env: NodeJS.ProcessEnv = process.env): string | null => {
+  const root = userStateDir(env);
+  const dir = join(root, sub);
+  for (const folder of [root, dir]) {
+    const problem = privateFolderProblem(folder);
+    if (problem === null) continue;
+    if (!existsSync(folder)) return null;
+    throw new UserStateError(`pulse's state folder ${problem}.`);
   }
   return dir;
 };

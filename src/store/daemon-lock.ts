@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { notMyProcess, processOwner, procStat } from '../os/process-owner.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
-import { readDiscovery } from './discovery-file.js';
+import { VERSION } from '../package/version.js';
+import { readDaemonRecord, removeDaemonRecord, writeDaemonRecord } from './daemon-record.js';
+import { realProjectRoot } from './project-id.js';
 
 /** Who holds a project's daemon lock: its pid and when it started (with the kernel's start tick, to tell a reused pid). */
 export interface LockOwner {
@@ -32,30 +34,34 @@ const GATE_STALE_MS = 10_000;
 const ATTEMPTS = 50;
 const RETRY_MS = 20;
 
-/** The process's start tick and whether it is a zombie, from /proc; null where there is none. */
-const procStat = (pid: number): { start: string; zombie: boolean } | null => {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name may hold spaces and parentheses: the fields start after the last ')'.
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { start: fields[19] ?? '', zombie: fields[0] === 'Z' };
-  } catch {
-    return null;
-  }
-};
+/** How long a live process of ours may hold the lock before its daemon record agrees (it writes it right after). */
+const RECORD_GRACE_MS = 2000;
 
-/** Whether the lock's owner is still running: its pid lives, is not us, and started when the lock says. */
-const ownerAlive = (owner: LockOwner): boolean => {
-  if (owner.pid === process.pid) return false;
-  try {
-    process.kill(owner.pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const proc = procStat(owner.pid);
-  if (proc === null) return true;
-  if (proc.zombie) return false;
-  return owner.proc_start === null || proc.start === owner.proc_start;
+/**
+ * What holds a lock: a pulse daemon of this user serving the project (the lock's pid, start tick
+ * and nonce are what this user's daemon record says), a stranger (a live process the record does
+ * not name: a planted or foreign lock, or a daemon between taking the lock and writing its
+ * record), or nothing alive (a crash, or a pid reused since).
+ */
+export type LockHolder =
+  | { kind: 'daemon'; owner: LockOwner }
+  | { kind: 'stranger'; owner: LockOwner; why: string }
+  | { kind: 'stale'; owner: LockOwner | null };
+
+const judge = (pulseDir: string, owner: LockOwner | null): LockHolder => {
+  if (owner === null || owner.pid === process.pid) return { kind: 'stale', owner };
+  if (processOwner(owner.pid, owner.proc_start).kind === 'gone') return { kind: 'stale', owner };
+  const notMine = notMyProcess(owner.pid, owner.proc_start);
+  const read = readDaemonRecord(dirname(pulseDir));
+  const record = read !== null && 'record' in read ? read.record : null;
+  if (notMine === null && record?.pid === owner.pid && record.lock_nonce === owner.nonce)
+    return { kind: 'daemon', owner };
+  return {
+    kind: 'stranger',
+    owner,
+    why:
+      notMine ?? (read !== null && 'problem' in read ? read.problem : 'no daemon record of yours names it'),
+  };
 };
 
 const parseOwner = (text: string): LockOwner | null => {
@@ -76,11 +82,9 @@ const readText = (path: string): Promise<string | null> =>
 const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 const runningMessage = (pulseDir: string, owner: LockOwner): string => {
-  const discovery = readDiscovery(pulseDir);
-  const where =
-    discovery?.pid === owner.pid
-      ? `at ${discovery.url}`
-      : 'and has not written its endpoint to daemon.json yet';
+  const read = readDaemonRecord(dirname(pulseDir));
+  const url = read !== null && 'record' in read ? read.record.url : undefined;
+  const where = url === undefined ? 'and is still opening the project' : `at ${url}`;
   return `pulse is already running for this project (pid ${owner.pid}, started ${owner.started_at}) ${where}. One daemon serves one project: use it (${pulse(`status -p ${shellWord(dirname(pulseDir))}`)}), or stop it first (${pulse(`stop -p ${shellWord(dirname(pulseDir))}`)}).`;
 };
 
@@ -113,24 +117,35 @@ const clearStale = async (lock: string, stale: string, nonce: string): Promise<b
   }
 };
 
-/** The daemon that holds the project's lock and still runs (its pid, started when the lock says), or null. */
-export const liveLockOwner = async (pulseDir: string): Promise<LockOwner | null> => {
+/** Who holds the project's lock, judged against this user's daemon record; null when there is no lock. */
+export const lockHolder = async (pulseDir: string): Promise<LockHolder | null> => {
   const held = await readText(join(pulseDir, LOCK_FILE));
-  const owner = held === null ? null : parseOwner(held);
-  return owner !== null && ownerAlive(owner) ? owner : null;
+  return held === null ? null : judge(pulseDir, parseOwner(held));
 };
 
 /** Whether `owner` still runs (a reused pid does not count). */
-export const isOwnerRunning = (owner: LockOwner): boolean => ownerAlive(owner);
+export const isOwnerRunning = (owner: LockOwner): boolean =>
+  processOwner(owner.pid, owner.proc_start).kind !== 'gone';
+
+/** The lock taken, its release (the daemon record with it), and what it replaced, if anyone lived there. */
+export interface HeldLock {
+  owner: LockOwner;
+  /** A live process's lock that was not a pulse daemon of this user's, taken over: said at start. */
+  replaced: string | null;
+  release(): Promise<void>;
+}
 
 /**
- * Takes `.pulse/daemon.lock` for this process, or throws `DaemonRunningError` naming the daemon
- * that holds it and its endpoint. The lock is created whole (a temp file hard-linked into place,
- * which fails if the name exists), and a dead owner's lock (its pid gone, a zombie, or reused by
- * another process) is taken over. Returns the function that releases it.
+ * Takes `.pulse/daemon.lock` for this process and writes this user's daemon record with it, or
+ * throws `DaemonRunningError` naming the daemon that holds it and its endpoint. The lock is
+ * created whole (a temp file hard-linked into place, which fails if the name exists). A lock is a
+ * daemon's only while this user's record agrees: a dead owner's lock (its pid gone, a zombie, or
+ * reused) is taken over at once, a live process's that no record names once it has had time to
+ * write one (a lock planted in the repository never blocks a start).
  */
-export const acquireDaemonLock = async (pulseDir: string): Promise<{ release(): Promise<void> }> => {
+export const acquireDaemonLock = async (pulseDir: string): Promise<HeldLock> => {
   const lock = join(pulseDir, LOCK_FILE);
+  const project = realProjectRoot(dirname(pulseDir));
   const proc = procStat(process.pid);
   const me: LockOwner = {
     pid: process.pid,
@@ -141,26 +156,53 @@ export const acquireDaemonLock = async (pulseDir: string): Promise<{ release(): 
   const mine = `${JSON.stringify(me)}\n`;
   const temp = join(pulseDir, `${LOCK_FILE}.${me.nonce}.tmp`);
   await writeFile(temp, mine, { flag: 'wx' });
+  const release = async () => {
+    removeDaemonRecord(project);
+    if ((await readText(lock).catch(() => null)) === mine) await unlink(lock).catch(() => undefined);
+  };
+  // The first time each stranger's lock was seen, by its text: its grace is counted from then.
+  const firstSeen = new Map<string, number>();
+  let replaced: string | null = null;
   try {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt < ATTEMPTS; ) {
       try {
         await link(temp, lock);
-        return {
-          async release() {
-            if ((await readText(lock).catch(() => null)) === mine) await unlink(lock).catch(() => undefined);
-          },
-        };
       } catch (error) {
         if (code(error) !== 'EEXIST') throw error;
+        const held = await readText(lock);
+        if (held === null) continue;
+        const holder = judge(pulseDir, parseOwner(held));
+        if (holder.kind === 'daemon')
+          throw new DaemonRunningError(runningMessage(pulseDir, holder.owner), holder.owner);
+        if (holder.kind === 'stranger') {
+          const since = firstSeen.get(held) ?? Date.now();
+          firstSeen.set(held, since);
+          if (Date.now() - since < RECORD_GRACE_MS) {
+            await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+            continue;
+          }
+          replaced = `${lock} named pid ${holder.owner.pid}, which is not a pulse daemon of yours serving this project (${holder.why}): taken over.`;
+        }
+        attempt++;
+        if (!(await clearStale(lock, held, holder.owner?.nonce ?? 'unreadable'))) {
+          await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        }
+        continue;
       }
-      const held = await readText(lock);
-      if (held === null) continue;
-      const owner = parseOwner(held);
-      if (owner !== null && ownerAlive(owner))
-        throw new DaemonRunningError(runningMessage(pulseDir, owner), owner);
-      if (!(await clearStale(lock, held, owner?.nonce ?? 'unreadable'))) {
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      try {
+        writeDaemonRecord({
+          pid: me.pid,
+          proc_start: me.proc_start,
+          lock_nonce: me.nonce,
+          project,
+          version: VERSION,
+          started_at: me.started_at,
+        });
+      } catch (error) {
+        await release();
+        throw error;
       }
+      return { owner: me, replaced, release };
     }
     throw new DaemonRunningError(
       `Another pulse keeps starting for this project (${lock} changed ${ATTEMPTS} times). Run pulse status, then start again.`,

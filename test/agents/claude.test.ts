@@ -6,6 +6,7 @@ import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
 import { oneShot, runCli, setupWithAutostart, waitForDelivery } from '../support/daemon.js';
+import { recordedDaemon } from '../support/daemon-record.js';
 import { calendarSource } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
 import {
@@ -295,7 +296,7 @@ describe.skipIf(!inAgentSuite)('Claude Code 2.1.332, set up by `pulse setup clau
     try {
       const run = await runClaude({ project, modelUrl: agent.url, prompt: 'Carry on.', userSettings });
 
-      const running = JSON.parse(await readFile(join(project, '.pulse', 'daemon.json'), 'utf8'));
+      const running = recordedDaemon(project);
       expect(running.port).toBe(port);
       expect(agent.problems).toEqual([]);
       const [held] = toolCalls(agent.turns()[1]!);

@@ -7,6 +7,7 @@ import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
 import { AGENT_RULE, AGENT_RULE_LINES } from '../../src/mcp/agent-rule.js';
 import { EXTERNAL_FRAMING } from '../../src/mcp/external-section.js';
 import { BIN, oneShot, runCli, startDaemon, waitForDelivery } from '../support/daemon.js';
+import { recordedDaemon } from '../support/daemon-record.js';
 import { calendarSource } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
 import { inAgentSuite } from './claude.js';
@@ -394,7 +395,7 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
         'Hi.',
       );
       expect(run.code, context).toBe(0);
-      expect(JSON.parse(await readFile(join(project, '.pulse', 'daemon.json'), 'utf8')).port).toBe(port);
+      expect(recordedDaemon(project).port).toBe(port);
       expect(run.stderr).toContain('MCP issues detected.');
       const offered = (model.turns()[0]!.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []);
       expect(offered.map((fn) => fn.name)).not.toContain('mcp_pulse_pulse_ack_replan');

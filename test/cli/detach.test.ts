@@ -3,8 +3,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Discovery } from '../../src/store/discovery-file.js';
+import type { Discovery } from '../../src/store/daemon-record.js';
 import { removeProject, runCli, setupWithAutostart, tempProject } from '../support/daemon.js';
+import { daemonRecord, recordedDaemon } from '../support/daemon-record.js';
 import { isRunning } from '../support/processes.js';
 
 // `pulse start --detach`, `pulse stop` and `pulse setup --autostart` as a user (and an agent's
@@ -31,7 +32,7 @@ const project = async () => {
 };
 
 const discovery = async (dir: string): Promise<Discovery> => {
-  const found = JSON.parse(await readFile(join(dir, '.pulse', 'daemon.json'), 'utf8')) as Discovery;
+  const found = recordedDaemon(dir);
   pids.push(found.pid);
   return found;
 };
@@ -73,7 +74,7 @@ describe('pulse start --detach', () => {
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(stopped.stdout.trim()).toBe(`Stopped pulse (pid ${running.pid}) for ${dir}.`);
     expect(isRunning(running.pid)).toBe(false);
-    await expect(readFile(join(dir, '.pulse', 'daemon.json'))).rejects.toThrow(/ENOENT/);
+    expect(daemonRecord(dir)).toBeNull();
     const again = await runCli(['stop', '-p', dir]);
     expect(again).toMatchObject({ code: 0, stdout: `pulse is not running for ${dir}.\n` });
   });
@@ -85,7 +86,7 @@ describe('pulse start --detach', () => {
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toContain(`Port ${port} on 127.0.0.1 is already in use`);
-    await expect(readFile(join(dir, '.pulse', 'daemon.json'))).rejects.toThrow(/ENOENT/);
+    expect(daemonRecord(dir)).toBeNull();
   });
 
   it('refuses a second daemon for the project, naming the running one and how to stop it', async () => {

@@ -160,7 +160,8 @@ describe('pulse doctor', () => {
     expect(problems(report)).toEqual([
       {
         subject: 'daemon',
-        message: 'not running (no .pulse/daemon.json): agents run without replans enforced',
+        message:
+          'not running (no daemon record of yours for this project): agents run without replans enforced',
         fix: `Start it: pulse start -p ${dir} --port 9123`,
       },
     ]);

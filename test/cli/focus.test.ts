@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -6,6 +7,7 @@ import { type AnyActorRef, waitFor } from 'xstate';
 import type { FocusContext } from '../../machines/focus.js';
 import type { GateContext } from '../../machines/gate-context.js';
 import type { FocusResult } from '../../src/commands/focus.js';
+import { writeDaemonRecord } from '../../src/store/daemon-record.js';
 import { writeFocus } from '../../src/store/focus-file.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
@@ -21,6 +23,7 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
+import { daemonRecord } from '../support/daemon-record.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { saveSources } from '../support/trust.js';
 
@@ -262,9 +265,9 @@ describe('pulse focus with a running daemon', () => {
   it('warns, saying what to check, when the daemon it finds does not pick the focus up', async () => {
     const other = await project();
     const daemon = await start(other);
-    // A discovery file that names a daemon serving another project: it never sees this focus.
+    // A record of ours that names a daemon serving another project: it never sees this focus.
     const dir = await project();
-    await writeFile(join(dir, '.pulse', 'daemon.json'), await readFile(join(other, '.pulse', 'daemon.json')));
+    writeDaemonRecord({ ...daemonRecord(other)!, project: realpathSync(dir) });
     const { code, stdout, stderr } = await runCli(['focus', '45m', '-p', dir]);
     expect(code).toBe(0);
     expect(await untilInFile(dir)).toMatch(/^\d{4}-/);

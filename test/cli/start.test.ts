@@ -18,6 +18,7 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
+import { daemonRecord, recordedDaemon } from '../support/daemon-record.js';
 import { isRunning } from '../support/processes.js';
 import { type Decision, TEMPLATES } from '../support/protocol.js';
 import { saveSources } from '../support/trust.js';
@@ -157,7 +158,7 @@ describe('pulse start', () => {
     expect(code).toBe(1);
     expect(stderr).toContain(`Port ${port}`);
     expect(stderr).toContain('--port');
-    expect(await exists(join(dir, '.pulse', 'daemon.json'))).toBe(false);
+    expect(daemonRecord(dir)).toBeNull();
   });
 
   it('creates a project folder that does not exist yet, and says so', async () => {
@@ -227,23 +228,25 @@ describe('pulse start', () => {
   });
 
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    it(`exits 0 on ${signal} and removes .pulse/daemon.json`, async () => {
+    it(`exits 0 on ${signal} and removes its daemon record`, async () => {
       const dir = await project();
       const daemon = await start(dir);
-      const discovery = join(dir, '.pulse', 'daemon.json');
-      const written = JSON.parse(await readFile(discovery, 'utf8'));
-      expect(written).toMatchObject({ pid: daemon.process.pid, port: daemon.port, url: daemon.url });
+      expect(daemonRecord(dir)).toMatchObject({
+        pid: daemon.process.pid,
+        port: daemon.port,
+        url: daemon.url,
+      });
       const code = await daemon.stop(signal);
       expect(code, `ended by ${daemon.process.signalCode ?? 'exit'}; printed:\n${daemon.output()}`).toBe(0);
       expect(daemon.output()).toContain(`Received ${signal}; shutting down.`);
-      expect(await exists(discovery)).toBe(false);
+      expect(daemonRecord(dir)).toBeNull();
     });
   }
 
   // script(1) gives the daemon a terminal of its own; killing script closes that terminal, as
   // closing a terminal window does: the kernel sends SIGHUP, and writes to it fail from then on.
   it.runIf(process.platform === 'linux')(
-    'shuts down cleanly when its terminal closes: the shutdown logged, daemon.json removed',
+    'shuts down cleanly when its terminal closes: the shutdown logged, its daemon record removed',
     async () => {
       const dir = await project();
       const command = ['exec', process.execPath, CLI, 'start', '--project', dir, '--port', '0'];
@@ -258,13 +261,12 @@ describe('pulse start', () => {
         output += data;
       });
       await waitUntil(() => output.includes('MCP endpoint:'), { timeoutMs: 15_000, describe: () => output });
-      const discovery = join(dir, '.pulse', 'daemon.json');
-      const { pid } = JSON.parse(await readFile(discovery, 'utf8')) as { pid: number };
+      const { pid } = recordedDaemon(dir);
 
       terminal.kill('SIGKILL');
 
-      await waitUntil(async () => !isRunning(pid) && !(await exists(discovery)), {
-        describe: () => `pid ${pid} gone and daemon.json removed`,
+      await waitUntil(() => !isRunning(pid) && daemonRecord(dir) === null, {
+        describe: () => `pid ${pid} gone and its daemon record removed`,
       });
       const log = await readFile(join(dir, '.pulse', 'pulse.log'), 'utf8');
       expect(log).toContain('Received SIGHUP; shutting down.');
@@ -343,8 +345,8 @@ describe('pulse status', () => {
     const daemon = await start(dir);
     const pending = await changeGuidance(daemon, 'changed while running\n');
     await daemon.kill9();
-    // A daemon that died leaves its discovery file behind; status must not trust it.
-    expect(await exists(join(dir, '.pulse', 'daemon.json'))).toBe(true);
+    // A daemon that died leaves its record behind; status must not trust it.
+    expect(daemonRecord(dir)?.pid).toBe(daemon.process.pid);
 
     const json = await runCli(['status', '--project', dir, '--json']);
     expect(json.code).toBe(0);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempProject } from '../support/daemon.js';
+import { daemonRecord } from '../support/daemon-record.js';
 import { runNode } from '../support/processes.js';
 import { trackStarted } from '../support/started.js';
 
@@ -72,10 +73,10 @@ describe('what a daemon start acquires, it releases', () => {
 
     expect(result.refused).toBeDefined();
     expect(result.port_free).toBe(true);
-    expect(existsSync(join(project, '.pulse', 'daemon.json'))).toBe(false);
+    expect(daemonRecord(project)).toBeNull();
   });
 
-  it('close releases everything it started: the port and the inspector’s are free, daemon.json is gone, and the process exits by itself', async () => {
+  it('close releases everything it started: the port and the inspector’s are free, its daemon record is gone, and the process exits by itself', async () => {
     const project = await tempProject('pulse-release-');
     started.projects.push(project);
     const port = await freePort();
@@ -85,7 +86,7 @@ describe('what a daemon start acquires, it releases', () => {
 
     expect(result).toEqual({ started: 'serving', port_free: true, inspect_port_free: true });
     expect(existsSync(join(project, '.pulse', 'events.jsonl')), 'the project was opened').toBe(true);
-    expect(existsSync(join(project, '.pulse', 'daemon.json'))).toBe(false);
+    expect(daemonRecord(project)).toBeNull();
   });
 
   it('an inspector closed the moment it started lets the process end: its socket does not reconnect to the closed relay', async () => {

@@ -1,11 +1,12 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HOOK_AGENTS, type HookAgent } from '../../src/hooks/events.js';
+import { writeDaemonRecord } from '../../src/store/daemon-record.js';
 import {
   BIN,
   CLI,
@@ -15,6 +16,7 @@ import {
   tempProject,
   waitForDelivery,
 } from '../support/daemon.js';
+import { daemonRecord } from '../support/daemon-record.js';
 import { save } from '../support/files.js';
 import { runNode } from '../support/processes.js';
 import { calendarSource } from '../support/source-fixture.js';
@@ -560,7 +562,7 @@ describe.each(CASES)('pulse hook $agent', (c) => {
     };
     const down = await runHook(hookFile, c.write(project));
     expect(down.stderr).toBe(
-      `pulse: daemon not reachable for ${project} (no .pulse/daemon.json: the daemon is not running); not enforcing replans. Start it with: pulse start -p ${project}\n`,
+      `pulse: daemon not reachable for ${project} (no pulse daemon of yours serves it); not enforcing replans. Start it with: pulse start -p ${project}\n`,
     );
     expect(down.output).toEqual(told(down.stderr.trimEnd()));
 
@@ -732,14 +734,14 @@ describe('pulse hook, finding and asking the daemon', () => {
     }
   });
 
-  it('fails open on a stale discovery file, a refused connection and a daemon that does not answer', async () => {
+  it('fails open on a stale daemon record, a port nobody listens on and a daemon that does not answer', async () => {
     const project = await startProject('pulse-hook-stale-');
     const { daemon } = await startOn(project);
     await daemon.kill9();
     const stale = await runHook('claude', bash(project));
     expect(stale.output).toEqual({ systemMessage: stale.stderr.trimEnd() });
     expect(stale.stderr).toMatch(
-      /^pulse: daemon not reachable for .*\(stale \.pulse\/daemon\.json: pid \d+ is not running\); not enforcing replans\. Start it with: pulse start -p .*\n$/,
+      /^pulse: daemon not reachable for .*\(the daemon at \S+ is gone \(pid \d+ is not running\)\); not enforcing replans\. Start it with: pulse start -p .*\n$/,
     );
 
     // A live pid (this test's) but nothing on the port.
@@ -747,15 +749,20 @@ describe('pulse hook, finding and asking the daemon', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const closedPort = (closed.address() as { port: number }).port;
     await new Promise((resolve) => closed.close(resolve));
-    const discovery = (port: number) =>
-      writeFile(
-        join(project, '.pulse', 'daemon.json'),
-        JSON.stringify({ pid: process.pid, host: '127.0.0.1', port, url: `http://127.0.0.1:${port}/mcp` }),
-      );
+    const discovery = async (port: number) =>
+      writeDaemonRecord({
+        ...daemonRecord(project)!,
+        pid: process.pid,
+        proc_start: null,
+        port,
+        url: `http://127.0.0.1:${port}/mcp`,
+      });
     await discovery(closedPort);
     const refused = await runHook('claude', bash(project));
     expect(refused.output).toEqual({ systemMessage: refused.stderr.trimEnd() });
-    expect(refused.stderr).toContain(`(connection refused at http://127.0.0.1:${closedPort}/mcp)`);
+    expect(refused.stderr).toContain(
+      `(the daemon at http://127.0.0.1:${closedPort}/mcp is gone (nothing listens on port ${closedPort}))`,
+    );
 
     // Accepts the connection, never answers.
     const silent = createServer((socket) => socket.resume());

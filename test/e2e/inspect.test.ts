@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in sources.json is the config's own syntax.
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { createWebSocketReceiver, type StatelyInspectionEvent } from '@statelyai
 import { afterEach, describe, expect, it } from 'vitest';
 import { pulseRunning } from '../support/cli-running.js';
 import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { recordedDaemon } from '../support/daemon-record.js';
 import { save } from '../support/files.js';
 import { fixtureCommand, fixtureFiles } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
@@ -134,7 +135,7 @@ const get = (url: string, headers: Record<string, string>) =>
 describe('pulse start --inspect', () => {
   it('streams every actor and both flows to a receiver, without file contents, secrets or item detail', async () => {
     const { project, client, cal, inspectUrl } = await startInspected();
-    const discovery = JSON.parse(await readFile(join(project, '.pulse', 'daemon.json'), 'utf8'));
+    const discovery = recordedDaemon(project);
     expect(discovery.inspect_url).toBe(inspectUrl);
     const seen = receive(inspectUrl);
     // The poller has polled: the secret was live in the daemon (the server got it) and the item is in.

@@ -2,6 +2,7 @@ import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Discovery } from '../../src/store/daemon-record.js';
 import {
   CLI,
   callTool,
@@ -14,6 +15,7 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
+import { daemonRecord, recordedDaemon } from '../support/daemon-record.js';
 import { isRunning, runNode } from '../support/processes.js';
 
 const daemons: RunningDaemon[] = [];
@@ -32,14 +34,7 @@ const project = async () => {
   return dir;
 };
 
-interface Discovery {
-  pid: number;
-  url: string;
-  project_id: string;
-}
-
-const discoveryOf = async (dir: string): Promise<Discovery> =>
-  JSON.parse(await readFile(join(dir, '.pulse', 'daemon.json'), 'utf8')) as Discovery;
+const discoveryOf = async (dir: string): Promise<Discovery> => recordedDaemon(dir);
 
 /** `pulse start -p DIR --port PORT`, which must add DIR to the daemon there and exit 0; its discovery file. */
 const join_ = async (dir: string, port: number, args: string[] = []): Promise<Discovery> => {
@@ -133,7 +128,7 @@ describe('one daemon for several projects', () => {
     expect(stopA.stdout).toContain(
       `Stopped serving ${a}; pulse (pid ${daemon.process.pid}) goes on serving 1 other project.`,
     );
-    await expect(readFile(join(a, '.pulse', 'daemon.json'))).rejects.toThrow();
+    expect(daemonRecord(a)).toBeNull();
     expect(await needsReplan(second.url)).toBe(false);
     const gone = await oneShot(first.url, 'tools/list');
     expect(gone.status).toBe(404);
@@ -205,7 +200,7 @@ describe('one daemon for several projects', () => {
     expect((await post({ origin: 'https://evil.example' })).status).toBe(403);
     expect((await post({ origin: `http://127.0.0.1:${daemon.port}`, 'x-pulse-cli': '1' })).status).toBe(403);
     expect((await post({})).status).toBe(403);
-    await expect(readFile(join(b, '.pulse', 'daemon.json'))).rejects.toThrow();
+    expect(daemonRecord(b)).toBeNull();
     expect((await post({ 'x-pulse-cli': '1' })).status).toBe(201);
     await waitUntil(async () => (await discoveryOf(b).catch(() => null))?.pid === daemon.process.pid, {
       describe: () => 'b served',
@@ -224,7 +219,7 @@ describe('one daemon for several projects', () => {
     expect(rejoined.pid).toBe(again.process.pid);
     expect(await again.stop()).toBe(0);
     for (const dir of [a, b]) {
-      await expect(readFile(join(dir, '.pulse', 'daemon.json'))).rejects.toThrow();
+      expect(daemonRecord(dir)).toBeNull();
       await expect(readFile(join(dir, '.pulse', 'daemon.lock'))).rejects.toThrow();
     }
   });

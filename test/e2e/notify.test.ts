@@ -2,6 +2,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { callTool, connectClient, runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { recordedDaemon } from '../support/daemon-record.js';
 import { calendarSource } from '../support/source-fixture.js';
 import { trackStarted } from '../support/started.js';
 
@@ -182,9 +183,7 @@ describe('pulse start --notify', () => {
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toContain(`Added ${joined} to the pulse already running on port ${daemon.port}`);
     expect(added.stdout).toContain('Desktop notifications: on (notify-send or osascript)');
-    const { url } = JSON.parse(await readFile(join(joined, '.pulse', 'daemon.json'), 'utf8')) as {
-      url: string;
-    };
+    const { url } = recordedDaemon(joined);
     const notifyState = async (mcpUrl: string) =>
       (
         (await (await fetch(new URL('status', mcpUrl))).json()) as { actors: { id: string; state: string }[] }

@@ -14,6 +14,7 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
+import { recordedDaemon } from '../support/daemon-record.js';
 import { trackStarted } from '../support/started.js';
 
 /*
@@ -361,9 +362,7 @@ describe('pulse guide and pulse constrain: the write', () => {
     const { project: first, daemon } = await served();
     const second = await newProject();
     expect((await runCli(['start', '-p', second, '--port', String(daemon.port)])).code).toBe(0);
-    const { url } = JSON.parse(await readFile(join(second, '.pulse', 'daemon.json'), 'utf8')) as {
-      url: string;
-    };
+    const { url } = recordedDaemon(second);
     const inFirst = await agent(daemon);
     const inSecond = await agent({ url } as RunningDaemon);
     const guide = pulseRunning(started, [

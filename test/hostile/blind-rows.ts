@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, rename, rm, symlink, truncate, writeFile } fr
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { type RunningDaemon, readEvents, runCli, startDaemon, waitUntil } from '../support/daemon.js';
+import { daemonRecord } from '../support/daemon-record.js';
 import { type Decision, REASONS } from '../support/protocol.js';
 import { callOneShot, contextText, decision, edit, figures, type HostileCase, status } from './harness.js';
 
@@ -311,16 +312,16 @@ export const blindRows: HostileCase[] = [
   },
   {
     name: 'a second pulse start on the project is refused, naming the running daemon and its endpoint; --port cannot get round it',
-    bug: 'with 8765 taken the error suggested --port 8766, which started a second daemon on the same .pulse/: each change logged twice, acks answered apart, daemon.json overwritten and then deleted',
+    bug: 'with 8765 taken the error suggested --port 8766, which started a second daemon on the same .pulse/: each change logged twice, acks answered apart, the discovery file overwritten and then deleted',
     run: async (d) => {
-      const discovery = await readFile(pulse(d, 'daemon.json'), 'utf8');
+      const discovery = daemonRecord(d.project);
       for (const port of ['0', String(d.port)]) {
         const { code, stderr } = await runCli(['start', '--project', d.project, '--port', port]);
         expect(code).toBe(1);
         expect(stderr).toContain(`pulse is already running for this project (pid ${d.process.pid}`);
         expect(stderr).toContain(`at ${d.url}`);
       }
-      expect(await readFile(pulse(d, 'daemon.json'), 'utf8')).toBe(discovery);
+      expect(daemonRecord(d.project)).toEqual(discovery);
       expect(JSON.parse(await readFile(pulse(d, 'daemon.lock'), 'utf8')).pid).toBe(d.process.pid);
       // Another project on this daemon's port joins it: one daemon serves both.
       const other = `${d.project}-other`;

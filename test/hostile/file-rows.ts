@@ -2,6 +2,7 @@ import { appendFile, lstat, mkdir, readFile, rm, stat, symlink, writeFile } from
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { type RunningDaemon, readEvents, startDaemon, waitUntil } from '../support/daemon.js';
+import { recordedDaemon } from '../support/daemon-record.js';
 import { saveSources } from '../support/trust.js';
 import { contextText, decision, edit, type HostileCase, status } from './harness.js';
 
@@ -161,8 +162,8 @@ export const fileRows: HostileCase[] = [
     },
   },
   {
-    name: 'daemon.json planted as a symlink before start: the daemon replaces the link, the target untouched',
-    bug: 'write-file-atomic follows symlinks: daemon.json, state.json and the inbox rewrites went to the target; they now replace the link',
+    name: 'daemon.json planted as a symlink before start: the daemon neither writes nor follows it, the target untouched',
+    bug: 'write-file-atomic followed symlinks: daemon.json went to the target; pulse now records its daemon in the user state folder only',
     run: async (d) => {
       expect(await d.stop()).toBe(0);
       const text = 'not for pulse\n';
@@ -170,8 +171,8 @@ export const fileRows: HostileCase[] = [
       await rm(pulse(d, 'daemon.json'), { force: true });
       await symlink(outside.path, pulse(d, 'daemon.json'));
       const next = await startDaemon(d.project);
-      expect((await lstat(pulse(d, 'daemon.json'))).isSymbolicLink()).toBe(false);
-      expect(JSON.parse(await readFile(pulse(d, 'daemon.json'), 'utf8')).port).toBe(next.port);
+      expect((await lstat(pulse(d, 'daemon.json'))).isSymbolicLink()).toBe(true);
+      expect(recordedDaemon(d.project).port).toBe(next.port);
       await unchanged(outside, text);
       return next;
     },

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { withoutToken } from '../../src/daemon/detach.js';
 import { runCli, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { daemonRecord } from '../support/daemon-record.js';
 import { save } from '../support/files.js';
 import { trackStarted } from '../support/started.js';
 import { mcpCall, send } from './http.js';
@@ -131,8 +132,8 @@ describe('pulse start beyond loopback', () => {
         route.allowedStatus ?? (route.path === '/nowhere' ? 404 : 200),
       );
     }
-    // The token is never printed nor written to .pulse/; daemon.json says one is needed.
-    const discovery = await readFile(join(project, '.pulse', 'daemon.json'), 'utf8');
+    // The token is never printed nor written anywhere; the daemon record says one is needed.
+    const discovery = JSON.stringify(daemonRecord(project));
     expect(JSON.parse(discovery)).toMatchObject({ token_required: true, host: '0.0.0.0' });
     expect(discovery).not.toContain(TOKEN);
     expect(daemon.output()).not.toContain(TOKEN);
@@ -203,15 +204,17 @@ describe('pulse start beyond loopback', () => {
   it('the CLI clients send PULSE_TOKEN, and say to set it when they lack it', async () => {
     const project = await newProject();
     const daemon = await start(project, ['--host', '0.0.0.0'], { PULSE_TOKEN: TOKEN });
+    // The CLI reaches a daemon bound to every address on loopback, as its record says.
+    const local = daemon.url.replace('//0.0.0.0:', '//127.0.0.1:');
     const withToken = { env: { PULSE_TOKEN: TOKEN } };
     const without = { env: { PULSE_TOKEN: '' } as Record<string, string> };
 
     const status = await runCli(['status', '-p', project, '--json'], withToken);
     expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout).daemon).toMatchObject({ running: true, url: daemon.url });
+    expect(JSON.parse(status.stdout).daemon).toMatchObject({ running: true, url: local });
     const refused = await runCli(['status', '-p', project], without);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`the daemon at ${daemon.url} requires a token: set PULSE_TOKEN`);
+    expect(refused.stderr).toContain(`the daemon at ${local} requires a token: set PULSE_TOKEN`);
     const wrong = await runCli(['sources', 'list', '-p', project], { env: { PULSE_TOKEN: 'x'.repeat(32) } });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('refused PULSE_TOKEN');
@@ -219,7 +222,7 @@ describe('pulse start beyond loopback', () => {
     const untested = await runCli(['sources', 'test', 'cal', '-p', project], without);
     expect(untested.code).toBe(1);
     expect(untested.stderr, 'refused, not tested here instead').toContain(
-      `the daemon at ${daemon.url} requires a token: set PULSE_TOKEN`,
+      `the daemon at ${local} requires a token: set PULSE_TOKEN`,
     );
     const sources = await runCli(['sources', 'list', '-p', project, '--json'], withToken);
     expect(sources.code, sources.stderr).toBe(0);
