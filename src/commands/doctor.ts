@@ -98,7 +98,7 @@ export const runDoctor = async ({
   findings.push(...(await checkAgentTies(daemon)));
   findings.push(...(await checkSourcesTrust(paths, env)));
   findings.push(...(await checkGitIgnore(root, pulse(`init -p ${root}`))));
-  findings.push(...(await checkSecurity(root, env)));
+  findings.push(...(await checkSecurity(root, context.port, env)));
   return report(findings);
 };
 
