@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Hono } from 'hono';
 import { WebSocket, WebSocketServer } from 'ws';
-import { browserGuard } from '../http/browser-guard.js';
+import { isLoopbackHost } from '../http/auth.js';
 import { hostGuard } from '../http/host-guard.js';
 import { bridgePage } from './bridge-page.js';
 import { createReplayBuffer } from './replay-buffer.js';
@@ -23,24 +23,26 @@ export interface InspectorRelay {
   close(): Promise<void>;
 }
 
-/** The daemon's loopback Host rule and its own-origin rule, applied to the relay's page and its WebSocket. */
-const guard = new Hono()
-  .use(hostGuard())
-  .use(browserGuard())
-  .all('*', (c) => c.body(null, 204));
+/** The daemon's loopback Host rule, applied to the relay's page and its WebSocket. */
+const guard = new Hono().use(hostGuard()).all('*', (c) => c.body(null, 204));
+
+/** Why an Origin is not a page of this relay (a loopback name on its own port), or null when it is. */
+const foreignOrigin = (origin: string | undefined, port: string): string | null => {
+  if (origin === undefined) return null;
+  try {
+    const url = new URL(origin);
+    if (isLoopbackHost(url.hostname) && url.port === port) return null;
+  } catch {}
+  return `Origin "${origin}" is not this relay's page: only its own page may connect.`;
+};
 
 const refusal = async (req: IncomingMessage): Promise<string | null> => {
   const headers: Record<string, string> = {};
   if (req.headers.host !== undefined) headers.host = req.headers.host;
-  if (req.headers.origin !== undefined) headers.origin = req.headers.origin;
-  let url: URL;
-  try {
-    // The request's own origin is what the browser guard compares its Origin with.
-    url = new URL(`http://${req.headers.host ?? '127.0.0.1'}/`);
-  } catch {
-    return `Host "${req.headers.host}" is not a host name.`;
-  }
-  const answer = await guard.request(url, { headers });
+  const port = /:(\d+)$/.exec(req.headers.host ?? '')?.[1] ?? '';
+  const foreign = foreignOrigin(req.headers.origin, port);
+  if (foreign !== null) return foreign;
+  const answer = await guard.request('/', { headers });
   return answer.status === 204 ? null : ((await answer.json()) as { error: string }).error;
 };
 
