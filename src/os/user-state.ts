@@ -16,7 +16,8 @@ export const userStateDir = (
   env: NodeJS.ProcessEnv = process.env,
   platform: NodeJS.Platform = process.platform,
 ): string => {
-  const home = homedir();
+  // $HOME as the given environment has it: a process started for another HOME has that HOME's state.
+  const home = platform === 'win32' ? homedir() : env.HOME || homedir();
   if (platform === 'darwin') return join(home, 'Library', 'Application Support', 'pulse-agent');
   if (platform === 'win32') return join(env.LOCALAPPDATA || join(home, 'AppData', 'Local'), 'pulse-agent');
   return join(env.XDG_STATE_HOME || join(home, '.local', 'state'), 'pulse-agent');

@@ -114,9 +114,9 @@ const readAt = (path: string): RecordRead => {
 };
 
 /** The folder of this user's daemon records, null while there is none, or why it is not used. */
-export const recordsFolder = (): string | { problem: string } | null => {
+export const recordsFolder = (env: NodeJS.ProcessEnv = process.env): string | { problem: string } | null => {
   try {
-    return existingUserState(RECORDS);
+    return existingUserState(RECORDS, env);
   } catch (error) {
     if (error instanceof UserStateError)
       return { problem: `${error.message} No daemon record there is used` };
@@ -129,8 +129,8 @@ export const readRecordIn = (folder: string, realRoot: string): RecordRead =>
   readAt(join(folder, fileName(realRoot)));
 
 /** The record of the daemon serving `root` (any path to it), none, or why the one there was ignored. */
-export const readDaemonRecord = (root: string): RecordRead => {
-  const folder = recordsFolder();
+export const readDaemonRecord = (root: string, env: NodeJS.ProcessEnv = process.env): RecordRead => {
+  const folder = recordsFolder(env);
   if (folder === null || typeof folder === 'object') return folder;
   return readRecordIn(folder, realProjectRoot(root));
 };

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PULSE_TOOLS } from '../../src/hooks/pulse-tools.js';
@@ -293,10 +294,14 @@ describe.skipIf(!inAgentSuite)('Claude Code 2.1.332, set up by `pulse setup clau
     const touch = use('Bash', { command: 'touch src-file', description: 'Create src-file' });
     const agent = await model([() => touch, () => say('Held; I will replan.'), () => say('Noted.')]);
 
+    // Claude Code's HOME is the daemon's too: its record lies in that HOME's state folder.
+    const home = await mkdtemp(join(tmpdir(), 'pulse-claude-home-'));
+    started.projects.push(home);
+    const asThatUser = { HOME: home };
     try {
-      const run = await runClaude({ project, modelUrl: agent.url, prompt: 'Carry on.', userSettings });
+      const run = await runClaude({ project, modelUrl: agent.url, prompt: 'Carry on.', userSettings, home });
 
-      const running = recordedDaemon(project);
+      const running = recordedDaemon(project, asThatUser);
       expect(running.port).toBe(port);
       expect(agent.problems).toEqual([]);
       const [held] = toolCalls(agent.turns()[1]!);
@@ -307,7 +312,7 @@ describe.skipIf(!inAgentSuite)('Claude Code 2.1.332, set up by `pulse setup clau
       expect(contextText(agent.turns()[0]!)).toContain('a replan is pending');
       expect(run.code).toBe(0);
     } finally {
-      await runCli(['stop', '-p', project]);
+      await runCli(['stop', '-p', project], { env: asThatUser });
     }
   });
 

@@ -395,12 +395,12 @@ describe.skipIf(!inAgentSuite)('Gemini CLI 0.61.0, set up by `pulse setup gemini
         'Hi.',
       );
       expect(run.code, context).toBe(0);
-      expect(recordedDaemon(project).port).toBe(port);
+      expect(recordedDaemon(project, { HOME: home.home }).port).toBe(port);
       expect(run.stderr).toContain('MCP issues detected.');
       const offered = (model.turns()[0]!.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []);
       expect(offered.map((fn) => fn.name)).not.toContain('mcp_pulse_pulse_ack_replan');
     } finally {
-      await runCli(['stop', '-p', project]);
+      await runCli(['stop', '-p', project], { env: { HOME: home.home } });
     }
   });
 
