@@ -24,6 +24,16 @@ const parsePort = (value: string): number => {
   return port;
 };
 
+/** `--port N`, or the `PULSE_PORT` variable: which of your daemons a command talks to. */
+const portOption = (description: string) =>
+  new Option('--port <port>', `${description}; or PULSE_PORT`).env('PULSE_PORT').argParser(parsePort);
+
+/** The `--port` of a command that talks to a running daemon: only a daemon of yours there, as your records say. */
+const daemonPort = () =>
+  portOption(
+    "your daemon's port: only a daemon of yours listening there is asked (default: yours serving the project)",
+  );
+
 const parseCount = (value: string): number => {
   const count = Number(value);
   if (!Number.isInteger(count) || count < 1)
@@ -58,7 +68,7 @@ program
     'run in the background: return once the endpoint answers (exit 1 with the reason if it does not), log to .pulse/pulse.log; pulse stop ends it',
   )
   .option('--host <host>', 'address to listen on', '127.0.0.1')
-  .option('--port <port>', 'port to listen on (0 for any free port)', parsePort, DEFAULT_PORT)
+  .addOption(portOption('port to listen on (0 for any free port)').default(DEFAULT_PORT))
   .option('--inspect', 'stream every actor to the Stately inspector through a local relay')
   .option(
     '--inspect-port <port>',
@@ -155,9 +165,10 @@ program
   .command('stop')
   .description('stop the daemon serving the project (SIGTERM), and wait until it has shut down')
   .option('-p, --project <dir>', 'project folder', '.')
-  .action(async (options: { project: string }) => {
+  .addOption(daemonPort())
+  .action(async (options: { project: string; port?: number }) => {
     const { stopDaemon } = await import('./commands/stop.js');
-    console.log(await stopDaemon(pulsePaths(options.project)).catch(fail));
+    console.log(await stopDaemon(pulsePaths(options.project), process.env, options.port).catch(fail));
   });
 
 program
@@ -175,18 +186,24 @@ program
     'show the replan state, from the running daemon or from the files; without -p, every project the running daemon serves',
   )
   .option('-p, --project <dir>', 'project folder (default: list the projects served, else this folder)')
+  .addOption(
+    portOption(
+      "your daemon's port: without -p, list the projects of your daemon listening there (only a daemon of yours is asked)",
+    ),
+  )
   .option('--json', 'print JSON')
-  .action(async (options: { project?: string; json?: boolean }) => {
+  .action(async (options: { project?: string; port?: number; json?: boolean }) => {
     if (options.project === undefined) {
       const { formatProjectList, listServedProjects } = await import('./commands/status-list.js');
-      const list = await listServedProjects().catch(fail);
+      const list = await listServedProjects(process.cwd(), options.port).catch(fail);
       if (list !== null) {
         console.log(options.json ? JSON.stringify(list, null, 2) : formatProjectList(list));
         return;
       }
+      if (options.port !== undefined) fail(`Your daemon on port ${options.port} does not answer.`);
     }
     const { formatStatus, readStatus } = await import('./commands/status.js');
-    const report = await readStatus(pulsePaths(options.project ?? '.')).catch(fail);
+    const report = await readStatus(pulsePaths(options.project ?? '.'), options.port).catch(fail);
     console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
   });
 
@@ -210,10 +227,10 @@ const steerCommand = (name: 'guide' | 'constrain', file: 'guidance' | 'constrain
     )
     .option('--timeout <duration>', 'with --wait, how long to wait (default 10m)', parseDurationFlag)
     .option('--all', 'every project the running daemon serves')
-    .option(
-      '--port <port>',
-      "with --all, the daemon's port (default: your daemon serving this folder, else your newest)",
-      parsePort,
+    .addOption(
+      portOption(
+        "your daemon's port: only a daemon of yours listening there is asked (default: yours serving the project; with --all, else your newest)",
+      ),
     )
     .option('--json', 'print JSON')
     .action(async (text: string | undefined, options: import('./commands/steer.js').SteerOptions) => {
@@ -231,13 +248,18 @@ program
   .description('hold external events until a time (45m, 1h30m, …); `off` ends it; no argument shows it')
   .argument('[duration]', '45m, 90s, 2h, 1h30m, 7d or a bare number of minutes (at most 7 days), or off')
   .option('-p, --project <dir>', 'project folder', '.')
+  .addOption(daemonPort())
   .option('--json', 'print JSON')
-  .action(async (duration: string | undefined, options: { project: string; json?: boolean }) => {
-    const { formatFocus, runFocus } = await import('./commands/focus.js');
-    const result = await runFocus(pulsePaths(options.project), duration).catch(fail);
-    console.log(options.json ? JSON.stringify(result, null, 2) : formatFocus(result));
-    if (result.warning && !options.json) console.warn(`warning: ${terminalText(result.warning)}`);
-  });
+  .action(
+    async (duration: string | undefined, options: { project: string; port?: number; json?: boolean }) => {
+      const { formatFocus, runFocus } = await import('./commands/focus.js');
+      const result = await runFocus(pulsePaths(options.project), duration, { port: options.port }).catch(
+        fail,
+      );
+      console.log(options.json ? JSON.stringify(result, null, 2) : formatFocus(result));
+      if (result.warning && !options.json) console.warn(`warning: ${terminalText(result.warning)}`);
+    },
+  );
 
 program
   .command('inspect')
@@ -245,17 +267,21 @@ program
     "print the running daemon's actor events and state changes as they happen (needs pulse start --inspect)",
   )
   .option('-p, --project <dir>', 'project folder', '.')
+  .addOption(daemonPort())
   .option(
-    '--port <port>',
+    '--inspect-port <port>',
     "the inspector relay's port (default: the running daemon's, as your daemon record says)",
     parsePort,
   )
   .option('--json', 'print the raw inspection events, one JSON object a line')
-  .action(async (options: { project: string; port?: number; json?: boolean }) => {
+  .action(async (options: { project: string; port?: number; inspectPort?: number; json?: boolean }) => {
     const { runInspect } = await import('./commands/inspect.js');
-    await runInspect({ paths: pulsePaths(options.project), port: options.port, json: options.json }).catch(
-      fail,
-    );
+    await runInspect({
+      paths: pulsePaths(options.project),
+      port: options.port,
+      inspectPort: options.inspectPort,
+      json: options.json,
+    }).catch(fail);
   });
 
 program
@@ -265,7 +291,7 @@ program
   )
   .addArgument(new Argument('<agent>', 'the agent to connect').choices(SETUP_AGENTS))
   .option('-p, --project <dir>', 'project folder', '.')
-  .option('--port <port>', `the port \`pulse start\` serves on (default ${DEFAULT_PORT})`, parsePort)
+  .addOption(portOption(`the port \`pulse start\` serves on (default ${DEFAULT_PORT})`))
   .option('--write', 'merge into the files (each changed file is backed up first; all or none)')
   .option('--force', "with --write, replace a 'pulse' entry of yours that points elsewhere (after a backup)")
   .addOption(
@@ -306,7 +332,7 @@ program
     "check that pulse works for this project: the daemon, each agent's entries, hooks and permissions, Codex trust and hook review, Gemini and Copilot folder trust, opencode's project config, git; each problem with its fix",
   )
   .option('-p, --project <dir>', 'project folder', '.')
-  .option('--port <port>', `the port to expect when no daemon runs (default ${DEFAULT_PORT})`, parsePort)
+  .addOption(portOption(`the port to expect when no daemon runs (default ${DEFAULT_PORT})`))
   .option('--json', 'print JSON')
   .action(async (options: { project: string; port?: number; json?: boolean }) => {
     const { formatDoctor, runDoctor } = await import('./commands/doctor.js');
@@ -347,10 +373,11 @@ sources
     'the servers (where, state) and sources (poller state, last poll, items seen, or why disabled), from the daemon or the file',
   )
   .option('-p, --project <dir>', 'project folder', '.')
+  .addOption(daemonPort())
   .option('--json', 'print JSON')
-  .action(async (options: { project: string; json?: boolean }) => {
+  .action(async (options: { project: string; port?: number; json?: boolean }) => {
     const { formatSourceList, listSources } = await import('./commands/sources-list.js');
-    const list = await listSources(pulsePaths(options.project), process.env).catch(fail);
+    const list = await listSources(pulsePaths(options.project), process.env, options.port).catch(fail);
     console.log(options.json ? JSON.stringify(list, null, 2) : formatSourceList(list));
   });
 
@@ -362,19 +389,23 @@ sources
   .argument('<name>', 'the source name in .pulse/sources.json')
   .option('-p, --project <dir>', 'project folder', '.')
   .option('--raw', 'also print what the tool answered (bounded) and the keys found in it')
+  .addOption(daemonPort())
   .option('--json', 'print JSON')
-  .action(async (name: string, options: { project: string; raw?: boolean; json?: boolean }) => {
-    const { formatSourceTest, testSource } = await import('./commands/sources-test.js');
-    // The server runs in a process group of its own, out of reach of the terminal's Ctrl-C: an
-    // exit, unlike a signal's default action, ends that group too.
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
-      process.on(signal, () => process.exit(128 + constants.signals[signal]));
-    const result = await testSource(pulsePaths(options.project), name, { raw: options.raw ?? false }).catch(
-      fail,
-    );
-    console.log(options.json ? JSON.stringify(result, null, 2) : formatSourceTest(result));
-    if (!result.ok) process.exitCode = 1;
-  });
+  .action(
+    async (name: string, options: { project: string; port?: number; raw?: boolean; json?: boolean }) => {
+      const { formatSourceTest, testSource } = await import('./commands/sources-test.js');
+      // The server runs in a process group of its own, out of reach of the terminal's Ctrl-C: an
+      // exit, unlike a signal's default action, ends that group too.
+      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+        process.on(signal, () => process.exit(128 + constants.signals[signal]));
+      const result = await testSource(pulsePaths(options.project), name, {
+        raw: options.raw ?? false,
+        port: options.port,
+      }).catch(fail);
+      console.log(options.json ? JSON.stringify(result, null, 2) : formatSourceTest(result));
+      if (!result.ok) process.exitCode = 1;
+    },
+  );
 
 /**
  * An agent runs `pulse hook` on every tool call: valid hook arguments are answered without

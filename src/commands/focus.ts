@@ -96,7 +96,12 @@ const awaitDaemonFocus = async (
 export const runFocus = async (
   paths: PulsePaths,
   duration: string | undefined,
-  { now = Date.now(), timeoutMs = 3000, intervalMs = 50 } = {},
+  {
+    now = Date.now(),
+    timeoutMs = 3000,
+    intervalMs = 50,
+    port,
+  }: { now?: number; timeoutMs?: number; intervalMs?: number; port?: number } = {},
 ): Promise<FocusResult> => {
   const parsed = duration === undefined ? undefined : parseFocusDuration(duration);
   await requireFolder(paths);
@@ -119,7 +124,7 @@ export const runFocus = async (
     daemon: { running: false, url: null, until: null, picked_up: null, last_error: null },
     warning: null,
   };
-  const discovery = daemonServing(paths.projectRoot);
+  const discovery = daemonServing(paths.projectRoot, port);
   const live = discovery ? await awaitDaemonFocus(discovery, until, { timeoutMs, intervalMs }) : null;
   if (discovery === null || live === null) return result;
   const picked = live.focus !== undefined && live.focus.until === until;

@@ -11,10 +11,19 @@ export class NoInspectorError extends Error {
 const how = (paths: PulsePaths) =>
   `Start the daemon with \`${pulse(`start --inspect -p ${shellWord(paths.projectRoot)}`)}\``;
 
-/** The relay's page URL: from `--port`, else from the running daemon's record. */
-export const findRelay = async (paths: PulsePaths, port?: number): Promise<string> => {
-  if (port !== undefined) return `http://127.0.0.1:${port}`;
-  const discovery = daemonServing(paths.projectRoot);
+/** Where to find the relay: its own port (`--inspect-port`), else the daemon's record (on `port`, when named). */
+export interface RelayChoice {
+  inspectPort?: number;
+  port?: number;
+}
+
+/** The relay's page URL: from `--inspect-port`, else from the running daemon's record. */
+export const findRelay = async (
+  paths: PulsePaths,
+  { inspectPort, port }: RelayChoice = {},
+): Promise<string> => {
+  if (inspectPort !== undefined) return `http://127.0.0.1:${inspectPort}`;
+  const discovery = daemonServing(paths.projectRoot, port);
   if (discovery === null)
     throw new NoInspectorError(`No daemon runs for ${paths.projectRoot}. ${how(paths)}.`);
   if (!discovery.inspect_url) {
@@ -40,17 +49,16 @@ const answers = async (url: string) => {
  */
 export const watchInspector = async ({
   paths,
-  port,
   onEvent,
-}: {
+  ...choice
+}: RelayChoice & {
   paths: PulsePaths;
-  port?: number;
   onEvent: (event: StatelyInspectionEvent) => void;
 }): Promise<string> => {
-  const url = await findRelay(paths, port);
+  const url = await findRelay(paths, choice);
   if (!(await answers(url))) {
     throw new NoInspectorError(
-      `No inspector answers at ${url}. ${how(paths)}${port === undefined ? '' : ` --inspect-port ${port}`}.`,
+      `No inspector answers at ${url}. ${how(paths)}${choice.inspectPort === undefined ? '' : ` --inspect-port ${choice.inspectPort}`}.`,
     );
   }
   createWebSocketReceiver({ server: url.replace(/^http/, 'ws') }).subscribe(onEvent);
@@ -63,11 +71,10 @@ export const watchInspector = async ({
  */
 export const runInspect = async ({
   paths,
-  port,
   json = false,
-}: {
+  ...choice
+}: RelayChoice & {
   paths: PulsePaths;
-  port?: number;
   json?: boolean;
 }): Promise<void> => {
   const { createEventFormatter } = await import('../inspect/format-event.js');
@@ -75,7 +82,7 @@ export const runInspect = async ({
   const format = createEventFormatter();
   const url = await watchInspector({
     paths,
-    port,
+    ...choice,
     onEvent: (event) => {
       const line = json ? JSON.stringify(event) : format(event);
       if (line !== null) console.log(line);

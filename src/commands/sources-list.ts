@@ -27,8 +27,12 @@ const notRunning = (poller: Omit<PollerStatus, 'state'>): PollerStatus => ({
 });
 
 /** `pulse sources list`: the running daemon's servers and sources, or those of the file when none runs. */
-export const listSources = async (paths: PulsePaths, env: NodeJS.ProcessEnv): Promise<SourceList> => {
-  const discovery = daemonServing(paths.projectRoot);
+export const listSources = async (
+  paths: PulsePaths,
+  env: NodeJS.ProcessEnv,
+  port?: number,
+): Promise<SourceList> => {
+  const discovery = daemonServing(paths.projectRoot, port);
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   if (live) return { running: true, ...live.sources };
   const file = await readSourcesFile(paths.sources);

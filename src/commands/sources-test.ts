@@ -82,9 +82,9 @@ const testHere = async (paths: PulsePaths, name: string, raw: boolean, env: Node
 export const testSource = async (
   paths: PulsePaths,
   name: string,
-  { raw = false, env = process.env }: { raw?: boolean; env?: NodeJS.ProcessEnv } = {},
+  { raw = false, env = process.env, port }: { raw?: boolean; env?: NodeJS.ProcessEnv; port?: number } = {},
 ): Promise<SourceTestReport> => {
-  const discovery = daemonServing(paths.projectRoot);
+  const discovery = daemonServing(paths.projectRoot, port);
   const fromDaemon = discovery ? await askDaemon(discovery, name, raw, env) : null;
   if (fromDaemon !== null) return { ...fromDaemon, ran_in: 'daemon', note: null };
   const note = `${discovery ? 'The daemon of this project does not answer' : 'No daemon runs for this project'}: tested with this shell's environment, which may differ from the one pulse starts with.`;

@@ -21,11 +21,15 @@ export interface ProjectList {
 }
 
 /**
- * The projects of this user's daemon (the one serving the project around `cwd`, else the newest,
- * as this user's daemon records say), or null when none runs or answers.
+ * The projects of this user's daemon (the one on `port` when named, else the one serving the
+ * project around `cwd`, else the newest, as this user's daemon records say), or null when none
+ * runs or answers.
  */
-export const listServedProjects = async (cwd: string = process.cwd()): Promise<ProjectList | null> => {
-  const origin = ourDaemonOrigin(cwd);
+export const listServedProjects = async (
+  cwd: string = process.cwd(),
+  port?: number,
+): Promise<ProjectList | null> => {
+  const origin = ourDaemonOrigin(cwd, port);
   if (origin === null) return null;
   let response: Response;
   try {

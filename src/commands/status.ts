@@ -5,7 +5,7 @@ import { eventPath, INVALIDATING_PATHS, PULSE_FILES } from '../../machines/pulse
 import type { ReplanAck } from '../../machines/replan-acks.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
-import { findDaemon, NOT_RUNNING } from '../hooks/find-daemon.js';
+import { findDaemon, NOT_RUNNING, onPort } from '../hooks/find-daemon.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
 import type { Discovery } from '../store/daemon-record.js';
 import { readEventBacklog } from '../store/event-log-file.js';
@@ -140,12 +140,12 @@ const str = (value: unknown) => (typeof value === 'string' ? value : null);
  * not there, or has no `.pulse/`, is an error with the fix: answering "nothing pending" there
  * would hide a replan pending in the project the user meant.
  */
-export const readStatus = async (paths: PulsePaths): Promise<StatusReport> => {
+export const readStatus = async (paths: PulsePaths, port?: number): Promise<StatusReport> => {
   const unusable = unusableFolder(paths);
   if (unusable !== null) return unusable;
   requirePulseFolder(paths);
   const found = findDaemon(paths.projectRoot, paths.projectRoot);
-  const discovery = 'discovery' in found ? found.discovery : null;
+  const discovery = 'discovery' in found ? onPort(found.discovery, found.project, port) : null;
   const live = discovery ? await fetchSystemStatus(discovery) : null;
   const state = await readState(paths.state);
   const daemon = {

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SteerFile, SteerMode } from '../../machines/steer.js';
 import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
-import { portListener } from '../daemon/verify-daemon.js';
 import { daemonServing, ourDaemonOrigin } from '../hooks/find-daemon.js';
 import type { SteerAnswer } from '../http/steer-route.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
@@ -136,9 +135,10 @@ const outcomeOf = (answer: SteerAnswer, steerUrl: string): SteerOutcome => ({
 export const steerProject = async (
   paths: PulsePaths,
   request: { file: SteerFile; text: string; mode: SteerMode },
+  port?: number,
 ): Promise<SteerOutcome> => {
   requirePulseFolder(paths);
-  const discovery = daemonServing(paths.projectRoot);
+  const discovery = daemonServing(paths.projectRoot, port);
   if (discovery !== null) {
     const url = new URL('steer', discovery.url).href;
     const answer = await postSteer(url, request);
@@ -169,18 +169,11 @@ interface ServedProject {
 }
 
 /**
- * The daemon `--all` steers: on `port` when given (if no other user listens there), else this
- * user's daemon as its records say.
+ * The daemon `--all` steers, as this user's records say: the one on `port` when given (none there
+ * is an error), else the one serving the folder, else the newest.
  */
 const allOrigin = (cwd: string, port: number | undefined): string => {
-  if (port !== undefined) {
-    const listener = portListener(['127.0.0.1'], port);
-    if (typeof listener === 'string') return `http://127.0.0.1:${port}`;
-    throw new SteerUsageError(
-      `Port ${port} is held by uid ${listener.uid}, not by you: pulse sends nothing there. Name the port of your own daemon.`,
-    );
-  }
-  const origin = ourDaemonOrigin(cwd);
+  const origin = ourDaemonOrigin(cwd, port);
   if (origin !== null) return origin;
   throw new SteerUsageError(
     `No pulse daemon of yours runs: --all steers every project a running daemon serves. Start one (\`${pulse('start -p <dir>')}\`).`,
@@ -286,7 +279,7 @@ export const runSteer = async (
   const request = { file, text: body, mode };
   const outcomes = options.all
     ? await steerAll(request, { port: options.port })
-    : [await steerProject(paths, request)];
+    : [await steerProject(paths, request, options.port)];
   const prefixed = outcomes.length > 1;
   if (options.json)
     print(

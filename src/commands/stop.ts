@@ -35,6 +35,7 @@ const waitForExit = async (owner: LockOwner, why: string): Promise<void> => {
 export const stopDaemon = async (
   paths: PulsePaths,
   env: NodeJS.ProcessEnv = process.env,
+  port?: number,
 ): Promise<string> => {
   requirePulseFolder(paths);
   const holder = await lockHolder(paths.dir);
@@ -44,7 +45,7 @@ export const stopDaemon = async (
     throw new Error(
       `${join(paths.dir, LOCK_FILE)} names pid ${owner.pid}, which is not a pulse daemon of yours serving this project (${holder.why}): nothing stopped; remove the file if it is stale.`,
     );
-  const discovery = daemonServing(paths.projectRoot);
+  const discovery = daemonServing(paths.projectRoot, port);
   if (discovery?.pid === owner.pid && discovery.project_id !== undefined) {
     const removed = await askToRemove(discovery.url, discovery.project_id, env.PULSE_TOKEN).catch(
       (error: Error) => {

@@ -49,22 +49,54 @@ export const findDaemon = (start: string, project?: string): DaemonLookup => {
     : { project: nearestPulse, problem: NOT_RUNNING };
 };
 
-/** The verified daemon serving exactly the project at `root`, or null (the lookup says why). */
-export const daemonServing = (root: string): Discovery | null => {
-  const found = findDaemon(root, root);
-  return 'discovery' in found ? found.discovery : null;
-};
+/** The user named a port (`--port`, `PULSE_PORT`) where no daemon of theirs serves what they asked for. */
+export class DaemonPortError extends Error {
+  override name = 'DaemonPortError';
+}
 
-/**
- * The origin of this user's daemon, for what concerns every project it serves: the one serving
- * the project around `cwd`, else the newest of this user's verified daemons; null when none runs.
- */
-export const ourDaemonOrigin = (cwd: string): string | null => {
-  const near = findDaemon(cwd);
-  if ('discovery' in near) return new URL(near.url).origin;
-  const daemons = listDaemonRecords()
+/** This user's verified daemons (one per project served), newest first. */
+const ourDaemons = (): Discovery[] =>
+  listDaemonRecords()
     .records.map(verifyRecord)
     .flatMap((verified) => ('discovery' in verified ? [verified.discovery] : []))
     .sort((a, b) => b.started_at.localeCompare(a.started_at));
-  return daemons[0] === undefined ? null : new URL(daemons[0].url).origin;
+
+/** Where this user's daemons listen, for a message: "8765, 9000", or "none runs". */
+const ourPorts = (): string => {
+  const ports = [...new Set(ourDaemons().map((d) => d.port))].sort((a, b) => a - b);
+  return ports.length === 0 ? 'none of yours runs' : `yours listen on ${ports.join(', ')}`;
+};
+
+/** The daemon found for `project`, if it listens on `port` (when named); on another port it is an error, never a fallback. */
+export const onPort = (discovery: Discovery, project: string, port: number | undefined): Discovery => {
+  if (port === undefined || discovery.port === port) return discovery;
+  throw new DaemonPortError(
+    `Your daemon serving ${project} listens on port ${discovery.port}, not ${port} (--port or PULSE_PORT): name ${discovery.port}, or leave the port out.`,
+  );
+};
+
+/** The verified daemon serving exactly the project at `root` (on `port`, when named), or null (the lookup says why). */
+export const daemonServing = (root: string, port?: number): Discovery | null => {
+  const found = findDaemon(root, root);
+  return 'discovery' in found ? onPort(found.discovery, found.project, port) : null;
+};
+
+/**
+ * The origin of this user's daemon, for what concerns every project it serves: with `port`, the
+ * one of this user's verified daemons listening there (an error when none does: nothing is sent
+ * to a port no record of yours names); else the one serving the project around `cwd`, else the
+ * newest; null when none runs.
+ */
+export const ourDaemonOrigin = (cwd: string, port?: number): string | null => {
+  if (port !== undefined) {
+    const onPort = ourDaemons().find((daemon) => daemon.port === port);
+    if (onPort !== undefined) return new URL(onPort.url).origin;
+    throw new DaemonPortError(
+      `No pulse daemon of yours listens on port ${port} (${ourPorts()}): pulse sends nothing there. Name the port of a daemon of yours, or leave the port out.`,
+    );
+  }
+  const near = findDaemon(cwd);
+  if ('discovery' in near) return new URL(near.url).origin;
+  const newest = ourDaemons()[0];
+  return newest === undefined ? null : new URL(newest.url).origin;
 };

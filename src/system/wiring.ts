@@ -33,6 +33,7 @@ import { createEventStamper } from '../store/event-id.js';
 import { readFocus } from '../store/focus-file.js';
 import { InboxFile } from '../store/inbox-file.js';
 import type { PulsePaths } from '../store/paths.js';
+import { replacementsSettled } from '../store/replace-file.js';
 import { SeenStore } from '../store/seen-store.js';
 import { StateFile } from '../store/state-file.js';
 import { writeSteerFile } from '../store/steer-file.js';
@@ -225,7 +226,8 @@ export const createPulseSystem = async (
     secrets,
     async stop(): Promise<void> {
       actor.stop();
-      await Promise.allSettled([pool.close()]);
+      // A write the stopped actors started (state.json after an ack) still lands, and leaves no temp file.
+      await Promise.allSettled([pool.close(), replacementsSettled()]);
     },
   };
 };

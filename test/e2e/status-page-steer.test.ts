@@ -189,4 +189,46 @@ describe('steering from the status page in Chromium', () => {
       'Keep the patch small: touch only the parser.\n\nAlso: no new dependencies.\n',
     );
   }, 90_000);
+
+  it('opens with each box showing its file’s current text, and never replaces what the user typed first', async (context) => {
+    needBrowser(context);
+    const project = await tempProject('pulse-page-current-');
+    started.projects.push(project);
+    const guidanceText = '# Guidance\n\nKeep the public API as it is.\n';
+    const constraintsText = '# Constraints\n\nNo network calls in tests.\n';
+    await startDaemon(project).then(async (daemon) => {
+      started.daemons.push(daemon);
+      await writeFile(join(project, '.pulse', 'guidance.md'), guidanceText);
+      await writeFile(join(project, '.pulse', 'constraints.md'), constraintsText);
+
+      browser ??= await launchChromium();
+      const { page, problems } = await watchedPage(browser);
+      await page.goto(`http://127.0.0.1:${daemon.port}/`);
+      await expect.poll(() => page.locator('#steer-guidance textarea').inputValue()).toBe(guidanceText);
+      await expect.poll(() => page.locator('#steer-constraints textarea').inputValue()).toBe(constraintsText);
+      expect(await text(page, '#steer-guidance .steer-result')).toContain('Loaded .pulse/guidance.md');
+      await page.screenshot({ path: join(shots, 'steer-current-text.png') });
+
+      // The answer for guidance comes only after the user typed: their words stay.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route('**/steer?file=guidance', async (route) => {
+        await held;
+        await route.continue();
+      });
+      const answered = page.waitForResponse((response) => response.url().endsWith('/steer?file=guidance'));
+      await page.reload();
+      await page.locator('#steer-guidance textarea').fill('Typed before the page had loaded.');
+      release();
+      await answered;
+      await expect.poll(() => text(page, '#steer-guidance .steer-result')).toContain('Kept what you typed');
+      await expect.poll(() => page.locator('#steer-constraints textarea').inputValue()).toBe(constraintsText);
+      expect(await page.locator('#steer-guidance textarea').inputValue()).toBe(
+        'Typed before the page had loaded.',
+      );
+      expect(problems).toEqual([]);
+    });
+  }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { hookEvents } from '../../hooks/events.js';
 import { hooksPart, instructionsPart, type SetupDialect, sharedMcpJsonPart } from '../agent-parts.js';
+import { everyProjectNote, everyProjectUrl } from '../every-project-note.js';
 import { groupedLayout } from '../hook-entries.js';
 import { claudeToolRules, listIncludes } from '../permissions.js';
 
@@ -33,7 +34,10 @@ export const claudeSetup: SetupDialect = {
       instructionsPart('CLAUDE.md', HOOKS.file),
     ],
     notes: [
-      `For every project of yours instead: claude mcp add --scope user --transport http pulse ${target.url}`,
+      everyProjectNote(
+        'claude',
+        `claude mcp add --scope user --transport http pulse ${everyProjectUrl(target.url)}`,
+      ),
     ],
   }),
 };

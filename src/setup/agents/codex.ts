@@ -1,4 +1,5 @@
 import { agentsMdPart, hooksPart, machinePaths, type SetupDialect } from '../agent-parts.js';
+import { everyProjectNote, everyProjectUrl } from '../every-project-note.js';
 import { groupedLayout } from '../hook-entries.js';
 import { tomlMcpEdit } from '../toml-mcp-edit.js';
 
@@ -21,7 +22,7 @@ export const codexSetup: SetupDialect = {
     ],
     notes: [
       'Codex uses .codex/ only in a project you trust, and runs its hooks only once you reviewed them ("Hooks need review" when codex starts, or /hooks); pulse never does either for you. `pulse doctor` says where both stand.',
-      `For every project of yours instead: codex mcp add pulse --url ${target.url}`,
+      everyProjectNote('codex', `codex mcp add pulse --url ${everyProjectUrl(target.url)}`),
     ],
   }),
 };

@@ -7,6 +7,7 @@ import {
   type SetupDialect,
   sharedMcpJsonPart,
 } from '../agent-parts.js';
+import { everyProjectNote, everyProjectUrl } from '../every-project-note.js';
 import { copilotLayout, hooksChange } from '../hook-entries.js';
 
 const HOOKS = {
@@ -57,7 +58,10 @@ export const copilotSetup: SetupDialect = {
     notes: [
       'Copilot loads .github/hooks/ and .mcp.json only in a folder you trust; `copilot -p` skips both without a word otherwise. pulse never trusts a folder for you: `pulse doctor` says where it stands.',
       "Windows: the curl hooks need a POSIX shell; use --hooks node (a program hook, no shell). VS Code's Copilot agent reads .github/hooks/*.json too (its documentation; not run here).",
-      `For every project of yours instead, put the "pulse" server in ~/.copilot/mcp-config.json (url ${target.url}).`,
+      everyProjectNote(
+        'copilot',
+        `put the "pulse" server in ~/.copilot/mcp-config.json with url ${everyProjectUrl(target.url)}`,
+      ),
     ],
   }),
 };

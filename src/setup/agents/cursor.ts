@@ -1,4 +1,5 @@
 import { hooksPart, instructionsPart, jsonMcpPart, machinePaths, type SetupDialect } from '../agent-parts.js';
+import { everyProjectNote, everyProjectUrl } from '../every-project-note.js';
 import { flatLayout } from '../hook-entries.js';
 
 const HOOKS = {
@@ -20,6 +21,11 @@ export const cursorSetup: SetupDialect = {
       hooksPart('cursor', HOOKS, machinePaths(HOOKS.file, '~/.cursor/hooks.json'), target),
       instructionsPart('.cursor/rules/pulse.mdc', HOOKS.file, RULE_FRONT_MATTER),
     ],
-    notes: ['For every project of yours instead, put the "pulse" server in ~/.cursor/mcp.json.'],
+    notes: [
+      everyProjectNote(
+        'cursor',
+        `put the "pulse" server in ~/.cursor/mcp.json with url ${everyProjectUrl(target.url)}`,
+      ),
+    ],
   }),
 };

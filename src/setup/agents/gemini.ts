@@ -1,5 +1,6 @@
 import { dialectOf } from '../../hooks/events.js';
 import { hooksPart, instructionsPart, machinePaths, type SetupDialect } from '../agent-parts.js';
+import { everyProjectNote, everyProjectUrl } from '../every-project-note.js';
 import { groupedLayout, type HookLayout } from '../hook-entries.js';
 import { jsonEdit } from '../json-edit.js';
 import { mcpServerChange } from '../mcp-entry.js';
@@ -59,7 +60,10 @@ export const geminiSetup: SetupDialect = {
     notes: [
       `Gemini CLI reads .gemini/settings.json only from the folder it starts in, and only once you trust that folder: start gemini in ${target.project} itself (started in a subfolder it runs without pulse). \`pulse doctor\` says where trust stands.`,
       'The first gemini run lists pulse\'s hooks in a warning ("project-level hooks have been detected") and runs them: there is nothing to approve. A line pulse has for you (the daemon is down) shows on gemini\'s stderr only.',
-      `For every project of yours instead: gemini mcp add --scope user --transport http pulse ${target.url}`,
+      everyProjectNote(
+        'gemini',
+        `gemini mcp add --scope user --transport http pulse ${everyProjectUrl(target.url)}`,
+      ),
     ],
   }),
 };

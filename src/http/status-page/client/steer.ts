@@ -50,14 +50,26 @@ const save = async (form: HTMLFormElement) => {
   }
 };
 
-const load = async (form: HTMLFormElement) => {
+/**
+ * Fills the editor with the file as it is now. On page load (`onOpen`) a box the user has typed
+ * in meanwhile is left as it is: their words are never replaced by a late answer.
+ */
+const load = async (form: HTMLFormElement, { onOpen = false } = {}) => {
+  const box = form.querySelector<HTMLTextAreaElement>('textarea')!;
+  const before = box.value;
   try {
     const response = await fetch(`steer?file=${encodeURIComponent(form.dataset.file ?? '')}`, {
       headers: headers(false),
     });
     if (!response.ok) return say(form, await refusal(response), 'bad');
     const { text } = (await response.json()) as { text: string };
-    form.querySelector<HTMLTextAreaElement>('textarea')!.value = text;
+    if (onOpen && box.value !== before)
+      return say(
+        form,
+        `Kept what you typed; "Load the current text" shows .pulse/${form.dataset.file}.md.`,
+        'ok',
+      );
+    box.value = text;
     const replace = form.querySelector<HTMLInputElement>('input[value="replace"]');
     if (replace) replace.checked = true;
     say(form, `Loaded .pulse/${form.dataset.file}.md as it is now: edit it and save to replace it.`, 'ok');
@@ -66,7 +78,7 @@ const load = async (form: HTMLFormElement) => {
   }
 };
 
-/** Enables the forms (they stay disabled, and say why, without the script). */
+/** Enables the forms (they stay disabled, and say why, without the script) and shows each file's current text. */
 export const setUpSteering = (): void => {
   for (const form of document.querySelectorAll<HTMLFormElement>('form.steer')) {
     form.querySelector('fieldset')!.disabled = false;
@@ -75,6 +87,7 @@ export const setUpSteering = (): void => {
       void save(form);
     });
     form.querySelector('button.load')!.addEventListener('click', () => void load(form));
+    void load(form, { onOpen: true });
   }
   document.getElementById('steer-needs-script')?.setAttribute('hidden', '');
 };

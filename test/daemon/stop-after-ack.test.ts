@@ -1,0 +1,56 @@
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  callTool,
+  connectClient,
+  type RunningDaemon,
+  removeProject,
+  startDaemon,
+  tempProject,
+  waitUntil,
+} from '../support/daemon.js';
+import type { Decision } from '../support/protocol.js';
+
+/*
+ * A user stops the daemon the moment an agent has acknowledged: the writes the ack started
+ * (state.json and the others replaced whole through a temp file) finish or leave nothing behind.
+ */
+
+const ROUNDS = 10;
+let daemon: RunningDaemon | undefined;
+let client: Client | undefined;
+let project: string | undefined;
+
+afterEach(async () => {
+  await client?.close().catch(() => {});
+  await daemon?.kill9();
+  if (project) await removeProject(project);
+  client = daemon = project = undefined;
+});
+
+/** The event the agent owes, once the daemon has seen the guidance written before. */
+const pendingEvent = (agent: Client): Promise<string> =>
+  waitUntil(
+    async () => (await callTool<Decision>(agent, 'pulse_should_interrupt')).pending_replan_event_id ?? false,
+    { timeoutMs: 15_000, describe: () => 'a replan pending for the new guidance' },
+  );
+
+describe('stopping the daemon right after an ack', () => {
+  it(`leaves no temp file in .pulse/ (${ROUNDS} stops, each the moment the ack is answered)`, async () => {
+    project = await tempProject('pulse-stop-ack-');
+    for (let round = 0; round < ROUNDS; round++) {
+      daemon = await startDaemon(project);
+      client = await connectClient(daemon.url);
+      await writeFile(join(project, '.pulse', 'guidance.md'), `# Guidance\n\nRound ${round}.\n`);
+      const eventId = await pendingEvent(client);
+      await writeFile(join(project, '.pulse', 'plan.md'), `# Plan\n\nFollow round ${round}.\n`);
+      await callTool(client, 'pulse_ack_replan', { event_id: eventId });
+      expect(await daemon.stop('SIGTERM'), `round ${round}: the daemon exits 0`).toBe(0);
+      await client.close().catch(() => {});
+      const left = (await readdir(join(project, '.pulse'))).filter((name) => name.endsWith('.tmp'));
+      expect(left, `round ${round}: temp files left in .pulse/`).toEqual([]);
+    }
+  }, 120_000);
+});
