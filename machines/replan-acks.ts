@@ -1,5 +1,5 @@
+import type { ClientInfo, PartyKey } from './agent-identity.js';
 import { type PlanSnapshot, planChange } from './plan-diff.js';
-import type { PartyKey } from './replan-agents.js';
 
 /**
  * One accepted ack with the replan it carries: who acknowledged which change when, and what became
@@ -11,6 +11,8 @@ export interface ReplanAck {
   agent: string;
   /** Its parties then: MCP session, name, hook sessions. */
   parties: PartyKey[];
+  /** What its client said it is (MCP `clientInfo`), when it said so. */
+  client?: ClientInfo;
   /** The event acknowledged: the latest guidance or constraints change the agent owed. */
   event_id: string;
   /** The files it owed a replan for. */
@@ -40,6 +42,7 @@ export const ACK_HISTORY = 20;
 export const replanAck = ({
   agent,
   parties,
+  client = null,
   eventId,
   files,
   at,
@@ -50,6 +53,7 @@ export const replanAck = ({
 }: {
   agent: string;
   parties: PartyKey[];
+  client?: ClientInfo | null;
   eventId: string;
   files: string[];
   at: string;
@@ -65,6 +69,7 @@ export const replanAck = ({
   return {
     agent,
     parties,
+    ...(client === null ? {} : { client }),
     event_id: eventId,
     files,
     at,

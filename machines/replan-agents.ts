@@ -1,12 +1,6 @@
+import { type ClientInfo, isHookParty, outlivesRestart, type PartyKey } from './agent-identity.js';
 import type { PendingReplan } from './event-index.js';
 import type { PlanSnapshot } from './plan-diff.js';
-
-/**
- * One way pulse hears from an agent: `session:<id>` (an MCP session), `agent:<name>` (the name a
- * one-shot caller passes), `one-shot` (a caller that gives neither) or `hook:<host>:<session>`
- * (the host's hook session, e.g. `hook:claude:4f1c…`).
- */
-export type PartyKey = string;
 
 /**
  * How pulse learned that two parties are one agent: pulse's own answer seen in the hook session's
@@ -21,6 +15,8 @@ export interface Party {
   heardAt: number;
   /** An MCP session of this daemon: it leaves when the session closes, not when idle. */
   closes: boolean;
+  /** What the client said it is (MCP `clientInfo`), when it said so. */
+  client?: ClientInfo;
 }
 
 /** One agent working in the project: its parties and the change it still owes an ack. */
@@ -111,17 +107,19 @@ const withoutOldest = (book: AgentBook): AgentBook => {
  */
 export const hear = (
   book: AgentBook,
-  { party, at, closes }: { party: PartyKey; at: number; closes: boolean },
+  { party, at, closes, client }: { party: PartyKey; at: number; closes: boolean; client?: ClientInfo },
   pending: PendingReplan | null,
   base: PlanSnapshot,
 ): AgentBook => {
   const id = agentIdOf(book, party);
   if (id !== undefined) {
     const agent = book[id]!;
-    return { ...book, [id]: { ...agent, parties: { ...agent.parties, [party]: { heardAt: at, closes } } } };
+    const known = client ?? agent.parties[party]?.client;
+    const heard: Party = { heardAt: at, closes, ...(known === undefined ? {} : { client: known }) };
+    return { ...book, [id]: { ...agent, parties: { ...agent.parties, [party]: heard } } };
   }
   const agent: Agent = {
-    parties: { [party]: { heardAt: at, closes } },
+    parties: { [party]: { heardAt: at, closes, ...(client === undefined ? {} : { client }) } },
     owes: pending,
     tiedBy: null,
     ackedAt: null,
@@ -131,8 +129,6 @@ export const hear = (
   };
   return tieLonePair(withoutOldest({ ...book, [party]: agent }));
 };
-
-const isHookParty = (key: PartyKey) => key.startsWith('hook:');
 
 /**
  * The only agent heard only through hooks and the only one heard only over MCP are one agent: a
@@ -233,6 +229,10 @@ export const acknowledge = (book: AgentBook, party: PartyKey, at: string): Agent
     : { ...book, [id]: { ...book[id]!, owes: null, ackedAt: at, planBase: null, owingSince: null } };
 };
 
+/** The client an agent's parties said it is (the first that said), or null. */
+export const clientOf = (agent: Pick<Agent, 'parties'>): ClientInfo | null =>
+  Object.values(agent.parties).find((party) => party.client !== undefined)?.client ?? null;
+
 /** The agents as state.json keeps them. */
 export const savedAgents = (book: AgentBook): SavedAgent[] =>
   Object.values(book).map((agent) => ({
@@ -258,7 +258,7 @@ export const restoredAgents = (
   const { at } = start;
   const book: AgentBook = {};
   for (const entry of saved) {
-    const lasting = entry.parties.filter((key) => !key.startsWith('session:'));
+    const lasting = entry.parties.filter(outlivesRestart);
     const keys = lasting.length > 0 ? lasting : entry.owes_event_id === null ? [] : entry.parties;
     if (keys.length === 0) continue;
     book[keys[0]!] = {

@@ -1,3 +1,4 @@
+import { type ClientInfo, ONE_SHOT, type PartyKey } from './agent-identity.js';
 import type { PendingReplan } from './event-index.js';
 import { type PlanSnapshot, UNKNOWN_PLAN } from './plan-diff.js';
 import { isInvalidating, type PulseEvent } from './pulse-files.js';
@@ -6,11 +7,11 @@ import { replanAck, withAck } from './replan-acks.js';
 import {
   acknowledge,
   agentIdOf,
+  clientOf,
   hear,
   leave,
   owe,
   owedByAnyone,
-  type PartyKey,
   restoredAgents,
   sweep,
   type TieWay,
@@ -38,9 +39,6 @@ const rejectionReason = (code: AckRejection, eventId: string, pendingEventId: st
       return `Event ${eventId} is stale. Acknowledge the latest pending replan event ${pendingEventId} instead.`;
   }
 };
-
-/** The party a caller that names no agent and has no MCP session is: PulseAgent's one client. */
-export const ONE_SHOT: PartyKey = 'one-shot';
 
 const NOTHING_PENDING: PendingReplan = { pendingEventId: null, pendingFiles: [] };
 
@@ -159,7 +157,7 @@ export const invalidated = (
 /** Pulse heard from a party: a new one becomes an agent that owes what a newcomer owes. */
 export const heard = (
   context: ReplanContext,
-  party: { party: PartyKey; at: number; closes: boolean },
+  party: { party: PartyKey; at: number; closes: boolean; client?: ClientInfo },
 ): Partial<ReplanContext> =>
   withPending({
     unclaimed: context.unclaimed,
@@ -210,6 +208,7 @@ export const ackAccepted = (context: ReplanContext, event: AckEvent): Partial<Re
   const ack = replanAck({
     agent: id ?? party,
     parties: agent ? Object.keys(agent.parties) : [party],
+    client: agent ? clientOf(agent) : null,
     eventId: event.eventId,
     files: (agent?.owes ?? owedBy(context, party))?.pendingFiles ?? [],
     at: event.at,

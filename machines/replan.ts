@@ -1,4 +1,5 @@
 import { assign, type EventObject, enqueueActions, fromCallback, not, sendTo, setup } from 'xstate';
+import type { ClientInfo, PartyKey } from './agent-identity.js';
 import type { PendingReplan } from './event-index.js';
 import type { FileFault } from './log-faults.js';
 import { type PlanSnapshot, UNKNOWN_PLAN } from './plan-diff.js';
@@ -7,7 +8,6 @@ import type { ReplanAck } from './replan-acks.js';
 import {
   type AgentBook,
   agentIdOf,
-  type PartyKey,
   type SavedAgent,
   savedAgents,
   sweeps,
@@ -15,7 +15,7 @@ import {
 } from './replan-agents.js';
 import * as decisions from './replan-decisions.js';
 
-export { ACK_ACCEPTED_REASON, needsReplan, ONE_SHOT, owedBy } from './replan-decisions.js';
+export { ACK_ACCEPTED_REASON, needsReplan, owedBy } from './replan-decisions.js';
 
 /** Why an ack was refused: a stable code beside PulseAgent's sentence. */
 export type AckRejection =
@@ -92,7 +92,7 @@ export type ReplanEvent =
       /** Who acknowledges; an agent that never called before counts as `one-shot`. */
       agent?: PartyKey;
     }
-  | { type: 'agent.heard'; party: PartyKey; at: number; closes: boolean }
+  | { type: 'agent.heard'; party: PartyKey; at: number; closes: boolean; client?: ClientInfo }
   | { type: 'agent.left'; party: PartyKey }
   | { type: 'agent.tied'; parties: [PartyKey, PartyKey]; by: TieWay }
   | { type: 'agents.sweep'; before: number };
@@ -150,8 +150,9 @@ export const replanMachine = setup({
         decisions.invalidated(context, events, plan),
     ),
     recordBlind: assign((_, { blind }: { blind: FileFault[] }) => ({ blind })),
-    hearParty: assign(({ context }, heard: { party: PartyKey; at: number; closes: boolean }) =>
-      decisions.heard(context, heard),
+    hearParty: assign(
+      ({ context }, heard: { party: PartyKey; at: number; closes: boolean; client?: ClientInfo }) =>
+        decisions.heard(context, heard),
     ),
     dropParty: assign(({ context }, { party }: { party: PartyKey }) => decisions.left(context, party)),
     sweepParties: assign(({ context }, { before }: { before: number }) => decisions.swept(context, before)),

@@ -1,4 +1,5 @@
 import { lstatSync } from 'node:fs';
+import { sessionParty } from '../../machines/agent-identity.js';
 import { EventIndex } from '../../machines/event-index.js';
 import { EVENTS_PATH, STATE_PATH } from '../../machines/log-faults.js';
 import { eventPath, INVALIDATING_PATHS, PULSE_FILES } from '../../machines/pulse-files.js';
@@ -265,7 +266,7 @@ const formatAcks = (acks: readonly ReplanAck[], now: number): string[] =>
     .reverse()
     .map(
       (ack) =>
-        `acked:     ${agentLabel(ack.parties)} acknowledged ${ack.event_id} ${ago(ack.at, now)}: ${ack.summary}`,
+        `acked:     ${agentLabel(ack)} acknowledged ${ack.event_id} ${ago(ack.at, now)}: ${ack.summary}`,
     );
 
 /** How long before `now` the time `iso` was, in whole seconds or minutes: `4s ago`, `12m ago`. */
@@ -282,11 +283,10 @@ const formatAgents = (agents: readonly AgentStatus[] | undefined, now: number): 
   if (agents === undefined) return [];
   if (agents.length === 0) return ['agents:    none connected over MCP'];
   return agents.map((a) => {
-    const client = a.client_name
-      ? `${a.client_name}${a.client_version ? ` ${a.client_version}` : ''}`
-      : 'unknown';
+    const client = a.client_name ? { name: a.client_name, version: a.client_version ?? '' } : null;
+    const label = agentLabel({ parties: [sessionParty(a.session)], client });
     return (
-      `agent:     ${a.agent ?? 'not named yet'} (client ${client}, MCP session ${a.session.slice(0, 8)}), last check-in ${ago(a.last_request_at, now)}` +
+      `agent:     ${label}${a.agent ? `, named ${a.agent}` : ''}, last check-in ${ago(a.last_request_at, now)}` +
       (a.holds_delivery ? `, holds delivery ${a.holds_delivery}` : '')
     );
   });
@@ -334,7 +334,7 @@ export const formatGate = (gate: GateStatus): string[] => {
     lines.push(
       d.holder === null
         ? `delivery:  ${d.delivery_id} waits for an agent to check in: ${titles}`
-        : `delivery:  ${d.delivery_id} out to ${d.holder} until ${d.lease_expires_at}: ${titles}`,
+        : `delivery:  ${d.delivery_id} out to ${d.holder_label ?? d.holder} until ${d.lease_expires_at}: ${titles}`,
     );
   }
   return lines;

@@ -20,7 +20,7 @@ const seconds = (ms: number) =>
 
 /** An ack as `--wait` prints it: who, when, what became of the plan, then the diff indented (unless `shown` already). */
 const formatAck = (ack: ReplanAck, startedAt: number, shown: boolean): string[] => [
-  `${agentLabel(ack.parties)} acknowledged ${ack.event_id} ${seconds(Date.parse(ack.at) - startedAt)}${ack.plan_changed ? `: ${ack.summary}` : ' without changing the plan'}${ack.diff !== null && shown ? ' (the diff above)' : ''}`,
+  `${agentLabel(ack)} acknowledged ${ack.event_id} ${seconds(Date.parse(ack.at) - startedAt)}${ack.plan_changed ? `: ${ack.summary}` : ' without changing the plan'}${ack.diff !== null && shown ? ' (the diff above)' : ''}`,
   ...(ack.diff === null || shown ? [] : ack.diff.split('\n').map((line) => `    ${line}`)),
 ];
 
@@ -67,7 +67,7 @@ export class AckWatch {
       const waited = this.#waited.find((w) => shares(w.parties, ack.parties));
       if (waited === undefined)
         this.#waited.push({
-          label: agentLabel(ack.parties),
+          label: agentLabel(ack),
           parties: new Set(ack.parties),
           outcome: 'acknowledged',
         });

@@ -11,9 +11,9 @@ const WAYS: Record<NonNullable<ReplanAgentStatus['tied_by']>, string> = {
 /** One agent as doctor says it: which parties, how they are tied, and how a held one acknowledges. */
 const agentFinding = (agent: ReplanAgentStatus): Finding => {
   const owes = agent.owes === null ? 'owes no ack' : `owes the ack of ${agent.owes}`;
-  const hooks = agent.hook_sessions.map((h) => `hook session ${h}`);
-  const mcp = [...agent.mcp_sessions.map((m) => `MCP session ${m}`), ...agent.names.map((n) => `agent ${n}`)];
-  const who = [...hooks, ...mcp].join(' + ');
+  const hooks = agent.hook_sessions;
+  const mcp = [...agent.mcp_sessions, ...(agent.handles ?? []), ...agent.names];
+  const who = agent.label;
   if (hooks.length > 0 && mcp.length > 0)
     return holds('agent', `${who}, tied by ${WAYS[agent.tied_by!]}; ${owes}`);
   if (hooks.length > 0) {

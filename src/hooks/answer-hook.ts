@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { hookParty } from '../../machines/agent-identity.js';
 import { memoryOf } from '../../machines/hook-sessions.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { owedBy } from '../../machines/replan.js';
@@ -103,7 +104,7 @@ export const answerHook = async (
   // VS Code runs other agents' hook files: the session and the tool names are the caller's.
   const caller = call.agent;
   const session = `${caller}:${call.session}`;
-  const party = `hook:${session}`;
+  const party = hookParty(caller, call.session);
   if (call.session !== PROBE_SESSION) hearAgent(actor, party);
   const pulseTool = call.tool !== null && isPulseTool(caller, call.tool.name, server);
   // pulse's own answer, seen in this session's hook input, names the MCP caller: one agent.

@@ -49,7 +49,7 @@ export const replanRule: Rule<SnapshotFrom<typeof replanMachine>> = (previous, n
     log.info(
       {
         event_id: ack.event_id,
-        agent: agentLabel(ack.parties),
+        agent: agentLabel(ack),
         plan_sha256: ack.plan_after_sha256,
         plan_changed: ack.plan_changed,
         ...(ack.plan_changed ? { added: ack.added, removed: ack.removed } : {}),
@@ -112,7 +112,7 @@ export const gateRule: Rule<SnapshotFrom<typeof gateMachine>> = (previous, next,
       log.info(
         {
           delivery_id: delivery.deliveryId,
-          agent: delivery.holder,
+          agent: agentLabel({ parties: [delivery.holder] }),
           lease_expires_at: iso(delivery.leaseExpiresAt),
           events: delivery.events.map(summary),
         },

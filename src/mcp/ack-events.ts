@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { PulseActor } from '../../machines/pulse.js';
 import { ackEvents } from '../system/ask-actors.js';
 import { jsonResult } from './json-result.js';
-import { callerOf } from './should-interrupt.js';
+import { callerOf, HANDLE_SCHEMA } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';
 
 export const ackEventsOutput = {
@@ -28,6 +28,9 @@ const ackEventsInputSchema = z.object({
     .max(200)
     .optional()
     .describe('The agent name given to pulse_should_interrupt, when it was called without a session.'),
+  handle: HANDLE_SCHEMA.optional().describe(
+    'The agent_handle pulse_should_interrupt answered, when it was called without a session.',
+  ),
 });
 const ackEventsOutputSchema = z.object(ackEventsOutput);
 
@@ -36,13 +39,14 @@ export const registerAckEvents = (server: McpServer, actor: PulseActor): void =>
     'pulse_ack_events',
     {
       description:
-        'Acknowledge a delivery of external events from pulse_should_interrupt. outcomes per event id: told, not_worth_saying, or later (deliver again); an event left out counts as told. Only the agent that received the delivery may acknowledge it: from the same MCP session, or with the same agent name.',
+        'Acknowledge a delivery of external events from pulse_should_interrupt. outcomes per event id: told, not_worth_saying, or later (deliver again); an event left out counts as told. Only the agent that received the delivery may acknowledge it: from the same MCP session, or with the same handle or agent name.',
       inputSchema: ackEventsInputSchema,
       outputSchema: ackEventsOutputSchema,
       annotations: ACK_ANNOTATIONS,
     },
-    async ({ delivery_id, outcomes, agent }, extra) => {
-      const reply = await ackEvents(actor, delivery_id, outcomes, callerOf(agent, extra.sessionId));
+    async ({ delivery_id, outcomes, agent, handle }, extra) => {
+      const caller = callerOf({ session: extra.sessionId, handle, name: agent });
+      const reply = await ackEvents(actor, delivery_id, outcomes, caller);
       return jsonResult({
         accepted: reply.accepted,
         delivery_id: reply.deliveryId,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { PulseActor } from '../../machines/pulse.js';
 import { ackReplan } from '../system/ask-actors.js';
 import { jsonResult } from './json-result.js';
-import { replanPartyOf } from './should-interrupt.js';
+import { HANDLE_SCHEMA, replanPartyOf } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';
 
 export const ackOutput = {
@@ -52,6 +52,9 @@ const ackInputSchema = z.object({
     .describe(
       'The agent name a one-shot caller passed to pulse_should_interrupt, or the hook session a held tool call gave ("claude:<session>").',
     ),
+  handle: HANDLE_SCHEMA.optional().describe(
+    'The agent_handle pulse_should_interrupt answered, for a client without MCP sessions: the ack frees that agent only.',
+  ),
 });
 const ackOutputSchema = z.object(ackOutput);
 
@@ -65,8 +68,8 @@ export const registerAckReplan = (server: McpServer, actor: PulseActor): void =>
       outputSchema: ackOutputSchema,
       annotations: ACK_ANNOTATIONS,
     },
-    async ({ event_id, agent }, extra) => {
-      const party = replanPartyOf(actor, agent, extra.sessionId);
+    async ({ event_id, agent, handle }, extra) => {
+      const party = replanPartyOf(actor, { session: extra.sessionId, handle, name: agent });
       const { requestId: _requestId, ...reply } = await ackReplan(actor, event_id, party);
       return jsonResult({ ...reply, agent_id: party });
     },

@@ -1,10 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { sessionParty } from '../../machines/agent-identity.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { hearAgent, replanOf } from '../system/ask-actors.js';
 
 /**
  * A session's agent is working in the project from its client's `initialized` until its
- * transport closes (the client ended it, it expired, or it was evicted): a change made meanwhile
+ * transport closes (the client ended it, it expired, or it was evicted), known by the `clientInfo`
+ * it sent (named so in status and notifications): a change made meanwhile
  * waits for its ack, and once it closes it is no longer waited for. Chains the handlers set before it.
  */
 export const registerAgentPresence = (server: McpServer, actor: PulseActor): void => {
@@ -16,8 +18,9 @@ export const registerAgentPresence = (server: McpServer, actor: PulseActor): voi
     initialized?.();
     const sessionId = protocol.transport?.sessionId;
     if (sessionId === undefined) return;
-    party = `session:${sessionId}`;
-    hearAgent(actor, party, true);
+    party = sessionParty(sessionId);
+    const client = protocol.getClientVersion();
+    hearAgent(actor, party, true, client && { name: client.name, version: client.version });
   };
   protocol.onclose = () => {
     closed?.();

@@ -3,6 +3,8 @@ import type { EventLogContext } from '../../machines/event-log.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { eventPath, type PulseFileName, type TrackedFile } from '../../machines/pulse-files.js';
 import type { ReplanContext } from '../../machines/replan.js';
+import { clientOf } from '../../machines/replan-agents.js';
+import { agentLabel } from '../system/agent-label.js';
 import { gateOf, inboxOf, logOf, reconcile, replanOf } from '../system/ask-actors.js';
 import { RECENT_EVENTS } from '../system/system-status.js';
 import { faultSentence } from './blind-reason.js';
@@ -33,21 +35,11 @@ const fileSection = (name: PulseFileName, file: TrackedFile, unreadable: string 
 const agentsSection = (replan: ReplanContext): string[] => {
   const agents = Object.values(replan.agents);
   if (agents.length < 2) return [];
-  const name = (parties: string[]) =>
-    parties
-      .map((p) =>
-        p.startsWith('hook:')
-          ? `hook session ${p.slice(5)}`
-          : p.startsWith('session:')
-            ? `MCP session ${p.slice(8, 16)}`
-            : p,
-      )
-      .join(' + ');
   return [
     '## Agents',
     '- Each agent acknowledges a guidance or constraints change for itself.',
     ...agents.map((agent) => {
-      const parties = name(Object.keys(agent.parties));
+      const parties = agentLabel({ parties: Object.keys(agent.parties), client: clientOf(agent) });
       return agent.owes === null
         ? `- ${parties}: up to date`
         : `- ${parties}: owes the ack of ${agent.owes.pendingEventId} (${agent.owes.pendingFiles.join(', ')})`;

@@ -1,11 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import {
+  type CallerMarks,
+  callerParty,
+  hookPartyNamed,
+  ONE_SHOT,
+  type PartyKey,
+} from '../../machines/agent-identity.js';
 import type { Caller, Delivery } from '../../machines/delivery-rules.js';
 import type { EventLogContext } from '../../machines/event-log.js';
 import { faultList } from '../../machines/log-faults.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import { ONE_SHOT, owedBy, type ReplanContext } from '../../machines/replan.js';
-import type { PartyKey } from '../../machines/replan-agents.js';
+import { owedBy, type ReplanContext } from '../../machines/replan.js';
 import { isHookAgent } from '../hooks/events.js';
 import { checkIn, hearAgent, logOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { blindReason } from './blind-reason.js';
@@ -86,7 +93,13 @@ export const interruptOutput = {
   agent_id: z
     .string()
     .describe(
-      'Who pulse takes the caller for (its MCP session, else the agent name it passed): each agent acknowledges a change for itself.',
+      'Who pulse takes the caller for (its MCP session, else the handle it passed, else the agent name it passed): each agent acknowledges a change for itself.',
+    ),
+  agent_handle: z
+    .string()
+    .nullable()
+    .describe(
+      'For a caller without an MCP session: pass it as handle to pulse_should_interrupt and pulse_ack_replan, so your ack frees you alone. Null with a session.',
     ),
   unobservable: z
     .array(z.object({ file: z.string(), reason: z.string() }))
@@ -94,6 +107,11 @@ export const interruptOutput = {
       'What pulse cannot see or record now, each file with why and the fix. When it names .pulse/, guidance.md, constraints.md or events.jsonl, needs_replan is true (the plan is on hold) even with no pending event.',
     ),
 };
+
+/** A handle as pulse mints it, and as a caller may pass it back. */
+export const HANDLE_SCHEMA = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{8,64}$/, 'A handle is the agent_handle pulse_should_interrupt answered.');
 
 export type InterruptAnswer = { [K in keyof typeof interruptOutput]: z.infer<(typeof interruptOutput)[K]> };
 
@@ -109,9 +127,13 @@ const interruptInputSchema = z.object({
     .describe(
       'Names this agent when several share one daemon without MCP sessions, or names the hook session a held tool call gave ("claude:<session>"); external events go to one agent at a time.',
     ),
+  handle: HANDLE_SCHEMA.optional().describe(
+    'The agent_handle an earlier pulse_should_interrupt answered, for a client without MCP sessions: pulse then knows this agent by it.',
+  ),
 });
 
 type AttentionFields = 'needs_attention' | 'external_events' | 'delivery_id' | 'lease_expires_at';
+type CallerFields = AttentionFields | 'agent_handle';
 
 /** The delivery out to the agent, if any, as `pulse_should_interrupt` adds it to PulseAgent's answer. */
 export const attentionAnswer = (delivery: Delivery | null): Pick<InterruptAnswer, AttentionFields> => ({
@@ -150,7 +172,7 @@ export const interruptAnswer = (
   lastSeenEventId: string | null,
   /** The caller: the answer is what this agent owes; without one, what anyone owes. */
   party?: PartyKey,
-): Omit<InterruptAnswer, AttentionFields> => {
+): Omit<InterruptAnswer, CallerFields> => {
   const { index } = log;
   const owed =
     party === undefined ? replan : (owedBy(replan, party) ?? { pendingEventId: null, pendingFiles: [] });
@@ -176,41 +198,24 @@ export const interruptAnswer = (
   };
 };
 
-/**
- * Who is checking in, so a delivery goes to one agent at a time: the name it gives, else its MCP
- * session; one-shot callers that give no name share one identity.
- */
-export const agentOf = (name: string | undefined, sessionId: string | undefined): string =>
-  name !== undefined ? `agent:${name}` : sessionId !== undefined ? `session:${sessionId}` : 'one-shot';
-
 /** The caller of a tool, as the gate tells a delivery's holder from other agents. */
-export const callerOf = (name: string | undefined, sessionId: string | undefined): Caller => ({
-  agent: agentOf(name, sessionId),
-  session: sessionId ?? null,
+export const callerOf = (marks: CallerMarks): Caller => ({
+  agent: callerParty(marks, isHookAgent),
+  session: marks.session ?? null,
 });
 
-/** A name that is a hook session's key as pulse's held tool calls give it (`claude:<session>`). */
-const hookPartyNamed = (name: string | undefined): PartyKey | null => {
-  const host = name?.split(':', 1)[0];
-  return host !== undefined && isHookAgent(host) && name!.length > host.length + 1 ? `hook:${name}` : null;
-};
+/** A fresh handle for a caller without MCP sessions: unguessable, so no other agent acks with it by chance. */
+export const mintHandle = (): string => randomBytes(12).toString('base64url');
 
 /**
- * The party a tool call comes from, heard by the replan lifecycle: its MCP session, else the
- * agent name it passes, else PulseAgent's one-shot client. A name that is a hook session's key
- * ties that hook session to the caller, so the ack the held agent makes frees its tool calls.
+ * The party a tool call comes from, heard by the replan lifecycle (`callerParty`'s order). A name
+ * that is a hook session's key ties that hook session to the caller, so the ack the held agent
+ * makes frees its tool calls.
  */
-export const replanPartyOf = (
-  actor: PulseActor,
-  name: string | undefined,
-  sessionId: string | undefined,
-): PartyKey => {
-  const hook = hookPartyNamed(name);
-  const party =
-    sessionId !== undefined
-      ? `session:${sessionId}`
-      : (hook ?? (name !== undefined ? `agent:${name}` : ONE_SHOT));
-  hearAgent(actor, party, sessionId !== undefined);
+export const replanPartyOf = (actor: PulseActor, marks: CallerMarks): PartyKey => {
+  const party = callerParty(marks, isHookAgent);
+  hearAgent(actor, party, marks.session !== undefined);
+  const hook = hookPartyNamed(marks.name, isHookAgent);
   if (hook !== null && hook !== party) {
     hearAgent(actor, hook);
     tieAgents(actor, party, hook, 'agent-argument');
@@ -228,11 +233,12 @@ export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): v
       outputSchema: interruptOutputSchema,
       annotations: TOOL_ANNOTATIONS,
     },
-    async ({ last_seen_event_id, agent }, extra) => {
+    async ({ last_seen_event_id, agent, handle }, extra) => {
       await reconcile(actor);
-      const party = replanPartyOf(actor, agent, extra.sessionId);
+      const marks = { session: extra.sessionId, handle, name: agent };
+      const party = replanPartyOf(actor, marks);
       const owes = owedBy(replanOf(actor).getSnapshot().context, party) !== null;
-      const delivery = await checkIn(actor, callerOf(agent, extra.sessionId), !owes);
+      const delivery = await checkIn(actor, callerOf(marks), !owes);
       const answer: InterruptAnswer = {
         ...interruptAnswer(
           logOf(actor).getSnapshot().context,
@@ -241,6 +247,8 @@ export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): v
           party,
         ),
         ...attentionAnswer(delivery),
+        // A caller with a session is known by it; one without gets a handle to be known by from now on.
+        agent_handle: extra.sessionId !== undefined ? null : (handle ?? mintHandle()),
       };
       return jsonResult(answer);
     },

@@ -4,6 +4,7 @@ import type { gateMachine } from '../../machines/gate.js';
 import type { Notification } from '../../machines/notifier.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { replanMachine } from '../../machines/replan.js';
+import { clientOf } from '../../machines/replan-agents.js';
 import { agentLabel } from '../system/agent-label.js';
 import { formatDuration } from '../text/duration.js';
 
@@ -50,7 +51,7 @@ export const heldTooLong = (
       {
         key: `held:${id}:${agent.owes.pendingEventId}`,
         title: `pulse · ${project}: an agent is still held`,
-        body: `${agentLabel(Object.keys(agent.parties))} has not acknowledged the change to ${fileNames(agent.owes.pendingFiles)} for ${formatDuration(Math.max(1000, Math.round((now - agent.owingSince) / 1000) * 1000))}: it is held until it replans.`,
+        body: `${agentLabel({ parties: Object.keys(agent.parties), client: clientOf(agent) })} has not acknowledged the change to ${fileNames(agent.owes.pendingFiles)} for ${formatDuration(Math.max(1000, Math.round((now - agent.owingSince) / 1000) * 1000))}: it is held until it replans.`,
       },
     ];
   });

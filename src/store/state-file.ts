@@ -1,3 +1,4 @@
+import type { ClientInfo } from '../../machines/agent-identity.js';
 import type { AckRecord, PulseFileName } from '../../machines/pulse-files.js';
 import { ACK_HISTORY, type ReplanAck } from '../../machines/replan-acks.js';
 import type { SavedAgent, TieWay } from '../../machines/replan-agents.js';
@@ -60,6 +61,15 @@ const agentsOf = (raw: Raw): SavedAgent[] => {
   });
 };
 
+/** A saved `clientInfo`: two strings, or null (state.json is the repository's, so it is read as untrusted). */
+const clientOrNull = (value: unknown): ClientInfo | null => {
+  if (typeof value !== 'object' || value === null) return null;
+  const { name, version } = value as Raw;
+  return typeof name === 'string' && typeof version === 'string' ? { name, version } : null;
+};
+
+const clientField = (client: ClientInfo | null) => (client === null ? {} : { client });
+
 const numberOr0 = (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : 0;
 
@@ -80,6 +90,7 @@ export const acksOf = (raw: Readonly<Raw>): ReplanAck[] => {
         {
           agent,
           parties: strings(e.parties),
+          ...clientField(clientOrNull(e.client)),
           event_id: eventId,
           files: strings(e.files),
           at,

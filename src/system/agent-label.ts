@@ -1,15 +1,69 @@
+import { type ClientInfo, type PartyKey, readParty } from '../../machines/agent-identity.js';
+import { terminalText } from '../text/terminal-text.js';
+
+/** What an agent is named by: its parties, and the `clientInfo` its client sent, if any. */
+export interface NamedAgent {
+  parties: readonly PartyKey[];
+  client?: ClientInfo | null | undefined;
+}
+
+/** Products by the `clientInfo.name` their MCP clients send (checked against the real CLIs), first match wins. */
+const CLIENT_PRODUCTS: readonly [RegExp, string][] = [
+  [/^claude-code\b/i, 'Claude Code'],
+  [/^codex\b/i, 'Codex'],
+  [/^gemini-cli\b/i, 'Gemini CLI'],
+  [/copilot/i, 'Copilot CLI'],
+  [/^opencode\b/i, 'opencode'],
+  [/^cursor\b/i, 'Cursor'],
+  [/^visual studio code\b/i, 'Visual Studio Code'],
+];
+
+/** Products by the host of a hook route (`/hook/<host>/…`). */
+const HOOK_PRODUCTS: Readonly<Record<string, string>> = {
+  claude: 'Claude Code',
+  codex: 'Codex',
+  gemini: 'Gemini CLI',
+  copilot: 'Copilot CLI',
+  opencode: 'opencode',
+  cursor: 'Cursor',
+  vscode: 'Visual Studio Code',
+};
+
+/** A client's own words, safe on a terminal and a page line: no controls, bounded. */
+const said = (text: string, limit: number): string => {
+  const clean = terminalText(text).trim();
+  return clean.length > limit ? `${clean.slice(0, limit)}…` : clean;
+};
+
+const short = (id: string): string => said(id, 8);
+
+const productOf = (client: ClientInfo): string =>
+  CLIENT_PRODUCTS.find(([name]) => name.test(client.name))?.[1] ?? (said(client.name, 40) || 'an MCP client');
+
 /**
- * An agent as people know it, from its parties: its hook sessions, then its MCP sessions (the
- * first 8 characters) and names, e.g. `hook session claude:4f1c… + MCP session 9a2b3c4d`.
+ * An agent as its user knows it: the product its client said it is, with its version, then what
+ * tells it apart, e.g. `Claude Code 2.1.332 (session 3f2a9c01…)`; an agent known only by its hooks
+ * is named by its host (`Claude Code (hook session 4f1c2b3a…)`).
  */
-export const agentLabel = (parties: readonly string[]): string => {
-  const after = (prefix: string) =>
-    parties.filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length));
-  const words = [
-    ...after('hook:').map((hook) => `hook session ${hook}`),
-    ...after('session:').map((session) => `MCP session ${session.slice(0, 8)}`),
-    ...after('agent:').map((name) => `agent ${name}`),
-    ...parties.filter((p) => p === 'one-shot').map(() => 'a one-shot caller'),
-  ];
-  return words.join(' + ') || 'an unknown agent';
+export const agentLabel = ({ parties, client }: NamedAgent): string => {
+  const identities = parties.map(readParty);
+  const hookHost = identities.find((p) => p.kind === 'hook')?.host;
+  const base = client ? productOf(client) : hookHost === undefined ? undefined : HOOK_PRODUCTS[hookHost];
+  const version = client ? said(client.version, 20) : '';
+  const product = base === undefined || version === '' ? base : `${base} ${version}`;
+  const marks = identities.map((p): string => {
+    if (p.kind === 'session') return `session ${short(p.id)}`;
+    if (p.kind === 'handle') return `handle ${short(p.handle)}`;
+    if (p.kind === 'named') return `agent ${said(p.name, 40)}`;
+    if (p.kind === 'one-shot') return 'one-shot';
+    return HOOK_PRODUCTS[p.host] === base || base === undefined
+      ? `hook session ${short(p.session)}`
+      : `${said(p.host, 20)} hook session ${short(p.session)}`;
+  });
+  if (product !== undefined) return `${product} (${marks.join(', ')})`;
+  if (marks.length === 1 && marks[0] === 'one-shot') return 'a one-shot caller';
+  if (marks.length === 0) return 'an unknown agent';
+  return identities.some((p) => p.kind === 'session' || p.kind === 'handle')
+    ? `an MCP client (${marks.join(', ')})`
+    : marks.join(' + ');
 };

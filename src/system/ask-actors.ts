@@ -1,4 +1,5 @@
 import { type ActorRefFrom, waitFor } from 'xstate';
+import { type ClientInfo, ONE_SHOT, type PartyKey } from '../../machines/agent-identity.js';
 import type { AckOutcome, Caller, Delivery } from '../../machines/delivery-rules.js';
 import type { eventLogMachine } from '../../machines/event-log.js';
 import type { gateMachine } from '../../machines/gate.js';
@@ -8,8 +9,8 @@ import type { hookSessionsMachine } from '../../machines/hook-sessions.js';
 import type { inboxMachine } from '../../machines/inbox.js';
 import { planSnapshot } from '../../machines/plan-diff.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import { type AckReply, ONE_SHOT, type replanMachine } from '../../machines/replan.js';
-import { needsHearing, type PartyKey, type TieWay } from '../../machines/replan-agents.js';
+import type { AckReply, replanMachine } from '../../machines/replan.js';
+import { needsHearing, type TieWay } from '../../machines/replan-agents.js';
 import type { SourceTestReply, sourcesMachine } from '../../machines/sources.js';
 import type { SteerRequest, SteerWritten, steerMachine } from '../../machines/steer.js';
 import { DEFAULT_SERVER_TIMEOUT_SEC } from '../sources/config/server-config.js';
@@ -114,11 +115,11 @@ export const reconcile = async (actor: PulseActor): Promise<void> => {
  * Tells the replan lifecycle it heard from this party: a new one becomes an agent that owes what
  * a newcomer owes; a known one is marked heard at most once a minute, so calls cost no event.
  */
-export const hearAgent = (actor: PulseActor, party: PartyKey, closes = false): void => {
+export const hearAgent = (actor: PulseActor, party: PartyKey, closes = false, client?: ClientInfo): void => {
   const replan = replanOf(actor);
   const now = Date.now();
   if (needsHearing(replan.getSnapshot().context.agents, party, now))
-    replan.send({ type: 'agent.heard', party, at: now, closes });
+    replan.send({ type: 'agent.heard', party, at: now, closes, ...(client === undefined ? {} : { client }) });
 };
 
 /** Tells the replan lifecycle that two parties are one agent, and how it knows. */

@@ -1,4 +1,5 @@
 import type { ActorRefFrom, SnapshotFrom, StateValue } from 'xstate';
+import { partiesByKind } from '../../machines/agent-identity.js';
 import type { InboxEvent } from '../../machines/external.js';
 import type { focusMachine } from '../../machines/focus.js';
 import type { gateMachine } from '../../machines/gate.js';
@@ -10,7 +11,7 @@ import type { pollerMachine } from '../../machines/poller.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { INVALIDATING_PATHS, type PulseEvent } from '../../machines/pulse-files.js';
 import { needsReplan } from '../../machines/replan.js';
-import type { AgentBook } from '../../machines/replan-agents.js';
+import { type AgentBook, agentIdOf, clientOf } from '../../machines/replan-agents.js';
 import { pollerId, type ServerSummary, sourceBlocked } from '../../machines/sources.js';
 import type { watcherMachine } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
@@ -97,15 +98,13 @@ const stateName = (value: StateValue): string =>
 const replanAgentsStatus = (book: AgentBook): ReplanAgentStatus[] =>
   Object.entries(book).map(([id, agent]) => {
     const keys = Object.keys(agent.parties);
-    const after = (prefix: string) =>
-      keys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+    const client = clientOf(agent);
     return {
       id,
-      label: agentLabel(keys),
+      label: agentLabel({ parties: keys, client }),
       parties: keys,
-      mcp_sessions: after('session:'),
-      hook_sessions: after('hook:'),
-      names: [...after('agent:'), ...keys.filter((k) => k === 'one-shot')],
+      ...partiesByKind(keys),
+      client,
       owes: agent.owes?.pendingEventId ?? null,
       owes_files: agent.owes?.pendingFiles ?? [],
       tied_by: agent.tiedBy,
@@ -134,10 +133,17 @@ export const deadLetterStatus = (d: DeadLetter): DeadLetterStatus => ({
   reason: d.reason,
 });
 
+/** A party as its user knows it, with the client its agent said it is. */
+const partyLabel = (book: AgentBook, party: string): string => {
+  const id = agentIdOf(book, party);
+  return agentLabel({ parties: [party], client: id === undefined ? null : clientOf(book[id]!) });
+};
+
 const gateStatus = (
   gate: SnapshotFrom<typeof gateMachine> | undefined,
   inbox: InboxContext | undefined,
   thinker: ThinkerStatus,
+  agents: AgentBook,
 ): GateStatus => {
   const c = gate?.context;
   const delivery = c?.delivery ?? null;
@@ -150,6 +156,7 @@ const gateStatus = (
         : {
             delivery_id: delivery.deliveryId,
             holder: delivery.holder,
+            holder_label: delivery.holder === null ? null : partyLabel(agents, delivery.holder),
             lease_expires_at: iso(delivery.leaseExpiresAt),
             events: delivery.events.map((e) => ({
               ...summary(e),
@@ -312,6 +319,7 @@ export const systemStatus = (
         maxAttempts: gate?.context.maxAttempts ?? GATE_DEFAULTS.maxAttempts,
         asking: gate !== undefined && ['reflecting', 'thinking'].includes(stateName(gate.value)),
       }),
+      replan.context.agents,
     ),
     sources: {
       untrusted: sources === undefined ? null : untrustedOf(sources.context),

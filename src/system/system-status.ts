@@ -1,4 +1,5 @@
 import type { StateValue } from 'xstate';
+import type { ClientInfo } from '../../machines/agent-identity.js';
 import type { ToolSafety } from '../../machines/external.js';
 import type { HoldReason } from '../../machines/gate-context.js';
 import type { GateSettings } from '../../machines/gate-settings.js';
@@ -143,13 +144,17 @@ export interface SystemStatus {
 /** One agent as the replan lifecycle knows it: its parties, how they were tied, and what it owes. */
 export interface ReplanAgentStatus {
   id: string;
-  /** Who it is, in words: its hook sessions, MCP sessions and names. */
+  /** Who it is, as its user knows it: `Claude Code 2.1.332 (session 3f2a9c01…)` (`agentLabel`). */
   label: string;
-  /** Its parties as keys: `session:<id>`, `hook:<host>:<id>`, `agent:<name>`, `one-shot`. */
+  /** Its parties as opaque keys (`machines/agent-identity.ts` reads them). */
   parties: string[];
   mcp_sessions: string[];
   /** Hook sessions as `<host>:<session id>`. */
   hook_sessions: string[];
+  /** Handles pulse minted for it (a client without MCP sessions). */
+  handles: string[];
+  /** What its client said it is (MCP `clientInfo`), or null. */
+  client: ClientInfo | null;
   /** Names one-shot callers gave, and `one-shot` for PulseAgent's nameless client. */
   names: string[];
   /** The event it still owes an ack, or null. */
@@ -215,8 +220,10 @@ export interface GateStatus {
   /** The delivery set aside or out to an agent. */
   delivery: {
     delivery_id: string;
-    /** Null while no agent has claimed it yet. */
+    /** Null while no agent has claimed it yet: the holder's party key. */
     holder: string | null;
+    /** The holder as its user knows it (`agentLabel`); absent from daemons before it. */
+    holder_label?: string | null;
     lease_expires_at: string | null;
     events: Array<EventSummary & { urgency: number; why?: string }>;
   } | null;

@@ -193,7 +193,8 @@ describe.skipIf(!inAgentSuite)('pulse guide --wait steering two Claude Code 2.1.
     expect(modelA.problems).toEqual([]);
     expect(modelB.problems).toEqual([]);
     const event = /logged as (evt_\S+)\./.exec(output)![1]!;
-    const session = 'hook session claude:[0-9a-f-]+ \\+ MCP session [0-9a-f]{8}';
+    const session =
+      'Claude Code \\S+ \\((hook session [0-9a-f]{8}…, session [0-9a-f]{8}…|session [0-9a-f]{8}…, hook session [0-9a-f]{8}…)\\)';
     expect(output).toMatch(
       new RegExp(
         `^2 agents must now replan and acknowledge ${event}; each is held at its next tool call`,

@@ -109,11 +109,11 @@ describe('pulse doctor', () => {
     const { report } = await doctor(dir);
     const agents = report.findings.filter((f) => f.subject === 'agent').map((f) => f.message);
     expect(agents).toHaveLength(4);
-    expect(agents.find((m) => m.includes('claude:solo'))).toMatch(/tied by elimination/);
-    expect(agents.find((m) => m.includes('hook session claude:a '))).toMatch(
+    expect(agents.find((m) => m.includes('hook session solo'))).toMatch(/tied by elimination/);
+    expect(agents.find((m) => /hook session a[,)]/.test(m))).toMatch(
       /tied by pulse's answer seen in its after-tool hook's input \(PostToolUse, AfterTool\)/,
     );
-    expect(agents.find((m) => m.includes('claude:b'))).toMatch(/acknowledge with agent "claude:b"/);
+    expect(agents.find((m) => m.includes('hook session b)'))).toMatch(/acknowledge with agent "claude:b"/);
     expect(agents.filter((m) => /with no hook session/.test(m))).toHaveLength(1);
   });
 

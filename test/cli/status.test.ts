@@ -91,7 +91,7 @@ describe('pulse status lists the connected agents', () => {
     // Connected, not yet named: the client as it introduced itself, its escapes gone.
     expect(agentLines(await status(dir))).toEqual([
       expect.stringMatching(
-        /^agent: {5}not named yet \(client evil-client 4\.5\.6, MCP session [0-9a-f]{8}\), last check-in \d+s ago$/,
+        /^agent: {5}evil-client 4\.5\.6 \(session [0-9a-f]{8}…\), last check-in \d+s ago$/,
       ),
     ]);
 
@@ -117,7 +117,7 @@ describe('pulse status lists the connected agents', () => {
     expect(agentLines(text)).toEqual([
       expect.stringMatching(
         new RegExp(
-          `^agent: {5}cli-test \\(client evil-client 4\\.5\\.6, MCP session [0-9a-f]{8}\\), last check-in \\d+s ago, holds delivery ${delivery}$`,
+          `^agent: {5}evil-client 4\\.5\\.6 \\(session [0-9a-f]{8}…\\), named cli-test, last check-in \\d+s ago, holds delivery ${delivery}$`,
         ),
       ),
     ]);

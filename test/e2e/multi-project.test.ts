@@ -115,13 +115,17 @@ describe('one daemon for several projects', () => {
     // Who still owes an ack, under its project: only a's agent, held by a's change.
     const owingLines = listed.stdout.split('\n').filter((line) => / owes evt_/.test(line));
     expect(owingLines).toEqual([
-      expect.stringMatching(/^ {4}(hook session \S+ \+ )?MCP session [0-9a-f]{8} owes evt_\S+$/),
+      expect.stringMatching(
+        /^ {4}pulse-test 1\.0\.0 \(session [0-9a-f]{8}…(, .*hook session .*)?\) owes evt_\S+$/,
+      ),
     ]);
     expect(listed.stdout.indexOf(owingLines[0]!)).toBeGreaterThan(listed.stdout.indexOf(a));
     expect(listed.stdout.indexOf(owingLines[0]!)).toBeLessThan(listed.stdout.indexOf(b));
     // The list of projects at / says the same.
     const projectsPage = await (await fetch(`http://127.0.0.1:${daemon.port}/`)).text();
-    expect(projectsPage.match(/MCP session [0-9a-f]{8} owes <code>evt_/g)).toHaveLength(1);
+    expect(
+      projectsPage.match(/pulse-test 1\.0\.0 \(session [0-9a-f]{8}…[^)]*\) owes <code>evt_/g),
+    ).toHaveLength(1);
     expect(projectsPage.match(/No agent owes an acknowledgement\./g)).toHaveLength(1);
 
     const stopA = await runCli(['stop', '-p', a]);

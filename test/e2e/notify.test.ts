@@ -88,7 +88,7 @@ describe('pulse start --notify', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(await notified()).toHaveLength(2);
     expect(held[0]![3]).toMatch(
-      /^MCP session [0-9a-f]{8} has not acknowledged the change to guidance\.md for \ds: it is held until it replans\.$/,
+      /^pulse-test 1\.0\.0 \(session [0-9a-f]{8}…\) has not acknowledged the change to guidance\.md for \ds: it is held until it replans\.$/,
     );
 
     await callTool(a, 'pulse_ack_replan', { event_id: event });

@@ -101,8 +101,8 @@ describe('steering from the status page in Chromium', () => {
     await form.locator('button[type="submit"]').click();
     await expect.poll(() => text(page, '#steer-guidance .steer-result')).toMatch(/^Saved as evt_/);
     const event = /Saved as (evt_\S+)\./.exec((await text(page, '#steer-guidance .steer-result'))!)![1]!;
-    expect(await text(page, '#steer-guidance .steer-result')).toContain(
-      `Held until each acknowledges: hook session claude:${SESSION} + MCP session`,
+    expect(await text(page, '#steer-guidance .steer-result')).toMatch(
+      /Held until each acknowledges: pulse-test 1\.0\.0 \(.*hook session steer-pa…/,
     );
     expect(await readFile(join(project, '.pulse', 'guidance.md'), 'utf8')).toBe(
       'Keep the patch small: touch only the parser.\n',
@@ -126,7 +126,7 @@ describe('steering from the status page in Chromium', () => {
     await expect
       .poll(() => entry.textContent())
       .toMatch(
-        /hook session claude:steer-page-session \+ MCP session [0-9a-f]{8} acknowledged .*: the plan changed: 1 line added, 1 removed/,
+        /pulse-test 1\.0\.0 \(.*hook session steer-pa….*\) acknowledged .*: the plan changed: 1 line added, 1 removed/,
       );
     await entry.locator('details summary').click();
     expect(await entry.locator('pre.diff').textContent()).toBe(

@@ -420,7 +420,10 @@ describe('the status page in Chromium', () => {
         ).needs_attention,
       { timeoutMs: 15_000, intervalMs: 100, describe: () => 'a delivery' },
     );
-    await expect.poll(() => text(page, '#delivery-body .headline')).toBe('Out to agent:page-test');
+    // Known by its session (a name counts only without one), named by its clientInfo.
+    await expect
+      .poll(() => text(page, '#delivery-body .headline'))
+      .toMatch(/^Out to pulse-test 1\.0\.0 \(session [0-9a-f]{8}…\)$/);
     const deliveryId = (await statusOf(daemon)).gate.delivery!.delivery_id;
     await expect.poll(() => text(page, '#agents-body tbody')).toContain(`page-testpulse-test 1.0.0`);
     expect(await text(page, '#agents-body tbody')).toContain(`holds ${deliveryId}`);
@@ -429,7 +432,7 @@ describe('the status page in Chromium', () => {
     expect(delivery).toContain('Standup moved to 10:30');
     expect(delivery).toMatch(/lease ends\s*in \d+ (s|min)/);
     expect(await text(page, '#machine-gate figcaption')).toMatch(
-      /Out to agent:page-test: waiting for its acknowledgement \(lease ends in \d+ (s|min)\)/,
+      /Out to pulse-test 1\.0\.0 \(session [0-9a-f]{8}…\): waiting for its acknowledgement \(lease ends in \d+ (s|min)\)/,
     );
     expect(await activeStates(page, 'gate')).toEqual(['awaiting']);
     expect(await page.locator('#delivery-body time').first().getAttribute('title')).toMatch(
@@ -467,7 +470,7 @@ describe('the status page in Chromium', () => {
     expect(ack.accepted).toBe(true);
     await expect.poll(() => page.locator('#replan-owing li').count()).toBe(1);
     expect(await text(page, '#replan-owing li')).toMatch(
-      new RegExp(`^MCP session [0-9a-f]{8} owes ${event}$`),
+      new RegExp(`^pulse-test 1\\.0\\.0 \\(session [0-9a-f]{8}…\\) owes ${event}$`),
     );
     expect(await text(page, '#replan-headline')).toMatch(/^Replan pending/);
     await page.screenshot({ path: join(shots, 'replan-one-agent-owes.png'), fullPage: true });

@@ -50,6 +50,11 @@ const agent = async (daemon: RunningDaemon) => {
 
 const sessionOf = (client: Client) => (client.transport as StreamableHTTPClientTransport).sessionId!;
 
+/** How pulse names a test client: its clientInfo, then its session. */
+const labelOf = (client: Client) => `pulse-test 1.0.0 (session ${sessionOf(client).slice(0, 8)}…)`;
+const labelPattern = (client: Client) => labelOf(client).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const ANY_LABEL = 'pulse-test 1\\.0\\.0 \\(session [0-9a-f]{8}…\\)';
+
 interface Decision {
   needs_replan: boolean;
   pending_replan_event_id: string | null;
@@ -88,8 +93,8 @@ describe('pulse guide --wait with two agents', () => {
     expect(guide.output()).toContain(
       `2 agents must now replan and acknowledge ${event}; each is held at its next tool call until it has.`,
     );
-    expect(guide.output()).toContain(`owes it: MCP session ${sessionOf(a).slice(0, 8)}`);
-    expect(guide.output()).toContain(`owes it: MCP session ${sessionOf(b).slice(0, 8)}`);
+    expect(guide.output()).toContain(`owes it: ${labelOf(a)}`);
+    expect(guide.output()).toContain(`owes it: ${labelOf(b)}`);
     expect(await readFile(guidance(project), 'utf8')).toBe('Keep the patch small: touch only the parser.\n');
 
     // B acknowledges without touching the plan: accepted, and said plainly.
@@ -101,9 +106,7 @@ describe('pulse guide --wait with two agents', () => {
       plan_changed: false,
       plan_change: 'acknowledged without changing the plan',
     });
-    await guide.printed(
-      new RegExp(`MCP session ${sessionOf(b).slice(0, 8)} acknowledged ${event} .*without changing the plan`),
-    );
+    await guide.printed(new RegExp(`${labelPattern(b)} acknowledged ${event} .*without changing the plan`));
     expect(guide.child.exitCode).toBeNull();
 
     // A replans: its ack carries the diff of plan.md since the change.
@@ -120,9 +123,7 @@ describe('pulse guide --wait with two agents', () => {
 
     expect(await guide.exited).toBe(0);
     const lines = guide.output().split('\n');
-    const aLine = lines.findIndex((line) =>
-      line.startsWith(`MCP session ${sessionOf(a).slice(0, 8)} acknowledged ${event}`),
-    );
+    const aLine = lines.findIndex((line) => line.startsWith(`${labelOf(a)} acknowledged ${event}`));
     expect(lines[aLine]).toMatch(/: the plan changed: 2 lines added, 1 removed$/);
     expect(lines.slice(aLine + 1, aLine + 9)).toEqual([
       '    --- plan.md at the change',
@@ -140,13 +141,11 @@ describe('pulse guide --wait with two agents', () => {
     // pulse status and /status say the same, and the log has a line for each.
     const status = await runCli(['status', '-p', project]);
     expect(status.stdout).toMatch(
-      new RegExp(
-        `acked: +MCP session ${sessionOf(a).slice(0, 8)} acknowledged ${event} \\d+s ago: the plan changed`,
-      ),
+      new RegExp(`acked: +${labelPattern(a)} acknowledged ${event} \\d+s ago: the plan changed`),
     );
     expect(status.stdout).toMatch(
       new RegExp(
-        `acked: +MCP session ${sessionOf(b).slice(0, 8)} acknowledged ${event} \\d+s ago: acknowledged without changing the plan`,
+        `acked: +${labelPattern(b)} acknowledged ${event} \\d+s ago: acknowledged without changing the plan`,
       ),
     );
     const log = (await readFile(join(project, '.pulse', 'pulse.log'), 'utf8'))
@@ -177,11 +176,9 @@ describe('pulse guide --wait with two agents', () => {
     await guide.printed(/Waiting up to 3s/);
     const event = /logged as (evt_\S+)\./.exec(guide.output())![1]!;
     await callTool(a, 'pulse_ack_replan', { event_id: event });
-    await guide.printed(new RegExp(`MCP session ${sessionOf(a).slice(0, 8)} acknowledged`));
+    await guide.printed(new RegExp(`${labelPattern(a)} acknowledged`));
     expect(await guide.exited).toBe(3);
-    expect(guide.output()).toContain(
-      `Timed out after 3s: still owing ${event}: MCP session ${sessionOf(b).slice(0, 8)}`,
-    );
+    expect(guide.output()).toContain(`Timed out after 3s: still owing ${event}: ${labelOf(b)}`);
     if (process.env.PULSE_STEER_TRANSCRIPT)
       console.log(`$ pulse guide "…" --wait --timeout 3s\n${guide.output()}exit 3`);
     // B is still held for it.
@@ -210,13 +207,11 @@ describe('pulse guide --wait with two agents', () => {
     await (leaving.transport as StreamableHTTPClientTransport).terminateSession();
     await guide.printed(
       new RegExp(
-        `MCP session ${leavingSession.slice(0, 8)} left \\(its session closed, or it went quiet\\): not waited for`,
+        `pulse-test 1\\.0\\.0 \\(session ${leavingSession.slice(0, 8)}…\\) left \\(its session closed, or it went quiet\\): not waited for`,
       ),
     );
     const late = await agent(daemon);
-    await guide.printed(
-      new RegExp(`MCP session ${sessionOf(late).slice(0, 8)} came to work and owes it too`),
-    );
+    await guide.printed(new RegExp(`${labelPattern(late)} came to work and owes it too`));
     await callTool(a, 'pulse_ack_replan', { event_id: event });
     await callTool(late, 'pulse_ack_replan', { event_id: event });
     expect(await guide.exited).toBe(0);
@@ -230,7 +225,9 @@ describe('pulse guide --wait with two agents', () => {
     await guide.printed(/Waiting up to 10m/);
     guide.child.kill('SIGINT');
     expect(await guide.exited).toBe(130);
-    expect(guide.output()).toMatch(/Stopped waiting \(the change stands\): still owing evt_\S+: MCP session/);
+    expect(guide.output()).toMatch(
+      /Stopped waiting \(the change stands\): still owing evt_\S+: pulse-test 1\.0\.0 \(session/,
+    );
     expect(await callTool<Decision>(a, 'pulse_should_interrupt')).toMatchObject({ needs_replan: true });
   });
 });
@@ -379,9 +376,7 @@ describe('pulse guide and pulse constrain: the write', () => {
     const [firstEvent, secondEvent] = [eventIn(first), eventIn(second)];
 
     await callTool(inSecond, 'pulse_ack_replan', { event_id: secondEvent });
-    await guide.printed(
-      new RegExp(`MCP session ${sessionOf(inSecond).slice(0, 8)} acknowledged ${secondEvent}`),
-    );
+    await guide.printed(new RegExp(`${labelPattern(inSecond)} acknowledged ${secondEvent}`));
     // One project's agent is done, the other's still owes: still waiting.
     expect(guide.child.exitCode).toBeNull();
 
@@ -393,7 +388,7 @@ describe('pulse guide and pulse constrain: the write', () => {
     ] as const) {
       const id = `${project.split('/').at(-1)}-[0-9a-f]{8}`;
       expect(guide.output()).toMatch(
-        new RegExp(`^\\[${id}\\] MCP session ${sessionOf(client).slice(0, 8)} acknowledged ${event} `, 'm'),
+        new RegExp(`^\\[${id}\\] ${labelPattern(client)} acknowledged ${event} `, 'm'),
       );
       expect(guide.output()).toMatch(
         new RegExp(`^\\[${id}\\] Every agent has acknowledged ${event}\\.$`, 'm'),
@@ -424,9 +419,7 @@ describe('what is kept', () => {
     ]);
     const offline = await runCli(['status', '-p', project]);
     expect(offline.stdout).toMatch(
-      new RegExp(
-        `acked: +MCP session [0-9a-f]{8} acknowledged ${event} .*: the plan changed: 1 line added, 1 removed`,
-      ),
+      new RegExp(`acked: +${ANY_LABEL} acknowledged ${event} .*: the plan changed: 1 line added, 1 removed`),
     );
 
     const again = await startDaemon(project);

@@ -120,6 +120,29 @@ describe('StateFile', () => {
     expect((await StateFile.load(path, '/p')).state.acks).toEqual([replanned]);
   });
 
+  it('keeps the client an ack was made by, and drops a client that is not two strings', async () => {
+    const { path } = await stateIn(JSON.stringify({ ...SCHEMA_1, schema_version: 2 }));
+    const base = { agent: 'session:a', parties: ['session:a'], event_id: ACK.eventId, at: ACK.at };
+    await writeFile(
+      path,
+      JSON.stringify({
+        ...SCHEMA_1,
+        acks: [
+          { ...base, client: { name: 'claude-code', version: '2.1.332' } },
+          { ...base, client: { name: { toString: 'x' }, version: 1 } },
+          { ...base, client: 'claude-code' },
+        ],
+      }),
+    );
+    const acks = (await StateFile.load(path, '/p')).state.acks;
+    expect(acks.map((ack) => ack.client)).toEqual([
+      { name: 'claude-code', version: '2.1.332' },
+      undefined,
+      undefined,
+    ]);
+    expect(acks.every((ack) => !('client' in ack) || ack.client?.name === 'claude-code')).toBe(true);
+  });
+
   it('serialises concurrent updates: the file ends up with every patch', async () => {
     const { path } = await stateIn(JSON.stringify({ ...SCHEMA_1, schema_version: 2 }));
     const { file } = await StateFile.load(path, '/p');

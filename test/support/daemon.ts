@@ -136,9 +136,12 @@ export const startDaemon = async (
   };
 };
 
-/** A session client (initialize, then Mcp-Session-Id), as Claude Code or the Inspector connect. */
-export const connectClient = async (url: string): Promise<Client> => {
-  const client = new Client({ name: 'pulse-test', version: '1.0.0' });
+/** A session client (initialize, then Mcp-Session-Id), as Claude Code or the Inspector connect, named by `clientInfo`. */
+export const connectClient = async (
+  url: string,
+  clientInfo: { name: string; version: string } = { name: 'pulse-test', version: '1.0.0' },
+): Promise<Client> => {
+  const client = new Client(clientInfo);
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
 };

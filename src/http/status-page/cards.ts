@@ -105,7 +105,7 @@ const ackLine = (ack: ReplanAck): Child =>
   h(
     'li',
     { class: ack.plan_changed ? 'ack' : 'ack unchanged' },
-    agentLabel(ack.parties),
+    agentLabel(ack),
     ack.plan_changed
       ? [' acknowledged ', time(ack.at), ': ', ack.summary]
       : [' ', h('span', { class: 'chip warn' }, ack.summary), ' ', time(ack.at)],
@@ -191,7 +191,7 @@ const delivery = (s: SystemStatus): Child => {
           h(
             'p',
             { class: 'headline' },
-            d.holder === null ? 'Waiting for an agent to check in' : `Out to ${d.holder}`,
+            d.holder === null ? 'Waiting for an agent to check in' : `Out to ${d.holder_label ?? d.holder}`,
           ),
           rows([
             ['delivery', h('code', {}, d.delivery_id)],

@@ -81,7 +81,7 @@ const gateSentence = (s: SystemStatus): Child => {
       return `${plural(d?.events.length ?? 0, 'urgent event')} set aside: the first agent to check in gets them.`;
     case 'awaiting':
       return [
-        `Out to ${d?.holder ?? 'an agent'}: waiting for its acknowledgement`,
+        `Out to ${d?.holder_label ?? d?.holder ?? 'an agent'}: waiting for its acknowledgement`,
         d?.lease_expires_at ? [' (lease ends ', time(d.lease_expires_at), ')'] : '',
         '.',
       ];
