@@ -733,8 +733,12 @@ describe('MCP surface (test_mcp_server.py)', () => {
         'reason',
       ]),
     );
-    // PulseAgent's one argument, plus an optional `agent` name that PulseAgent's clients never send.
-    expect(Object.keys(interrupt.inputSchema.properties ?? {})).toEqual(['last_seen_event_id', 'agent']);
+    // PulseAgent's one argument, plus an optional `agent` name and `handle` that PulseAgent's clients never send.
+    expect(Object.keys(interrupt.inputSchema.properties ?? {})).toEqual([
+      'last_seen_event_id',
+      'agent',
+      'handle',
+    ]);
     expect(interrupt.inputSchema.required ?? []).toEqual([]);
 
     const ack = byName.get('pulse_ack_replan')!;

@@ -265,12 +265,18 @@ describe('the status page in Chromium', () => {
     return watched(browser, options);
   };
 
-  /** The text of the cards and diagrams, every relative time masked (they tick between two loads). */
+  /**
+   * The text of the cards and diagrams, every relative time masked (they tick between two loads),
+   * without the steer forms' result lines, where the script says it loaded each file.
+   */
   const mainText = async (page: Page) =>
-    ((await page.locator('main').textContent()) ?? '').replace(
-      /\b(in \d+ (s|min|h|d)|\d+ (s|min|h|d) ago|now)\b/g,
-      '<time>',
-    );
+    (
+      (await page.locator('main').evaluate((main) => {
+        const copy = main.cloneNode(true) as HTMLElement;
+        for (const line of copy.querySelectorAll('.steer-result')) line.remove();
+        return copy.textContent;
+      })) ?? ''
+    ).replace(/\b(in \d+ (s|min|h|d)|\d+ (s|min|h|d) ago|now)\b/g, '<time>');
 
   const activeStates = (page: Page, machine: string) =>
     page
@@ -297,6 +303,9 @@ describe('the status page in Chromium', () => {
     await live.page.goto(url);
     await expect.poll(() => text(live.page, '#conn')).toBe('Live');
     await expect.poll(() => text(live.page, '#updated')).toMatch(/^updated /);
+    await expect
+      .poll(() => text(live.page, 'form.steer .steer-result'))
+      .toMatch(/^Loaded \.pulse\/guidance\.md as it is now/);
     expect(await mainText(live.page)).toBe(serverText);
     expect(await activeStates(live.page, 'replan')).toEqual(['idle']);
     expect(await activeStates(live.page, 'log')).toEqual([
@@ -325,7 +334,9 @@ describe('the status page in Chromium', () => {
     await live.page.screenshot({ path: join(shots, 'idle.png'), fullPage: true });
 
     expect([...still.problems, ...live.problems]).toEqual([]);
-    expect(new Set([...still.requests, ...live.requests])).toEqual(new Set(['/', '/status/stream']));
+    expect(new Set([...still.requests, ...live.requests])).toEqual(
+      new Set(['/', '/status/stream', '/steer']),
+    );
   }, 60_000);
 
   it('names the thinker in force: the rules while no client can sample, the agent once one can, nobody while the model fails', async (context) => {
@@ -510,6 +521,7 @@ describe('the status page in Chromium', () => {
         (p) => !/^Failed to load resource: (net::|the server responded with a status of 404)/.test(p),
       ),
     ).toEqual([]);
-    expect(new Set(requests)).toEqual(new Set(['/', '/status/stream']));
+    // The page, its stream, and the steer forms' current text.
+    expect(new Set(requests)).toEqual(new Set(['/', '/status/stream', '/steer']));
   }, 90_000);
 });
