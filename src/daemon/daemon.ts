@@ -21,6 +21,7 @@ import type { Terminal } from '../log/logger.js';
 import { startSummary } from '../log/start-summary.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { type PulsePaths, pulsePaths } from '../store/paths.js';
+import { projectId } from '../store/project-id.js';
 import { announceCodeWarm } from './code-warm.js';
 import { portInUseMessage } from './port-holder.js';
 import type { NotifyOptions, OpenProject, SourcesAtStart } from './project.js';
@@ -183,8 +184,9 @@ const stopServing = async (
  * Starts the sidecar on a project: HTTP first (a taken port is known before anything is created:
  * when a pulse holds it, that daemon is asked to serve the project too), then the inspector's
  * relay, then the daemon's actor and the project itself (`.pulse/` initialised, its actor system
- * running, its discovery file). Each is registered with its release as it is acquired: a start
- * that fails releases what it acquired, and `close()` releases it all, newest first.
+ * running, its discovery file). A request that reaches the port before the project is served
+ * waits for it (`src/http/opening.ts`). Each is registered with its release as it is acquired: a
+ * start that fails releases what it acquired, and `close()` releases it all, newest first.
  */
 export const startDaemon = async ({
   project,
@@ -218,7 +220,18 @@ export const startDaemon = async ({
   };
   const paths = pulsePaths(project);
   let connections: () => ConnectionCounts | null = () => null;
-  let host_: ProjectHost | null = null;
+  // The first project served, or null when the start failed: a `pulse start` or `pulse stop`
+  // that reaches the daemon while it starts waits for it.
+  let started: (host: ProjectHost | null) => void = () => undefined;
+  const startedHost = new Promise<ProjectHost | null>((resolve) => {
+    started = resolve;
+  });
+  const serving = async () => {
+    const host = await startedHost;
+    if (host === null)
+      throw new ProjectRefusedError('This pulse failed to start and is exiting: start it again.');
+    return host;
+  };
   const http = createDaemonApp({
     token: token || undefined,
     allowedHosts: [...boundHostNames(host), ...allowedHosts],
@@ -226,21 +239,23 @@ export const startDaemon = async ({
     connections: () => connections(),
     control: {
       add: async (request) => {
-        if (host_ === null)
-          throw new ProjectRefusedError('This pulse is still starting: try again in a moment.');
         const notifyThere =
           request.notifyHeldAfterMs === undefined ? undefined : { heldAfterMs: request.notifyHeldAfterMs };
         return (
-          await host_.add({ root: request.root, logLevel: logLevelOf(request.logLevel), notify: notifyThere })
+          await (
+            await serving()
+          ).add({
+            root: request.root,
+            logLevel: logLevelOf(request.logLevel),
+            notify: notifyThere,
+          })
         ).added;
       },
-      remove: (id) => {
-        if (host_ === null)
-          throw new ProjectRefusedError('This pulse is still starting: try again in a moment.');
-        return host_.remove(id);
-      },
+      remove: async (id) => (await serving()).remove(id),
     },
   });
+  // Before the port opens: a client that connects at once waits for the project, not a 404.
+  const firstOpened = http.opening(projectId(paths.projectRoot));
   let server: ReturnType<typeof serve>;
   try {
     ({ server, connections } = await listen(http.app.fetch, host, port, connectionLimits));
@@ -314,11 +329,15 @@ export const startDaemon = async ({
     secrets = projects.secrets;
     ({ project: first } = await projects.add({ root: paths.projectRoot, logLevel, notify }));
   } catch (error) {
+    firstOpened();
+    started(null);
     await releases.release();
     // The refusal's message, as the lock or the folder said it.
     throw error instanceof ProjectRefusedError ? new Error(error.message) : error;
   }
-  host_ = projects;
+  // Its id may differ from the one guessed before the folder existed (a symlink in its path).
+  firstOpened();
+  started(projects);
   let closing: Promise<void> | null = null;
   const close = (onStop = false) => {
     closing ??= (async () => {

@@ -7,8 +7,10 @@ import { pulsePaths } from '../store/paths.js';
 import { projectId } from '../store/project-id.js';
 import { type OpenProject, openProject, type ProjectOptions } from './project.js';
 
-/** What the host needs of the HTTP layer: to serve a project's routes, and to stop. */
+/** What the host needs of the HTTP layer: to hold requests while a project opens, to serve its routes, and to stop. */
 export interface ProjectRoutes {
+  /** Requests for the project wait from now until it is attached, or the returned function gives up. */
+  opening(id: string): () => void;
   attach(project: AppProject): void;
   detach(id: string): Promise<void>;
 }
@@ -93,6 +95,8 @@ export const createProjectHost = ({
         );
       }
       opening.add(id);
+      // Its URLs are known before it is served (the id is its folder's): a request for one waits, not 404s.
+      const giveUp = routes.opening(id);
       try {
         const beside = [...opened.values()];
         const project = await open({
@@ -120,6 +124,7 @@ export const createProjectHost = ({
         };
         return { project, added };
       } finally {
+        giveUp();
         opening.delete(id);
         openingSecrets.delete(id);
       }

@@ -16,6 +16,7 @@ import type { ConnectionCounts } from './connection-shedding.js';
 import { createHookRoute } from './hook-route.js';
 import { hostGuard } from './host-guard.js';
 import type { McpRoute } from './mcp-route.js';
+import { createOpenings } from './opening.js';
 import { projectUrls, resolveProject, servedSentence, type Unresolved } from './project-lookup.js';
 import { type ProjectControl, projectsRoutes } from './projects-route.js';
 import { rpcRefusal } from './refusal.js';
@@ -51,6 +52,7 @@ type Handler = (c: Context, surface: Surface) => Response | Promise<Response>;
  * `healthz`, `status`, `status/stream`, `sources/test`, the page), the same unprefixed while one is
  * served (or for `?project=`), `/hook/:agent/:event` routed by its project, and `/projects` (the
  * list; adding and removing, for the CLI only). Sessions, push watches and limits are daemon-wide.
+ * A request for a project still `opening` waits until it is attached (`src/http/opening.ts`).
  */
 export const createDaemonApp = ({
   token,
@@ -76,6 +78,7 @@ export const createDaemonApp = ({
   const watches = new Set<ContextWatch>();
   const surfaces = new Map<string, Surface>();
   const list = () => [...surfaces.values()].map((s) => s.project);
+  const openings = createOpenings({ servedCount: () => surfaces.size });
   // The MCP SDK and the tools' schemas load at the first /mcp request: hooks, the status page and
   // /healthz never need them, and a daemon nobody has connected to yet does not hold them.
   let mcp: McpRoute | null = null;
@@ -130,6 +133,7 @@ export const createDaemonApp = ({
         steerToken: steerTokenMatches,
       }),
     });
+    openings.opened(project.id);
   };
   /** Stops serving a project: its routes answer 404 from now on, and its MCP sessions are closed. */
   const detach = async (id: string): Promise<void> => {
@@ -232,6 +236,8 @@ export const createDaemonApp = ({
     if (c.req.method === 'GET' && isPageRoute(c.req.path)) return loopbackPeersOnly()(c, next);
     return next();
   });
+  // Past the guards: only the user's own requests are held while a project opens.
+  app.use('*', openings.untilOpened);
   // Before the per-project routes, whose sources-test body limit would read a /projects body.
   app.route(
     '/projects',
@@ -289,6 +295,8 @@ export const createDaemonApp = ({
   );
   return {
     app,
+    /** Marks a project as opening: requests for it wait until it is attached, or the returned function gives up. */
+    opening: openings.opening,
     attach,
     detach,
     /** The projects served, in the order they were added. */
