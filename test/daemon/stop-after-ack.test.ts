@@ -2,16 +2,9 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  callTool,
-  connectClient,
-  type RunningDaemon,
-  removeProject,
-  startDaemon,
-  tempProject,
-  waitUntil,
-} from '../support/daemon.js';
+import { callTool, connectClient, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
 import type { Decision } from '../support/protocol.js';
+import { trackStarted } from '../support/started.js';
 
 /*
  * A user stops the daemon the moment an agent has acknowledged: the writes the ack started
@@ -19,16 +12,8 @@ import type { Decision } from '../support/protocol.js';
  */
 
 const ROUNDS = 10;
-let daemon: RunningDaemon | undefined;
-let client: Client | undefined;
-let project: string | undefined;
-
-afterEach(async () => {
-  await client?.close().catch(() => {});
-  await daemon?.kill9();
-  if (project) await removeProject(project);
-  client = daemon = project = undefined;
-});
+const started = trackStarted();
+afterEach(() => started.cleanUp());
 
 /** The event the agent owes, once the daemon has seen the guidance written before. */
 const pendingEvent = (agent: Client): Promise<string> =>
@@ -39,10 +24,13 @@ const pendingEvent = (agent: Client): Promise<string> =>
 
 describe('stopping the daemon right after an ack', () => {
   it(`leaves no temp file in .pulse/ (${ROUNDS} stops, each the moment the ack is answered)`, async () => {
-    project = await tempProject('pulse-stop-ack-');
+    const project = await tempProject('pulse-stop-ack-');
+    started.projects.push(project);
     for (let round = 0; round < ROUNDS; round++) {
-      daemon = await startDaemon(project);
-      client = await connectClient(daemon.url);
+      const daemon = await startDaemon(project);
+      started.daemons.push(daemon);
+      const client = await connectClient(daemon.url);
+      started.clients.push(client);
       await writeFile(join(project, '.pulse', 'guidance.md'), `# Guidance\n\nRound ${round}.\n`);
       const eventId = await pendingEvent(client);
       await writeFile(join(project, '.pulse', 'plan.md'), `# Plan\n\nFollow round ${round}.\n`);
