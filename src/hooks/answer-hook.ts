@@ -1,5 +1,3 @@
-import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { hookParty } from '../../machines/agent-identity.js';
 import { memoryOf } from '../../machines/hook-sessions.js';
 import type { PulseActor } from '../../machines/pulse.js';
@@ -7,9 +5,9 @@ import { owedBy } from '../../machines/replan.js';
 import { headline } from '../mcp/external-section.js';
 import { gateOf, hearAgent, hooksOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { decide } from './decide.js';
-import { HOOK_AGENTS, hookEvents, isHookAgent, PROBE_SESSION, phaseOf } from './events.js';
-import { parseHookInput } from './hook-input.js';
-import { formatVerdict, letBeSaying, notEnforcing } from './hook-output.js';
+import { PROBE_SESSION } from './events.js';
+import type { HookCall } from './hook-input.js';
+import { formatVerdict } from './hook-output.js';
 import { isPulseTool, judgeTool } from './tool-rule.js';
 
 /**
@@ -27,20 +25,6 @@ const STILL_READING = {
   reason: `could not be read in time (the scan took longer than ${RECONCILE_BUDGET_MS / 1000} s: a busy machine, a slow disk, or a log that failed to load, see pulse status): call pulse_should_interrupt, then try again`,
 };
 
-/** One hook call as it reaches the daemon: the agent's own JSON, as it wrote it on a hook's stdin. */
-export interface HookRequest {
-  agent: string;
-  event: string;
-  body: string;
-  /** The project the hook was set up for (`?project=`): a daemon serving another project does not answer for it. */
-  project?: string | undefined;
-  /** The name the agent gives pulse's MCP server (`?server=`, `pulse` unless set up otherwise). */
-  server?: string | undefined;
-}
-
-/** The agent's answer (JSON text), or why the request names no hook pulse answers. */
-export type HookReply = { status: 200; body: string } | { status: 404; error: string };
-
 /** Read-your-writes for hooks, bounded: a guidance edit saved just before this tool call is seen; false when the scan did not end in time. */
 export const reconcileWithin = async (actor: PulseActor, ms = RECONCILE_BUDGET_MS): Promise<boolean> => {
   let timer: NodeJS.Timeout | undefined;
@@ -57,49 +41,17 @@ export const reconcileWithin = async (actor: PulseActor, ms = RECONCILE_BUDGET_M
   return done;
 };
 
-const sameFolder = (a: string, b: string): boolean => {
-  if (resolve(a) === resolve(b)) return true;
-  try {
-    return realpathSync(a) === realpathSync(b);
-  } catch {
-    return false;
-  }
-};
-
 /**
- * Answers one agent hook in the agent's own format: holds a tool call or a stop while a replan is
- * pending, tells each session of the replan and of a delivery once. It fails open: input it cannot
- * read, or a hook set up for another project, lets the agent go on and says why in one line.
+ * Answers one agent hook, its input already read, in the agent's own format: holds a tool call or
+ * a stop while a replan is pending, tells each session of the replan and of a delivery once.
+ * `server` is the name the agent gives pulse's MCP server (`?server=`).
  */
 export const answerHook = async (
   actor: PulseActor,
   projectRoot: string,
-  { agent, event, body, project, server = 'pulse' }: HookRequest,
-): Promise<HookReply> => {
-  if (!isHookAgent(agent)) {
-    return {
-      status: 404,
-      error: `No hooks for "${agent}": pulse answers ${HOOK_AGENTS.join(', ')}.`,
-    };
-  }
-  const phase = phaseOf(agent, event);
-  if (phase === undefined) {
-    return {
-      status: 404,
-      error: `"${event}" is not a ${agent} hook event pulse answers (${hookEvents(agent).join(', ')}).`,
-    };
-  }
-  const warn = (why: string) => ({
-    status: 200 as const,
-    body: letBeSaying(agent, event, phase, notEnforcing(why)),
-  });
-  if (project !== undefined && !sameFolder(project, projectRoot)) {
-    return warn(`the daemon on this port serves ${projectRoot}, not ${project}`);
-  }
-  const parsed = parseHookInput(agent, event, body);
-  if ('problem' in parsed) return warn(parsed.problem);
-  const { call } = parsed;
-
+  call: HookCall,
+  server = 'pulse',
+): Promise<string> => {
   const read = await reconcileWithin(actor, RECONCILE_BUDGET_MS);
   // VS Code runs other agents' hook files: the session and the tool names are the caller's.
   const caller = call.agent;
@@ -138,5 +90,5 @@ export const answerHook = async (
     toolWhy: tool.why,
   });
   if (Object.keys(remember).length > 0) hooks.send({ type: 'hook.remember', session, memory: remember });
-  return { status: 200, body: formatVerdict(call, verdict) };
+  return formatVerdict(call, verdict);
 };

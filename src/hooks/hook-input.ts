@@ -1,7 +1,8 @@
 import type { HookPhase, ToolCall } from './dialect.js';
 import { isObject, text } from './dialects/input-fields.js';
 import { isVsCodeInput } from './dialects/vscode.js';
-import { dialectOf, type HookAgent, hookEvents, phaseOf } from './events.js';
+import { dialectOf, type HookAgent, phaseOf } from './events.js';
+import { unknownEvent } from './hook-refusals.js';
 
 /** One hook invocation, in the terms pulse decides on. */
 export interface HookCall {
@@ -47,11 +48,7 @@ export const parseHookInput = (
   if (event === undefined)
     return { problem: `no --event given and no hook_event_name in the ${agent} hook input` };
   const phase = phaseOf(agent, event);
-  if (phase === undefined) {
-    return {
-      problem: `"${event}" is not a ${agent} hook event pulse answers (${hookEvents(agent).join(', ')})`,
-    };
-  }
+  if (phase === undefined) return { problem: unknownEvent(agent, event) };
   const { session, ...fields } = dialectOf(agent).read(input, event, phase);
   return { call: { agent, event, phase, session: session?.slice(0, SESSION_MAX) || 'unknown', ...fields } };
 };

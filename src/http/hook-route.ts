@@ -2,9 +2,9 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { PulseActor } from '../../machines/pulse.js';
 import { answerHook } from '../hooks/answer-hook.js';
-import { HOOK_AGENTS, isHookAgent, phaseOf } from '../hooks/events.js';
 import { parseHookInput } from '../hooks/hook-input.js';
 import { letBeSaying, notEnforcing } from '../hooks/hook-output.js';
+import { hookTarget, notServed } from '../hooks/hook-refusals.js';
 import { answerUnreadHook } from '../hooks/unread-hook.js';
 import { type ProjectKey, projectAround, projectNamed } from './project-lookup.js';
 
@@ -19,23 +19,15 @@ export interface HookProject extends ProjectKey {
 /** The project a hook is for: `?project=`, else the one its input's cwd lies in, else the only one. */
 const hookProject = <P extends HookProject>(
   projects: readonly P[],
-  agent: string,
-  event: string,
-  body: string,
   named: string | undefined,
+  cwd: string | null,
 ): P | undefined => {
   if (named !== undefined) return projectNamed(projects, named);
-  if (isHookAgent(agent)) {
-    const parsed = parseHookInput(agent, event, body);
-    const cwd = 'call' in parsed ? parsed.call.cwd : null;
-    const around = cwd === null ? undefined : projectAround(projects, cwd);
-    if (around !== undefined) return around;
-  }
-  return projects.length === 1 ? projects[0] : undefined;
+  const around = cwd === null ? undefined : projectAround(projects, cwd);
+  return around ?? (projects.length === 1 ? projects[0] : undefined);
 };
 
-const noHook = (c: Context, agent: string, event: string) =>
-  c.text(`No hook "${agent}/${event}": pulse answers ${HOOK_AGENTS.join(', ')}.`, 404);
+const json = (c: Context, body: string) => c.body(body, 200, { 'content-type': 'application/json' });
 
 /**
  * `POST /hook/:agent/:event`: the agent's hook JSON in, the agent's answer out, in one round trip.
@@ -49,48 +41,38 @@ export const createHookRoute = (projects: () => readonly HookProject[]) => {
     maxSize: MAX_BODY_BYTES,
     // Answered, not refused: a hook that gets no answer lets the call run.
     onError: async (c) => {
-      const agent = c.req.param('agent') ?? '';
-      const event = c.req.param('event') ?? '';
-      const phase = isHookAgent(agent) ? phaseOf(agent, event) : undefined;
-      if (!isHookAgent(agent) || phase === undefined) return noHook(c, agent, event);
+      const target = hookTarget(c.req.param('agent') ?? '', c.req.param('event') ?? '');
+      if ('refusal' in target) return c.text(target.refusal, 404);
       // The input's cwd is unread: held when the named project holds, or with no name any project served.
       const named = c.req.query('project');
       const served = projects();
       const one = named === undefined ? undefined : projectNamed(served, named);
       const actors = (named === undefined ? served : one === undefined ? [] : [one]).map((p) => p.actor);
-      return c.body(await answerUnreadHook(actors, { agent, event, phase }, MAX_BODY_BYTES), 200, {
-        'content-type': 'application/json',
-      });
+      return json(c, await answerUnreadHook(actors, target, MAX_BODY_BYTES));
     },
   });
   return [
     limit,
     async function hook(c: Context) {
-      const agent = c.req.param('agent') ?? '';
-      const event = c.req.param('event') ?? '';
-      const body = await c.req.text();
+      const target = hookTarget(c.req.param('agent') ?? '', c.req.param('event') ?? '');
+      if ('refusal' in target) return c.text(target.refusal, 404);
+      const { agent, event, phase } = target;
+      const parsed = parseHookInput(agent, event, await c.req.text());
       const named = c.req.query('project');
       const served = projects();
-      const project = hookProject(served, agent, event, body, named);
-      if (project === undefined) {
-        const phase = isHookAgent(agent) ? phaseOf(agent, event) : undefined;
-        if (!isHookAgent(agent) || phase === undefined) return noHook(c, agent, event);
-        const parsed = isHookAgent(agent) ? parseHookInput(agent, event, body) : null;
-        const cwd = parsed !== null && 'call' in parsed ? parsed.call.cwd : null;
-        const why = `the daemon on this port serves ${served.map((p) => p.root).join(', ') || 'no project'}, not ${named ?? cwd ?? 'this folder'}`;
-        return c.body(letBeSaying(agent, event, phase, notEnforcing(why)), 200, {
-          'content-type': 'application/json',
-        });
-      }
-      const reply = await answerHook(project.actor, project.root, {
-        agent,
-        event,
-        body,
-        project: named,
-        server: c.req.query('server'),
-      });
-      if (reply.status === 404) return c.text(reply.error, 404);
-      return c.body(reply.body, 200, { 'content-type': 'application/json' });
+      const cwd = 'call' in parsed ? parsed.call.cwd : null;
+      const project = hookProject(served, named, cwd);
+      // A hook pulse cannot judge lets the call be, saying why on the agent's screen.
+      const letBeFor = (why: string) => json(c, letBeSaying(agent, event, phase, notEnforcing(why)));
+      if (project === undefined)
+        return letBeFor(
+          notServed(
+            served.map((p) => p.root),
+            named ?? cwd ?? 'this folder',
+          ),
+        );
+      if ('problem' in parsed) return letBeFor(parsed.problem);
+      return json(c, await answerHook(project.actor, project.root, parsed.call, c.req.query('server')));
     },
   ] as const;
 };

@@ -125,7 +125,22 @@ describe('the hook route, in process', () => {
     expect(await agent.text()).toBe(`No hooks for "windsurf": pulse answers ${HOOK_AGENTS.join(', ')}.`);
     const event = await post('/hook/cursor/PreToolUse', input);
     expect(event.status).toBe(404);
-    expect(await event.text()).toMatch(/^"PreToolUse" is not a cursor hook event pulse answers \(/);
+    expect(await event.text()).toMatch(/^"PreToolUse" is not a cursor hook event pulse answers \(.*\)\.$/);
+  });
+
+  it('refuses an unknown hook in the same sentence whatever the project or the body size', async () => {
+    const sentence = `No hooks for "windsurf": pulse answers ${HOOK_AGENTS.join(', ')}.`;
+    const small = JSON.stringify(tool('Bash', { command: 'npm test' }));
+    const huge = JSON.stringify(tool('Bash', { command: 'npm test', pad: 'x'.repeat(1 << 20) }));
+    for (const [path, body] of [
+      ['/hook/windsurf/PreToolUse?project=%2Fsomewhere%2Felse', small],
+      ['/hook/windsurf/PreToolUse', huge],
+      ['/hook/windsurf/PreToolUse?project=%2Fsomewhere%2Felse', huge],
+    ] as const) {
+      const answer = await post(path, body);
+      expect(answer.status, path).toBe(404);
+      expect(await answer.text(), path).toBe(sentence);
+    }
   });
 
   it('holds a shell command while a replan is pending, saying how to release it, and lets reading run', async () => {
