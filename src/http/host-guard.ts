@@ -1,4 +1,5 @@
 import { hostname, networkInterfaces } from 'node:os';
+import { validateHostHeader } from '@modelcontextprotocol/server';
 import type { MiddlewareHandler } from 'hono';
 import { refuse } from './refusal.js';
 
@@ -24,26 +25,18 @@ export const boundHostNames = (host: string): string[] => {
   return names;
 };
 
-const hostnameOf = (host: string): string => {
-  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1).toLowerCase();
-  return (host.split(':')[0] ?? '').toLowerCase();
-};
-
 /**
  * DNS-rebinding guard: a browser page on another site can reach a loopback port, but it
- * cannot make its Host say localhost. Requests naming any other host get 403. (The SDK's own
- * guard is Express-only; the Origin is `browserGuard`'s.)
+ * cannot make its Host say localhost. Requests naming any other host get 403. The SDK's
+ * `validateHostHeader` reads the Host; ours stays around it for the refusal that names the allowed
+ * hosts and `--allowed-host` (the SDK's says only "Invalid Host"); the Origin is `browserGuard`'s.
  */
 export const hostGuard = ({ extraHosts = [] }: { extraHosts?: string[] } = {}): MiddlewareHandler => {
-  const allowed = new Set([...LOOPBACK_NAMES, ...extraHosts.map((h) => h.toLowerCase())]);
+  const allowed = [...new Set([...LOOPBACK_NAMES, ...extraHosts.map((h) => h.toLowerCase())])];
   return async function hostGuardMiddleware(c, next) {
     const host = c.req.header('host');
-    if (host !== undefined && !allowed.has(hostnameOf(host))) {
-      return refuse(
-        c,
-        403,
-        `Host "${host}" is not allowed: pulse answers only on ${[...allowed].join(', ')}.`,
-      );
+    if (host !== undefined && !validateHostHeader(host, allowed).ok) {
+      return refuse(c, 403, `Host "${host}" is not allowed: pulse answers only on ${allowed.join(', ')}.`);
     }
     await next();
   };

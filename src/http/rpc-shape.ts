@@ -1,16 +1,19 @@
-import {
-  CallToolRequestSchema,
-  GetPromptRequestSchema,
-  JSONRPCMessageSchema,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
+import { type StandardSchemaV1, specTypeSchemas } from '@modelcontextprotocol/server';
 
 /** The methods whose params the SDK checks only inside its handler, where a bad shape becomes -32603. */
-const PARAMS_OF: Record<string, z.ZodType> = {
-  'tools/call': CallToolRequestSchema,
-  'resources/read': ReadResourceRequestSchema,
-  'prompts/get': GetPromptRequestSchema,
+const PARAMS_OF: Record<string, StandardSchemaV1> = {
+  'tools/call': specTypeSchemas.CallToolRequest,
+  'resources/read': specTypeSchemas.ReadResourceRequest,
+  'prompts/get': specTypeSchemas.GetPromptRequest,
+};
+
+/** The spec's schemas are zod underneath, so their check is synchronous; the issues, or none. */
+const issuesIn = (
+  schema: StandardSchemaV1,
+  value: unknown,
+): readonly StandardSchemaV1.Issue[] | undefined => {
+  const result = schema['~standard'].validate(value) as StandardSchemaV1.Result<unknown>;
+  return result.issues;
 };
 
 /** A JSON-RPC refusal of a request that parsed as JSON but is not a message we can serve. */
@@ -20,10 +23,13 @@ export interface ShapeProblem {
   id: string | number | null;
 }
 
-const issuesOf = (error: z.ZodError): string =>
-  error.issues
+const keyOf = (segment: PropertyKey | StandardSchemaV1.PathSegment): string =>
+  String(typeof segment === 'object' ? segment.key : segment);
+
+const issuesOf = (issues: readonly StandardSchemaV1.Issue[]): string =>
+  issues
     .slice(0, 3)
-    .map((issue) => `${issue.path.join('.') || 'message'}: ${issue.message}`)
+    .map((issue) => `${(issue.path ?? []).map(keyOf).join('.') || 'message'}: ${issue.message}`)
     .join('; ');
 
 const idOf = (message: unknown): string | number | null => {
@@ -41,8 +47,7 @@ export const shapeProblem = (body: unknown): ShapeProblem | null => {
     return { code: -32600, message: 'Invalid Request: an empty batch holds no message.', id: null };
   }
   for (const message of Array.isArray(body) ? body : [body]) {
-    const parsed = JSONRPCMessageSchema.safeParse(message);
-    if (!parsed.success) {
+    if (issuesIn(specTypeSchemas.JSONRPCMessage, message) !== undefined) {
       return {
         code: -32600,
         message: `Invalid Request: not a JSON-RPC 2.0 message ({"jsonrpc":"2.0","id":1,"method":"…","params":{…}}).`,
@@ -51,11 +56,11 @@ export const shapeProblem = (body: unknown): ShapeProblem | null => {
     }
     const method = (message as { method?: unknown }).method;
     const schema = typeof method === 'string' ? PARAMS_OF[method] : undefined;
-    const params = schema?.safeParse(message);
-    if (params && !params.success) {
+    const issues = schema === undefined ? undefined : issuesIn(schema, message);
+    if (issues !== undefined) {
       return {
         code: -32602,
-        message: `Invalid params for ${method}: ${issuesOf(params.error)}.`,
+        message: `Invalid params for ${method}: ${issuesOf(issues)}.`,
         id: idOf(message),
       };
     }

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { PulseActor } from '../../machines/pulse.js';
 import { ackEvents } from '../system/ask-actors.js';

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { sessionParty } from '../../machines/agent-identity.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { hearAgent, replanOf } from '../system/ask-actors.js';

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { EXTERNAL_FRAMING } from './external-section.js';
 
 /** How an agent handles `needs_attention`: tell the user, then say per event what it did. */

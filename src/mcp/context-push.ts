@@ -1,12 +1,10 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import {
-  ErrorCode,
   type LoggingLevel,
-  McpError,
+  ProtocolError,
+  ProtocolErrorCode,
   type ServerCapabilities,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import type { Delivery } from '../../machines/delivery-rules.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { gateOf, inboxOf, logOf, replanOf } from '../system/ask-actors.js';
@@ -112,8 +110,8 @@ export const watchContext = (actor: PulseActor, channel: PushChannel): ContextWa
 
 const requireContextUri = (uri: string) => {
   if (uri !== CONTEXT_URI) {
-    throw new McpError(
-      ErrorCode.InvalidParams,
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
       `Cannot subscribe to ${JSON.stringify(uri)}: the only resource with updates is ${CONTEXT_URI}.`,
     );
   }
@@ -158,19 +156,19 @@ export const registerContextPush = (
     watches.delete(watch);
     watch = null;
   };
-  protocol.setRequestHandler(SubscribeRequestSchema, ({ params }) => {
+  protocol.setRequestHandler('resources/subscribe', ({ params }) => {
     requireContextUri(params.uri);
     const session = startWatching();
     if (session === null) {
-      throw new McpError(
-        ErrorCode.InvalidRequest,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
         'Subscriptions need a session: initialize with "Accept: application/json, text/event-stream", then send the Mcp-Session-Id you get back.',
       );
     }
     session.subscribe();
     return {};
   });
-  protocol.setRequestHandler(UnsubscribeRequestSchema, ({ params }) => {
+  protocol.setRequestHandler('resources/unsubscribe', ({ params }) => {
     requireContextUri(params.uri);
     watch?.unsubscribe();
     return {};

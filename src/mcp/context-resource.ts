@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import type { EventLogContext } from '../../machines/event-log.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { eventPath, type PulseFileName, type TrackedFile } from '../../machines/pulse-files.js';

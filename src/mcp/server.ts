@@ -1,6 +1,5 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { McpServer } from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { PulseActor } from '../../machines/pulse.js';
 import { VERSION } from '../package/version.js';
 import { registerAckEvents } from './ack-events.js';
@@ -21,7 +20,8 @@ import { registerShouldInterrupt } from './should-interrupt.js';
  * Ajv with its formats costs the daemon's start-up about a tenth of its CPU time.
  */
 let ajv: AjvJsonSchemaValidator | undefined;
-const sharedValidator: jsonSchemaValidator = {
+type ServerValidator = NonNullable<ConstructorParameters<typeof McpServer>[1]>['jsonSchemaValidator'] & {};
+const sharedValidator: ServerValidator = {
   getValidator: (schema) => {
     ajv ??= new AjvJsonSchemaValidator();
     return ajv.getValidator(schema);

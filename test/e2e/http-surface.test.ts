@@ -176,22 +176,23 @@ describe('the HTTP surface of /mcp', () => {
       expect(list.body.result!.tools).toHaveLength(3);
     });
 
-    it('rejects an argument of the wrong type as an isError result naming -32602', async () => {
+    it('rejects an argument of the wrong type as an isError result naming the argument', async () => {
       const { status, body } = await oneShot(url, 'tools/call', {
         name: 'pulse_should_interrupt',
         arguments: { last_seen_event_id: 42 },
       });
       expect(status).toBe(200);
       expect(body.result!.isError).toBe(true);
-      expect(body.result!.content![0]!.text).toContain('-32602');
-      expect(body.result!.content![0]!.text).toContain('last_seen_event_id');
+      expect(body.result!.content![0]!.text).toContain(
+        'Invalid arguments for tool pulse_should_interrupt: last_seen_event_id',
+      );
     });
 
-    it('answers a call to an unknown tool with an error naming the tool', async () => {
+    it('answers a call to an unknown tool with a -32602 error naming the tool', async () => {
       const { status, body } = await oneShot(url, 'tools/call', { name: 'pulse_nope', arguments: {} });
       expect(status).toBe(200);
-      expect(body.result!.isError).toBe(true);
-      expect(body.result!.content![0]!.text).toContain('Tool pulse_nope not found');
+      expect(body.result).toBeUndefined();
+      expect(body.error).toMatchObject({ code: -32602, message: 'Tool pulse_nope not found' });
     });
 
     it('answers an unknown resource with a JSON-RPC error', async () => {
@@ -216,7 +217,9 @@ describe('the HTTP surface of /mcp', () => {
         expect(decision).toHaveProperty('needs_replan');
         const wrong = await client.callTool({ name: 'pulse_ack_replan', arguments: { event_id: 7 } });
         expect(wrong.isError).toBe(true);
-        expect((wrong.content as Array<{ text: string }>)[0]!.text).toContain('-32602');
+        expect((wrong.content as Array<{ text: string }>)[0]!.text).toContain(
+          'Invalid arguments for tool pulse_ack_replan: event_id',
+        );
       } finally {
         await client.close();
       }
