@@ -3,13 +3,13 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'hono';
-import { shapeProblem } from './rpc-shape.js';
 import {
   createSessionTable,
   SESSION_DEFAULTS,
   type SessionFacts,
   type SessionLimits,
-} from './session-table.js';
+} from '../system/session-table.js';
+import { shapeProblem } from './rpc-shape.js';
 import { onStreamEnd } from './stream-end.js';
 
 /** Bodies above this are refused with 413 before parsing. */
