@@ -5,7 +5,7 @@
  * script; its cache skips parsing 1.9 MB and compiling the functions a start runs, a quarter of
  * the daemon's CPU time to its first answer (docs/benchmarks.md, "Package").
  *
- * The daemon makes the cache (see src/daemon/code-warm.ts), beside the bundle or, where the install is
+ * The daemon makes the cache (see src/package/code-warm.ts), beside the bundle or, where the install is
  * read-only, in the user's cache folder. A cache that is missing, unreadable or refused by V8
  * (another Node, other flags) only means a slower start, and the next daemon writes a new one.
  */
@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
-import { CODE_WARM_EVENT } from '../src/daemon/code-warm.js';
+import { CODE_WARM_EVENT } from '../src/package/code-warm.js';
 
 /**
  * pulse-main.js's content hash, set by scripts/bundle.ts. V8 checks a cache against the source's

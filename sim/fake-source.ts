@@ -1,5 +1,5 @@
+import { listedItem } from '../harness/pipeline.js';
 import type { ExternalItem } from '../machines/external.js';
-import { listedItem } from '../test/support/pipeline.js';
 
 /** When items appear at the source: `perPoll` every `everyMs` while arrivals last, plus `firstBurst` at 0. */
 export interface ArrivalPlan {

@@ -1,6 +1,6 @@
+import { createPipeline } from '../harness/pipeline.js';
+import { SteppedClock } from '../harness/stepped-clock.js';
 import { createItemAcceptor } from '../src/effects/accept-items.js';
-import { createPipeline } from '../test/support/pipeline.js';
-import { SteppedClock } from '../test/support/stepped-clock.js';
 import { createFakeSource } from './fake-source.js';
 import { createFakeThinker, type Outage } from './fake-thinker.js';
 import { memoryInboxFile, memorySeenStore } from './memory-stores.js';

@@ -319,7 +319,7 @@ program
       },
     ) => {
       const { runSetup } = await import('./commands/setup.js');
-      const { formatSetup } = await import('./setup/format-setup.js');
+      const { formatSetup } = await import('./commands/format-setup.js');
       const result = await runSetup({ agent, ...options }).catch(fail);
       console.log(options.json ? JSON.stringify(result, null, 2) : formatSetup(result));
       if (result.refused && options.write) process.exitCode = 1;

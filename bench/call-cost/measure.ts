@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PULSE_FILES } from '../../machines/pulse-files.js';
-import { RACY_WINDOW_MS } from '../../src/effects/read-tracked-file.js';
 import type { InterruptAnswer } from '../../src/mcp/should-interrupt.js';
+import { RACY_WINDOW_MS } from '../../src/store/read-tracked-file.js';
 import { type ReadyChild, startReadyChild } from '../lib/child-process.js';
 import { type BenchDaemon, startDaemon } from '../lib/daemon.js';
 import { type Block, timeInterleaved } from '../lib/latency.js';
@@ -54,7 +54,7 @@ const oneShotCall = async (url: string, lastSeenEventId: string | null): Promise
 
 /**
  * Waits until the protocol files the daemon just created are older than the racy window: until
- * then every call hashes them again (src/effects/read-tracked-file.ts), which is what a call
+ * then every call hashes them again (src/store/read-tracked-file.ts), which is what a call
  * costs in the seconds after an edit, not while the files are still (edit-to-agent times that).
  */
 const waitUntilFilesSettled = async (project: string): Promise<void> => {

@@ -1,9 +1,9 @@
 import { mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { expectHeld } from '../../harness/hook-answers.js';
 import { shellWord } from '../../src/package/pulse-command.js';
 import { findPulseHook } from '../../src/setup/hook-handlers.js';
 import type { JsonObject } from '../../src/setup/json-edit.js';
-import { expectHeld } from '../../test/support/hook-answers.js';
 import { type ProfileSummary, summarizeProfile } from '../lib/cpu-profile-summary.js';
 import { CLI, startDaemon } from '../lib/daemon.js';
 import { connectSession, shouldInterrupt } from '../lib/session.js';

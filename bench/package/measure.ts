@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type InstallRun, install, type PackedTarball, pack } from '../../test/support/npm-package.js';
+import { type InstallRun, install, type PackedTarball, pack } from '../../harness/npm-package.js';
 import { BUNDLED, type PulseCommand, UNBUNDLED_CLI } from '../lib/daemon.js';
 import { type GeneratedHistory, writeHistory } from '../lib/generated-history.js';
 import { measureStartup, type StartupSample } from '../lib/startup.js';

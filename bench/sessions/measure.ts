@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { abandonSession, MCP_SESSION_HEADERS } from '../../test/support/mcp-session.js';
+import { abandonSession, MCP_SESSION_HEADERS } from '../../harness/mcp-session.js';
 import { type BenchDaemon, startDaemon } from '../lib/daemon.js';
 import { readProcessMemory } from '../lib/process-usage.js';
 import { freePort, inspectFlag, inspectHeap } from './inspector-heap.js';

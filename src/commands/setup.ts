@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { findProgram } from '../os/find-program.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
 import { pulse, pulseCommand, shellWord } from '../package/pulse-command.js';
 import type { SetupAgent } from '../setup/agent-names.js';
@@ -8,7 +9,6 @@ import { agentSetup, setupDialectOf } from '../setup/agents.js';
 import { writePlanned } from '../setup/apply.js';
 import { type GateVerdict, gateVerdicts, readCodexGates } from '../setup/codex-gates.js';
 import { copilotGateVerdicts, readCopilotGates } from '../setup/copilot-gates.js';
-import { findProgram } from '../setup/find-program.js';
 import { geminiGateVerdicts, readGeminiGates } from '../setup/gemini-gates.js';
 import { currentRuntime, type HookRuntime, type HookTransport } from '../setup/hook-handlers.js';
 import { type PlannedFile, planSetup, writtenLater } from '../setup/plan.js';

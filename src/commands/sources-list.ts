@@ -9,11 +9,11 @@ import type { PulsePaths } from '../store/paths.js';
 import { serverStatus } from '../system/read-status.js';
 import { configErrorEffect, DISABLED_IN_FILE } from '../system/sentences.js';
 import type { PollerStatus, ServerStatus, SourcesStatus } from '../system/system-status.js';
+import { untrustedStatus } from '../system/untrusted-notice.js';
 import { terminalText } from '../text/terminal-text.js';
 import { trustCommand } from '../trust/trust-command.js';
 import { isTrusted } from '../trust/trust-store.js';
 import { trustView } from '../trust/trust-view.js';
-import { untrustedStatus } from '../trust/untrusted-notice.js';
 import { fetchSystemStatus, formatPoller } from './status.js';
 
 /** What `pulse sources list` shows: from the running daemon, else from the file. */

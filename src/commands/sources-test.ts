@@ -1,5 +1,4 @@
 import { failedTest, type SourceTestResult, sourceBlocked } from '../../machines/sources.js';
-import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { daemonServing } from '../hooks/find-daemon.js';
 import { ClientPool } from '../sources/client/client-pool.js';
 import { toolSummary } from '../sources/client/tool-safety.js';
@@ -7,6 +6,7 @@ import { parseSourcesFile, readSourcesFile } from '../sources/config/load-config
 import { readingOf } from '../sources/items/reading.js';
 import { MAX_SOURCE_TEST_MS, runSourceTest } from '../sources/source-test.js';
 import type { Discovery } from '../store/daemon-record.js';
+import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../store/daemon-token.js';
 import type { PulsePaths } from '../store/paths.js';
 import { terminalText } from '../text/terminal-text.js';
 import { trustCommand } from '../trust/trust-command.js';

@@ -105,7 +105,7 @@ export const runDaemonUntilSignal = async (options: StartOptions): Promise<void>
   // SIGHUP too: a closed terminal sends it, and its default action skips the shutdown.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   const { startDaemon } = await import('../daemon/daemon.js');
-  const { startSummary } = await import('../log/start-summary.js');
+  const { startSummary } = await import('../daemon/start-summary.js');
   const result = await startDaemon(daemonOptions(options, detached)).catch(async (error: unknown) => {
     if (detached) await tellParent({ kind: 'failed', message: (error as Error).message });
     throw error;

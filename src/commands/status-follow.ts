@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { tokenHeaders } from '../daemon/daemon-token.js';
+import { tokenHeaders } from '../store/daemon-token.js';
 import type { SystemStatus } from '../system/system-status.js';
 
 /** The daemon stopped answering while it was followed. */

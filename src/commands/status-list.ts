@@ -1,5 +1,5 @@
-import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { ourDaemonOrigin } from '../hooks/find-daemon.js';
+import { tokenHeaders, tokenRefusal } from '../store/daemon-token.js';
 import { terminalText } from '../text/terminal-text.js';
 
 /** One project a daemon serves, as `GET /projects` lists it. */

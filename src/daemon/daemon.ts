@@ -5,7 +5,6 @@ import { createDaemonApp } from '../http/app.js';
 import { checkTokenPolicy } from '../http/auth.js';
 import {
   CONNECTION_DEFAULTS,
-  type ConnectionCap,
   type ConnectionLimits,
   checkTimeouts,
   connectionCap,
@@ -15,19 +14,19 @@ import { type ConnectionCounts, capConnections } from '../http/connection-sheddi
 import { boundHostNames } from '../http/host-guard.js';
 import { openFileLimit } from '../http/open-file-limit.js';
 import { type AddedProject, ProjectRefusedError } from '../http/projects-route.js';
-import { SESSION_DEFAULTS, type SessionLimits } from '../http/session-table.js';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.js';
 import type { Terminal } from '../log/logger.js';
-import { startSummary } from '../log/start-summary.js';
+import { announceCodeWarm } from '../package/code-warm.js';
 import { DEFAULT_PORT } from '../package/defaults.js';
-import { type PulsePaths, pulsePaths } from '../store/paths.js';
+import { pulsePaths } from '../store/paths.js';
 import { projectId } from '../store/project-id.js';
-import { announceCodeWarm } from './code-warm.js';
+import { SESSION_DEFAULTS } from '../system/session-table.js';
 import { portInUseMessage } from './port-holder.js';
-import type { NotifyOptions, OpenProject, SourcesAtStart } from './project.js';
+import type { NotifyOptions, OpenProject } from './project.js';
 import { createProjectHost, type ProjectHost } from './project-host.js';
 import { askToServe } from './project-requests.js';
 import { createReleaseStack } from './release-stack.js';
+import { type HttpLimits, type StartFacts, startSummary } from './start-summary.js';
 
 export interface DaemonOptions {
   project: string;
@@ -59,42 +58,11 @@ export interface DaemonOptions {
   notify?: NotifyOptions | undefined;
 }
 
-/** The HTTP limits in force, as `pulse start` states them. */
-export interface HttpLimits extends Omit<ConnectionLimits, 'maxConnections'>, SessionLimits {
-  connections: ConnectionCap;
-}
-
 export type { SourcesAtStart } from './project.js';
 
 /** The port is taken; the message names it and says how to pick another. */
 export class PortInUseError extends Error {
   override name = 'PortInUseError';
-}
-
-/** What `pulse start` says once its project is served, by this process or by the daemon it joined. */
-export interface StartFacts {
-  paths: PulsePaths;
-  url: string;
-  port: number;
-  /** The inspector's relay page, when started with `inspect`. */
-  inspectUrl: string | null;
-  /** Whether this start created the project folder itself (it was missing, its parent was not). */
-  createdProject: boolean;
-  /** Files created on this start (templates, log, state). */
-  created: string[];
-  /** Connections, timeouts and sessions allowed. */
-  limits: HttpLimits;
-  /** What sources.json held at start; null when it was still being read after 2 s. */
-  sources: SourcesAtStart | null;
-  /** `.pulse/pulse.log`, or null when nothing goes to a file (`silent`, or it cannot be written). */
-  logFile: string | null;
-  logLevel: LogLevel;
-  /** Desktop notifications, or null when off. */
-  notify: NotifyOptions | null;
-  /** Whether every request needs the token; without one, who may call is `peerAccessSentence()`. */
-  tokenRequired: boolean;
-  /** Set when the project was added to a daemon that already served others. */
-  joined?: { pid: number; beside: string[] };
 }
 
 /** A daemon this process runs, serving its first project (and those added later). */

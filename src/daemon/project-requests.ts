@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import type { AddedProject } from '../http/projects-route.js';
-import { tokenRefusal } from './daemon-token.js';
-import { loopbackAddresses, portListener } from './verify-daemon.js';
+import { tokenRefusal } from '../store/daemon-token.js';
+import { loopbackAddresses, portListener } from '../store/verify-daemon.js';
 
 /** Past this a daemon asked to open a project (lock, folders, load) counts as not answering. */
 const REQUEST_LIMIT_MS = 30_000;

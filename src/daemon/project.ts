@@ -2,11 +2,8 @@ import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import { type InspectionEvent, waitFor } from 'xstate';
 import type { PulseActor } from '../../machines/pulse.js';
-import { observeActivity } from '../log/activity.js';
-import { sourceCounts } from '../log/activity-rules.js';
 import type { LogLevel } from '../log/levels.js';
 import { createLogger, type Terminal } from '../log/logger.js';
-import { SamplingClients } from '../mcp/sampling-clients.js';
 import { observeForNotifications } from '../notify/notifications.js';
 import { VERSION } from '../package/version.js';
 import { acquireDaemonLock } from '../store/daemon-lock.js';
@@ -14,11 +11,14 @@ import { writeDaemonRecord } from '../store/daemon-record.js';
 import { type PulsePaths, pulsePaths } from '../store/paths.js';
 import { projectId, realProjectRoot } from '../store/project-id.js';
 import { ensureProjectFolder, ensurePulseFolder } from '../store/pulse-folder.js';
+import { observeActivity } from '../system/activity.js';
+import { sourceCounts } from '../system/activity-rules.js';
 import { logOf, type SourcesRef, sourcesOf } from '../system/ask-actors.js';
 import type { UntrustedStatus } from '../system/system-status.js';
+import { untrustedOf } from '../system/untrusted-notice.js';
 import { createPulseSystem } from '../system/wiring.js';
+import { SamplingClients } from '../thinkers/sampling-clients.js';
 import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
-import { untrustedOf } from '../trust/untrusted-notice.js';
 
 /** How long opening a project waits for sources.json to be read, to say what it holds. */
 const SOURCES_WAIT_MS = 2000;

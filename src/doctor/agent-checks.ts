@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { runSetup, type SetupFileReport } from '../commands/setup.js';
+import { findProgram } from '../os/find-program.js';
 import { inPackageCache } from '../package/pulse-command.js';
 import { SETUP_AGENTS, type SetupAgent } from '../setup/agent-names.js';
 import { agentSetup, setupDialectOf } from '../setup/agents.js';
-import { findProgram } from '../setup/find-program.js';
 import type { HookTransport } from '../setup/hook-handlers.js';
 import { type InstalledHook, installedHooks } from '../setup/installed-hooks.js';
 import { type Finding, holds, problem } from './finding.js';

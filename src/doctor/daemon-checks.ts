@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { PROBE_SESSION } from '../hooks/events.js';
 import { findDaemon, NOT_RUNNING } from '../hooks/find-daemon.js';
 import { VERSION } from '../package/version.js';
+import { tokenHeaders, tokenRefusal } from '../store/daemon-token.js';
 import type { PulsePaths } from '../store/paths.js';
 import { type Finding, holds, problem } from './finding.js';
 

@@ -5,8 +5,8 @@ import { emptyFile, eventPath, PULSE_FILES, type TrackedFiles } from '../../mach
 import type { EventStamper } from '../store/event-id.js';
 import { readEventBacklog } from '../store/event-log-file.js';
 import type { PulsePaths } from '../store/paths.js';
+import { readTrackedFile } from '../store/read-tracked-file.js';
 import type { LoadedState } from '../store/state-file.js';
-import { readTrackedFile } from './read-tracked-file.js';
 
 /**
  * Reads the log once and works out what the sidecar last knew of each file: the log's last

@@ -12,9 +12,9 @@ import {
 import type { EventStamper } from '../store/event-id.js';
 import { appendEvents } from '../store/event-log-file.js';
 import type { PulsePaths } from '../store/paths.js';
+import { createTrackedFileReader, isUnchanged, TrackedFileError } from '../store/read-tracked-file.js';
 import { folderProblem } from '../store/real-folder.js';
 import type { StateFile } from '../store/state-file.js';
-import { createTrackedFileReader, isUnchanged, TrackedFileError } from './read-tracked-file.js';
 
 const kindOf = (before: string | null, after: string | null): EventKind | null => {
   if (before === after) return null;

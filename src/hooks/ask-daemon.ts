@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
+import { tokenHeaders, tokenRefusal } from '../store/daemon-token.js';
 
 /**
  * Past this the daemon counts as down and the hook lets the call through. Not shorter: a machine

@@ -1,5 +1,6 @@
 import type { HookSessionMemory } from '../../machines/hook-sessions.js';
 import type { FileFault } from '../../machines/log-faults.js';
+import type { Verdict } from './dialect.js';
 import type { HookCall } from './hook-input.js';
 import {
   type Attention,
@@ -14,16 +15,6 @@ import {
   stillPendingNotice,
   stopReason,
 } from './messages.js';
-
-/**
- * What a hook does, before it is put in the agent's format: hold the tool call or the stop (with
- * the reason the agent reads), pass context to the agent, or tell the user something. Empty: let it be.
- */
-export interface Verdict {
-  hold?: string;
-  context?: string;
-  notice?: string;
-}
 
 /** What the daemon knows when a hook asks: the replan, the delivery, this session's memory, the tool. */
 export interface HookFacts {

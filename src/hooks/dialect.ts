@@ -1,5 +1,3 @@
-import type { Verdict } from './decide.js';
-
 /** Where in the agent's loop a hook runs, whatever the agent calls it. */
 export type HookPhase = 'session-start' | 'prompt' | 'pre-tool' | 'post-tool' | 'stop';
 
@@ -8,6 +6,16 @@ export interface ToolCall {
   name: string;
   command?: string;
   paths?: string[];
+}
+
+/**
+ * What a hook does, before it is put in the agent's format: hold the tool call or the stop (with
+ * the reason the agent reads), pass context to the agent, or tell the user something. Empty: let it be.
+ */
+export interface Verdict {
+  hold?: string;
+  context?: string;
+  notice?: string;
 }
 
 /** A hook's input or answer: a JSON object. */

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { verifyRecord } from '../daemon/verify-daemon.js';
 import { type Discovery, listDaemonRecords, readRecordIn, recordsFolder } from '../store/daemon-record.js';
 import { realProjectRoot } from '../store/project-id.js';
+import { verifyRecord } from '../store/verify-daemon.js';
 
 /** The daemon serving a project, verified, or why there is none to ask. */
 export type DaemonLookup =

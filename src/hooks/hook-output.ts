@@ -1,5 +1,4 @@
-import type { Verdict } from './decide.js';
-import type { HookPhase } from './dialect.js';
+import type { HookPhase, Verdict } from './dialect.js';
 import { dialectOf, type HookAgent } from './events.js';
 import type { HookCall } from './hook-input.js';
 

@@ -1,6 +1,6 @@
 import type { FileFault } from '../../machines/log-faults.js';
-import { faultSentence } from '../mcp/blind-reason.js';
 import { EXTERNAL_FRAMING } from '../mcp/external-section.js';
+import { faultSentence } from '../system/blind-reason.js';
 import type { ToolCall } from './dialect.js';
 
 // What the hooks say to the agent (and once to the user). One sentence of steps, so the agent

@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { PulseActor } from '../../machines/pulse.js';
-import { announceCodeWarm } from '../daemon/code-warm.js';
 import type { ContextWatch } from '../mcp/context-push.js';
-import type { SamplingClients } from '../mcp/sampling-clients.js';
+import { announceCodeWarm } from '../package/code-warm.js';
 import { VERSION } from '../package/version.js';
 import { projectId } from '../store/project-id.js';
 import { logOf, replanOf } from '../system/ask-actors.js';
 import { healthNotices, healthProblems } from '../system/health-problems.js';
 import { owingAgents, systemStatus, watcherWarning } from '../system/read-status.js';
+import type { SessionLimits } from '../system/session-table.js';
+import type { SamplingClients } from '../thinkers/sampling-clients.js';
 import { isPageRoute, loopbackPeersOnly, requireToken, tokenMatcher } from './auth.js';
 import { browserGuard, jsonBodiesOnly } from './browser-guard.js';
 import type { ConnectionCounts } from './connection-shedding.js';
@@ -21,13 +22,12 @@ import { projectUrls, resolveProject, servedSentence, type Unresolved } from './
 import { type ProjectControl, projectsRoutes } from './projects-route.js';
 import { rpcRefusal } from './refusal.js';
 import { kernelPeerUid, type PeerUidResolver, sameUserOnly } from './same-user.js';
-import type { SessionLimits } from './session-table.js';
 import { createSourcesTestRoute, sourcesTestLimit } from './sources-test-route.js';
 import { projectsPage, STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
 import { createStatusStream } from './status-stream.js';
 import { createSteerRoute, steerLimit } from './steer-route.js';
 
-/** After the first /mcp request, when the bundle's code cache is worth writing (src/daemon/code-warm.ts). */
+/** After the first /mcp request, when the bundle's code cache is worth writing (src/package/code-warm.ts). */
 const CODE_WARM_AFTER_MS = 1000;
 
 /** One project as the HTTP layer serves it: its id, folder, root actor, and its clients that can sample. */

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { isInitializeRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { Context } from 'hono';
-import { shapeProblem } from './rpc-shape.js';
 import {
   createSessionTable,
   SESSION_DEFAULTS,
   type SessionFacts,
   type SessionLimits,
-} from './session-table.js';
+} from '../system/session-table.js';
+import { shapeProblem } from './rpc-shape.js';
 import { onStreamEnd } from './stream-end.js';
 
 /** Bodies above this are refused with 413 before parsing. */

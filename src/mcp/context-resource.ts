@@ -6,8 +6,8 @@ import type { ReplanContext } from '../../machines/replan.js';
 import { clientOf } from '../../machines/replan-agents.js';
 import { agentLabel } from '../system/agent-label.js';
 import { gateOf, inboxOf, logOf, reconcile, replanOf } from '../system/ask-actors.js';
+import { faultSentence } from '../system/blind-reason.js';
 import { RECENT_EVENTS } from '../system/system-status.js';
-import { faultSentence } from './blind-reason.js';
 import { type ExternalView, renderExternalSection } from './external-section.js';
 import { interruptAnswer } from './should-interrupt.js';
 

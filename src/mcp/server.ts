@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { PulseActor } from '../../machines/pulse.js';
 import { VERSION } from '../package/version.js';
+import { registerSamplingClient, type SamplingClients } from '../thinkers/sampling-clients.js';
 import { registerAckEvents } from './ack-events.js';
 import { registerAckReplan } from './ack-replan.js';
 import { registerAgentPresence } from './agent-presence.js';
@@ -10,7 +11,6 @@ import { registerAttentionPrompt } from './attention-prompt.js';
 import { type ContextWatch, PUSH_CAPABILITIES, registerContextPush } from './context-push.js';
 import { registerContextResource } from './context-resource.js';
 import { registerReplanPrompt } from './replan-prompt.js';
-import { registerSamplingClient, type SamplingClients } from './sampling-clients.js';
 import { registerShouldInterrupt } from './should-interrupt.js';
 
 /**

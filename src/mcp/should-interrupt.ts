@@ -15,7 +15,7 @@ import type { PulseActor } from '../../machines/pulse.js';
 import { owedBy, type ReplanContext } from '../../machines/replan.js';
 import { isHookAgent } from '../hooks/events.js';
 import { checkIn, hearAgent, logOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
-import { blindReason } from './blind-reason.js';
+import { blindReason } from '../system/blind-reason.js';
 import { jsonResult } from './json-result.js';
 import { TOOL_ANNOTATIONS } from './tool-annotations.js';
 

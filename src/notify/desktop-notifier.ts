@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import type { Notification, NotifyOutcome } from '../../machines/notifier.js';
-import { findProgram } from '../setup/find-program.js';
+import { findProgram } from '../os/find-program.js';
 
 /** A notifier that has not answered within this is given up on (it must never hold the daemon). */
 const NOTIFY_TIMEOUT_MS = 5000;

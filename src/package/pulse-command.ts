@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, sep } from 'node:path';
-import { findProgram } from '../setup/find-program.js';
+import { findProgram } from '../os/find-program.js';
 
 /**
  * Places npm, npx and pnpm may clean on their own: a hook that runs pulse from there stops

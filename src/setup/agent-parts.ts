@@ -2,7 +2,8 @@ import { type HookAgent, hookEvents } from '../hooks/events.js';
 import { AGENT_RULE_LINES } from '../mcp/agent-rule.js';
 import type { SetupAgent } from './agent-names.js';
 import type { FileEdit } from './file-edit.js';
-import { type HookLayout, hooksChange } from './hook-entries.js';
+import { hooksChange } from './hook-entries.js';
+import type { HookLayout } from './hook-handlers.js';
 import {
   AUTOSTART_TIMEOUT_SECONDS,
   autostartHookCommand,

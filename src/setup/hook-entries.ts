@@ -1,26 +1,12 @@
 import type { HookAgent } from '../hooks/events.js';
 import type { ChangeResult } from './file-edit.js';
-import { findPulseHook, type HookTarget, reachesTarget } from './hook-handlers.js';
+import { findPulseHook, type HookLayout, type HookTarget, reachesTarget } from './hook-handlers.js';
 import { isJsonObject, type JsonChange, type JsonObject } from './json-edit.js';
 
 /** One hook pulse registers: the event, and the handler that should stand under it. */
 export interface HookSpec {
   event: string;
   handler: JsonObject;
-}
-
-/**
- * How an agent's hooks file lists handlers under `hooks.<event>`: Claude Code and Codex put them in
- * matcher groups (`[{ matcher?, hooks: [{ type, command | url, timeout }] }]`), Cursor lists them directly.
- */
-export interface HookLayout {
-  handlers(list: unknown[]): JsonObject[];
-  entry(handler: JsonObject): JsonObject;
-  /** A handler that runs a shell line, given this many seconds. */
-  command(line: string, timeoutSeconds: number): JsonObject;
-  /** A handler that runs a program with arguments and no shell, where the agent has one. */
-  program?(file: string, args: string[], timeoutSeconds: number): JsonObject;
-  prepare?(doc: JsonObject): void;
 }
 
 /** Claude Code and Codex: no matcher, so the hook runs for every tool (and every session start). */

@@ -4,8 +4,21 @@ import { type HookAgent, phaseOf } from '../hooks/events.js';
 import { formatVerdict } from '../hooks/hook-output.js';
 import { inPackageCache, installOf } from '../package/pulse-command.js';
 import { VERSION } from '../package/version.js';
-import type { HookLayout } from './hook-entries.js';
 import type { JsonObject } from './json-edit.js';
+
+/**
+ * How an agent's hooks file lists handlers under `hooks.<event>`: Claude Code and Codex put them in
+ * matcher groups (`[{ matcher?, hooks: [{ type, command | url, timeout }] }]`), Cursor lists them directly.
+ */
+export interface HookLayout {
+  handlers(list: unknown[]): JsonObject[];
+  entry(handler: JsonObject): JsonObject;
+  /** A handler that runs a shell line, given this many seconds. */
+  command(line: string, timeoutSeconds: number): JsonObject;
+  /** A handler that runs a program with arguments and no shell, where the agent has one. */
+  program?(file: string, args: string[], timeoutSeconds: number): JsonObject;
+  prepare?(doc: JsonObject): void;
+}
 
 /**
  * How an agent's hook reaches the daemon: Claude Code posts it itself (`http`, no process at all);

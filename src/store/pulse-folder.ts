@@ -3,10 +3,10 @@ import { lstatSync, statSync } from 'node:fs';
 import { lstat, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
-import { READ_LIMIT } from '../effects/read-tracked-file.js';
 import { pulse, shellWord } from '../package/pulse-command.js';
 import type { PulsePaths } from './paths.js';
 import { readBoundedBytes, refusalOf } from './read-bounded.js';
+import { READ_LIMIT } from './read-tracked-file.js';
 import { StateFile } from './state-file.js';
 
 /** The templates PulseAgent writes on first start, byte for byte. */

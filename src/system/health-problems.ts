@@ -1,9 +1,9 @@
 import { faultList } from '../../machines/log-faults.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import { faultSentence } from '../mcp/blind-reason.js';
-import { untrustedOf } from '../trust/untrusted-notice.js';
 import { logOf, sourcesOf } from './ask-actors.js';
+import { faultSentence } from './blind-reason.js';
 import { watcherWarning } from './read-status.js';
+import { untrustedOf } from './untrusted-notice.js';
 
 /**
  * Why the daemon cannot observe or persist `.pulse/` now, one sentence each (the log that failed

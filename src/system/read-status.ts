@@ -15,9 +15,7 @@ import { type AgentBook, agentIdOf, clientOf } from '../../machines/replan-agent
 import { pollerId, type ServerSummary, sourceBlocked } from '../../machines/sources.js';
 import type { watcherMachine } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
-import type { SessionFacts } from '../http/session-table.js';
 import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
-import { untrustedOf } from '../trust/untrusted-notice.js';
 import { agentLabel } from './agent-label.js';
 import {
   type GateRef,
@@ -31,6 +29,7 @@ import {
   type SteerRef,
 } from './ask-actors.js';
 import { DISABLED_IN_FILE, watchDownWarning } from './sentences.js';
+import type { SessionFacts } from './session-table.js';
 import {
   type DeadLetterStatus,
   type EventSummary,
@@ -42,6 +41,7 @@ import {
   type ServerStatus,
   type SystemStatus,
 } from './system-status.js';
+import { untrustedOf } from './untrusted-notice.js';
 
 /** Each actor the root starts, by its system id (machines/pulse.ts). */
 interface SystemActors {

@@ -1,8 +1,8 @@
-import type { SamplingClients } from '../mcp/sampling-clients.js';
 import type { SourcesConfig } from '../sources/config/config.js';
 import { MODEL_DEFAULTS } from '../sources/config/model-config.js';
 import { createModelThinker } from './model-thinker.js';
 import { createRuleThinker } from './rule-thinker.js';
+import type { SamplingClients } from './sampling-clients.js';
 import { createSamplingThinker } from './sampling-thinker.js';
 import type { Thinker } from './thinker.js';
 import { judgeOf } from './thinker-in-force.js';

@@ -1,5 +1,5 @@
-import type { Sampler } from '../mcp/sampling-clients.js';
 import { createAskingThinker } from './model-thinker.js';
+import type { Sampler } from './sampling-clients.js';
 import type { Thinker } from './thinker.js';
 
 /** Room for the judgements of a run of events, with a reason each. */

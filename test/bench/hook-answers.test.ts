@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { holdsCall } from '../../harness/hook-answers.js';
 import type { HookAgent } from '../../src/hooks/events.js';
 import { formatVerdict, letBe, letBeSaying } from '../../src/hooks/hook-output.js';
-import { holdsCall } from '../support/hook-answers.js';
 
 const EVENT_ID = 'evt_0000000000000000000000000042';
 const EVENTS: Record<HookAgent, string> = {

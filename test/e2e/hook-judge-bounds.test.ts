@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { holdsCall } from '../../harness/hook-answers.js';
 import { curlHookCommand } from '../../src/setup/hook-handlers.js';
 import { BIN, callTool, connectClient, startDaemon, tempProject } from '../support/daemon.js';
 import { save } from '../support/files.js';
-import { holdsCall } from '../support/hook-answers.js';
 import { runNode, runProgram } from '../support/processes.js';
 import { SHELL_SHAPES } from '../support/shell-shapes.js';
 import { trackStarted } from '../support/started.js';

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { install, pack } from '../../harness/npm-package.js';
 import { SETUP_AGENTS } from '../../src/setup/agent-names.js';
 import { removeProject, tempProject } from '../support/daemon.js';
-import { install, pack } from '../support/npm-package.js';
 
 // The package as npm users get it: the tarball `npm pack` makes of the build this run made,
 // installed into a fresh prefix with no registry, and its `pulse` run from there.

@@ -5,9 +5,9 @@ import { EventIndex } from '../../machines/event-index.js';
 import { eventLogMachine, type LoadedJournal, type ReconcileOutput } from '../../machines/event-log.js';
 import { UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import { PULSE_FILES, type TrackedFiles, untrackedFiles } from '../../machines/pulse-files.js';
-import { isUnchanged, RACY_WINDOW_MS, readTrackedFile } from '../../src/effects/read-tracked-file.js';
 import { filesUnchanged } from '../../src/effects/reconcile-files.js';
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
+import { isUnchanged, RACY_WINDOW_MS, readTrackedFile } from '../../src/store/read-tracked-file.js';
 import { removeProject, tempProject } from '../support/daemon.js';
 import { nothingFound } from '../support/reconcile-output.js';
 

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdsCall } from '../../harness/hook-answers.js';
 import { HOOK_AGENTS, hookEvents } from '../../src/hooks/events.js';
 import { reconcile, replanOf } from '../../src/system/ask-actors.js';
 import { save } from '../support/files.js';
-import { holdsCall } from '../support/hook-answers.js';
 import { SHELL_HOOKS } from '../support/shell-hook-inputs.js';
 import { SHELL_SHAPES } from '../support/shell-shapes.js';
 import { type InProcessApp, inProcessApp } from './in-process-app.js';

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_SESSION_HEADERS } from '../support/mcp-session.js';
+import { MCP_SESSION_HEADERS } from '../../harness/mcp-session.js';
 
 /** A POST whose headers promise 100 bytes of body, of which it sends 5 and then nothing. */
 export const HALF_SENT_BODY =

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { abandonSession } from '../../harness/mcp-session.js';
 import { callTool, waitUntil } from '../support/daemon.js';
-import { abandonSession } from '../support/mcp-session.js';
 import { useDaemons } from '../support/started.js';
 import { callOnSession, health, streamingClient } from './raw-clients.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createSessionTable } from '../../src/http/session-table.js';
+import { createSessionTable } from '../../src/system/session-table.js';
 
 /*
  * The MCP session table on the test's clock: idle sessions close, an open stream keeps one, and

@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ActorRefFrom, SimulatedClock, waitFor } from 'xstate';
 import {
+  createPipeline,
+  type GateActions,
+  inboxAtRest,
+  listedItem,
+  type Pipeline,
+} from '../../harness/pipeline.js';
+import {
   type AckOutcome,
   ackRejection,
   type Caller,
@@ -24,13 +31,6 @@ import {
 import type { DeadLetter, inboxMachine, LoadedInbox, SettlementWrite } from '../../machines/inbox.js';
 import { CATCH_UP_MS } from '../../machines/poller.js';
 import { inboxEvent } from '../support/inbox-event.js';
-import {
-  createPipeline,
-  type GateActions,
-  inboxAtRest,
-  listedItem,
-  type Pipeline,
-} from '../support/pipeline.js';
 
 /*
  * The gate on a simulated clock, beside the real inbox machine (restored from a list, fed through

@@ -10,13 +10,13 @@ import {
   waitFor,
 } from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
+import { acceptUnseen, createPipeline, listedItem } from '../../harness/pipeline.js';
 import type { Delivery, Judgement } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
 import { gateMachine } from '../../machines/gate.js';
 import { INSERT_QUIET_MS, RETRY_CAP_MAX_MS } from '../../machines/gate-settings.js';
 import type { SettlementWrite } from '../../machines/inbox.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
-import { acceptUnseen, createPipeline, listedItem } from '../support/pipeline.js';
 
 /*
  * Model-based test of the gate's delivery rules. A small test-only statechart says where every

@@ -14,12 +14,18 @@ import {
   waitFor,
 } from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
+import {
+  acceptUnseen,
+  createPipeline,
+  inboxAtRest,
+  listedItem,
+  type Pipeline,
+} from '../../harness/pipeline.js';
 import type { ExternalItem, PolledSource } from '../../machines/external.js';
 import { CATCH_UP_MS, type FetchOutcome, pollerMachine } from '../../machines/poller.js';
 import { createItemFetcher } from '../../src/effects/fetch-items.js';
 import { ClientPool } from '../../src/sources/client/client-pool.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
-import { acceptUnseen, createPipeline, inboxAtRest, listedItem, type Pipeline } from '../support/pipeline.js';
 import { type FixtureFiles, fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
 
 /*

@@ -2,13 +2,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createPipeline, listedItem } from '../../harness/pipeline.js';
+import { SteppedClock } from '../../harness/stepped-clock.js';
 import type { ExternalItem } from '../../machines/external.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
 import { createInboxLoader } from '../../src/effects/load-inbox.js';
 import { InboxFile } from '../../src/store/inbox-file.js';
 import { SeenStore } from '../../src/store/seen-store.js';
-import { createPipeline, listedItem } from '../support/pipeline.js';
-import { SteppedClock } from '../support/stepped-clock.js';
 
 /*
  * "No repeats, ever": a source that keeps listing the same open task, polled for weeks on a

@@ -1,7 +1,8 @@
 import { dialectOf } from '../../hooks/events.js';
 import { hooksPart, instructionsPart, machinePaths, type SetupDialect } from '../agent-parts.js';
 import { everyProjectNote, everyProjectUrl } from '../every-project-note.js';
-import { groupedLayout, type HookLayout } from '../hook-entries.js';
+import { groupedLayout } from '../hook-entries.js';
+import type { HookLayout } from '../hook-handlers.js';
 import { jsonEdit } from '../json-edit.js';
 import { mcpServerChange } from '../mcp-entry.js';
 import { allOf, listIncludes } from '../permissions.js';

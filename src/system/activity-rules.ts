@@ -14,9 +14,9 @@ import { sourceBlocked, type sourcesMachine } from '../../machines/sources.js';
 import type { steerMachine } from '../../machines/steer.js';
 import type { watcherMachine } from '../../machines/watcher.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
-import { agentLabel } from '../system/agent-label.js';
-import { configErrorEffect, watchFailedNotice } from '../system/sentences.js';
-import { untrustedOf } from '../trust/untrusted-notice.js';
+import { agentLabel } from './agent-label.js';
+import { configErrorEffect, watchFailedNotice } from './sentences.js';
+import { untrustedOf } from './untrusted-notice.js';
 
 // What the activity log says about each actor: a function of the snapshot before and after one
 // change, which logs only when something a user cares about changed. `previous` is undefined for

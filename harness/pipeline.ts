@@ -8,11 +8,11 @@ import {
   type SnapshotFrom,
   setup,
 } from 'xstate';
-import type { AckOutcome, Caller, Delivery, Thought } from '../../machines/delivery-rules.js';
-import type { ExternalItem, InboxEvent, PolledSource } from '../../machines/external.js';
-import { gateMachine } from '../../machines/gate.js';
-import type { GateAckReply } from '../../machines/gate-context.js';
-import type { GateInput } from '../../machines/gate-settings.js';
+import type { AckOutcome, Caller, Delivery, Thought } from '../machines/delivery-rules.js';
+import type { ExternalItem, InboxEvent, PolledSource } from '../machines/external.js';
+import { gateMachine } from '../machines/gate.js';
+import type { GateAckReply } from '../machines/gate-context.js';
+import type { GateInput } from '../machines/gate-settings.js';
 import {
   type AcceptInput,
   type AcceptOutput,
@@ -20,9 +20,9 @@ import {
   type LoadedInbox,
   type OfferReply,
   type SettlementWrite,
-} from '../../machines/inbox.js';
-import { type FetchOutcome, pollerMachine } from '../../machines/poller.js';
-import { drainFromInbox } from '../../src/effects/drain-inbox.js';
+} from '../machines/inbox.js';
+import { type FetchOutcome, pollerMachine } from '../machines/poller.js';
+import { drainFromInbox } from '../src/effects/drain-inbox.js';
 
 /*
  * The daemon's external-events pipeline in memory: the real inbox machine, and the real gate and

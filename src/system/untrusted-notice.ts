@@ -1,5 +1,5 @@
 import type { SourcesTrust } from '../../machines/sources.js';
-import type { UntrustedStatus } from '../system/system-status.js';
+import type { UntrustedStatus } from './system-status.js';
 
 const listed = (names: readonly string[]) =>
   names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;

@@ -1,6 +1,6 @@
 import { notMyProcess } from '../os/process-owner.js';
 import { listenerUids } from '../os/socket-owner.js';
-import type { DaemonRecord, Discovery } from '../store/daemon-record.js';
+import type { DaemonRecord, Discovery } from './daemon-record.js';
 
 /** The loopback addresses a URL's host name stands for, or null when it is not loopback. */
 export const loopbackAddresses = (hostname: string): string[] | null => {

@@ -1,5 +1,5 @@
-import type { FileStatus, SetupFileReport, SetupResult } from '../commands/setup.js';
 import { pulse } from '../package/pulse-command.js';
+import type { FileStatus, SetupFileReport, SetupResult } from './setup.js';
 
 const PART_TITLES = { mcp: 'MCP server', hooks: 'Hooks', instructions: 'Instructions' } as const;
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { type BigIntStats, lstatSync } from 'node:fs';
 import { emptyFile, type TrackedFile } from '../../machines/pulse-files.js';
-import { readBounded, UnreadableFileError } from '../store/read-bounded.js';
-import { FolderProblemError } from '../store/real-folder.js';
+import { readBounded, UnreadableFileError } from './read-bounded.js';
+import { FolderProblemError } from './real-folder.js';
 
 /** How much of a protocol file the context resource inlines. */
 export const INLINE_LIMIT = 64 * 1024;

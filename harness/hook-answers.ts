@@ -1,4 +1,4 @@
-import type { HookAgent } from '../../src/hooks/events.js';
+import type { HookAgent } from '../src/hooks/events.js';
 
 const parse = (text: string): Record<string, unknown> | null => {
   try {
