@@ -89,14 +89,22 @@ export const createDaemonApp = ({
   };
   const mcpRoute = () =>
     (loading ??= Promise.all([import('./mcp-route.js'), import('../mcp/server.js')]).then(
-      ([{ createMcpRoute }, { createMcpServer }]) => {
+      ([{ createMcpRoute }, { createMcpServer, watchForListeners }]) => {
         // A client's first requests (initialize, a tool call) have run by then.
         setTimeout(announceCodeWarm, CODE_WARM_AFTER_MS).unref();
+        const served = (id: string) => {
+          const project = surfaces.get(id)?.project;
+          if (project === undefined) throw new Error(`Project ${id} is no longer served.`);
+          return project;
+        };
         mcp = createMcpRoute(
-          (id) => {
-            const project = surfaces.get(id)?.project;
-            if (project === undefined) throw new Error(`Project ${id} is no longer served.`);
-            return createMcpServer({ actor: project.actor, watches, samplers: project.samplers });
+          {
+            legacy: (id) => {
+              const { actor, samplers } = served(id);
+              return createMcpServer({ actor, watches, samplers });
+            },
+            modern: (id) => createMcpServer({ actor: served(id).actor, era: 'modern' }),
+            watch: (id, notify) => watchForListeners(served(id).actor, notify, watches),
           },
           sessionLimits,
           sessionsChanged,

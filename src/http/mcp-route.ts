@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { McpServer } from '@modelcontextprotocol/server';
-import { isInitializeRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  type McpHttpHandler,
+  type McpServer,
+  type ServerNotifier,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { Context } from 'hono';
 import {
   createSessionTable,
@@ -11,7 +18,10 @@ import {
 import { shapeProblem } from './rpc-shape.js';
 import { onStreamEnd } from './stream-end.js';
 
-/** Bodies above this are refused with 413 before parsing. */
+/**
+ * Bodies above this are refused with 413 before parsing. Ours, not the SDK's body parser: its
+ * limit is 4 MiB, and it reads through a cloned stream where `text()` reads the socket directly.
+ */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 const rpcError = (status: number, code: number, message: string, id: string | number | null = null) =>
@@ -93,6 +103,22 @@ const agentNamed = (body: unknown): string | undefined => {
 /** The `/mcp` endpoint: its handler, the sessions it holds, and how to close them all. */
 export type McpRoute = ReturnType<typeof createMcpRoute>;
 
+/** The servers the endpoint answers with, on a project's own actors. */
+export interface McpServers {
+  /** A server for one 2025-era session or one-shot request. */
+  legacy(project: string): McpServer;
+  /** A server for one 2026-07-28 request: built per request, so it holds nothing between them. */
+  modern(project: string): McpServer;
+  /** Starts the project's one watch that tells its `subscriptions/listen` streams what changed; returns its stop. */
+  watch(project: string, notify: ServerNotifier): () => void;
+}
+
+/** One project's 2026-07-28 handler and the watch that publishes to its listeners. */
+interface ModernLeg {
+  handler: McpHttpHandler;
+  stopWatch: () => void;
+}
+
 /**
  * The MCP endpoint of every project (`/p/<id>/mcp`, and `/mcp` while one is served) for both kinds of client: session clients (`initialize`, then
  * `Mcp-Session-Id`) and one-shot JSON-RPC POSTs without a session, served statelessly as
@@ -101,13 +127,34 @@ export type McpRoute = ReturnType<typeof createMcpRoute>;
  * clients initialize again.
  */
 export const createMcpRoute = (
-  /** A server for one session or request, on the project's own actors. */
-  createServer: (project: string) => McpServer,
+  servers: McpServers,
   limits: SessionLimits = SESSION_DEFAULTS,
   /** Called whenever a session comes, goes, or is used. */
   onSessionsChange?: () => void,
 ) => {
   const sessions = createSessionTable<Session>(limits, onSessionsChange);
+  const createServer = servers.legacy;
+  const modernLegs = new Map<string, ModernLeg>();
+
+  /** The project's 2026 handler, made at its first 2026 request: one per project, whatever the number of callers. */
+  const modernLeg = (project: string): ModernLeg => {
+    let leg = modernLegs.get(project);
+    if (leg === undefined) {
+      const handler = createMcpHandler(() => servers.modern(project), { legacy: 'reject' });
+      leg = { handler, stopWatch: servers.watch(project, handler.notify) };
+      modernLegs.set(project, leg);
+    }
+    return leg;
+  };
+
+  const closeModern = async (project?: string): Promise<void> => {
+    const closing = [...modernLegs].filter(([id]) => project === undefined || id === project);
+    for (const [id, leg] of closing) {
+      modernLegs.delete(id);
+      leg.stopWatch();
+    }
+    await Promise.allSettled(closing.map(([, leg]) => leg.handler.close()));
+  };
 
   const serveOneShot = async (project: string, request: Request, body: unknown): Promise<Response> => {
     const server = createServer(project);
@@ -178,6 +225,10 @@ export const createMcpRoute = (
       if (problem)
         return rpcError(problem.code === -32600 ? 400 : 200, problem.code, problem.message, problem.id);
     }
+    // A 2026-07-28 request carries its protocol revision in each message's _meta: no session, no GET stream.
+    if (request.method === 'POST' && !sessionId && !(await isLegacyRequest(request, body))) {
+      return modernLeg(project).handler.fetch(withAccept(request), { parsedBody: body });
+    }
     if (sessionId) {
       const session = sessions.use(sessionId, agentNamed(body));
       if (session && session.project !== project) {
@@ -223,7 +274,12 @@ export const createMcpRoute = (
       sessions.facts((s) => project === undefined || s.project === project).length,
     /** The open sessions of one project (or of all), oldest first. */
     sessions: (project?: string) => sessions.facts((s) => project === undefined || s.project === project),
-    /** Closes every session, or one project's; one failing close does not skip the rest. */
-    close: (project?: string) => sessions.close((s) => project === undefined || s.project === project),
+    /** Closes every session and 2026 handler, or one project's; one failing close does not skip the rest. */
+    close: async (project?: string) => {
+      await Promise.allSettled([
+        sessions.close((s) => project === undefined || s.project === project),
+        closeModern(project),
+      ]);
+    },
   };
 };

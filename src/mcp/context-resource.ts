@@ -135,6 +135,8 @@ export const registerContextResource = (server: McpServer, actor: PulseActor): v
       title: 'PulseAgent context',
       description: 'Return the latest PulseAgent context summary.',
       mimeType: 'text/markdown',
+      // Said outright, not left to the SDK's default: a cached read could keep "nothing pending" past a change.
+      cacheHint: { ttlMs: 0, cacheScope: 'private' },
     },
     async (uri) => {
       await reconcile(actor);

@@ -15,7 +15,8 @@ const NO_SAMPLING_CLIENT =
   'no connected MCP client declared the sampling capability: the rule thinker judged instead';
 
 /** The same, said of the present: what status shows until a client that can sample connects. */
-const NO_SAMPLING_NOW = 'no connected client offers sampling; the rules judge until one connects';
+const NO_SAMPLING_NOW =
+  'no connected 2025-era MCP session offers sampling (2026-07-28 clients cannot be asked: pulse judges between their requests); the rules judge until one connects';
 
 /** Who judges with `setting`, while `sampler` (a connected client's name, or null) can sample. */
 export const judgeOf = (setting: ThinkerSetting, sampler: string | null): Judge => {

@@ -136,7 +136,7 @@ describe('pulse start', () => {
     const sampling = await start(dir);
     await waitUntil(() => sampling.output().includes('Connect an agent:'), { describe: () => 'the summary' });
     expect(sampling.output()).toMatch(
-      /^Thinker: sampling configured, rules judging now: no connected client offers sampling; the rules judge until one connects$/m,
+      /^Thinker: sampling configured, rules judging now: no connected 2025-era MCP session offers sampling \(2026-07-28 clients cannot be asked: pulse judges between their requests\); the rules judge until one connects$/m,
     );
     expect(await sampling.stop()).toBe(0);
 

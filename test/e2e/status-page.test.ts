@@ -346,7 +346,7 @@ describe('the status page in Chromium', () => {
     await page.goto(`http://127.0.0.1:${daemon.port}/`);
     await expect.poll(() => text(page, '#conn')).toBe('Live');
     expect(await text(page, '#thinker')).toBe(
-      'rules (configured: sampling)no connected client offers sampling; the rules judge until one connects',
+      'rules (configured: sampling)no connected 2025-era MCP session offers sampling (2026-07-28 clients cannot be asked: pulse judges between their requests); the rules judge until one connects',
     );
 
     // An agent whose client can sample connects: the page follows at once.

@@ -384,7 +384,8 @@ describe('"thinker": "sampling": the connected agent judges with its own model',
     expect(gate.thinker).toEqual({
       configured: 'sampling',
       judging: 'rules',
-      reason: 'no connected client offers sampling; the rules judge until one connects',
+      reason:
+        'no connected 2025-era MCP session offers sampling (2026-07-28 clients cannot be asked: pulse judges between their requests); the rules judge until one connects',
       retry_at: null,
     });
     await samplingAgent(daemon);
