@@ -15,6 +15,8 @@ export type HookHostCheck = (host: string) => boolean;
 export interface ClientInfo {
   name: string;
   version: string;
+  /** The MCP revision it speaks: negotiated by a session's `initialize`, or named in each 2026-07-28 request's `_meta`. */
+  protocol?: string;
 }
 
 /** A party read back: what kind of party it is and what identifies it. */
@@ -88,7 +90,20 @@ export interface CallerMarks {
   handle?: string | undefined;
   /** The `agent` argument: a name, or a hook session (`claude:<session>`). */
   name?: string | undefined;
+  /**
+   * What a 2026-07-28 request's `_meta` says of its client (`clientInfo`, the revision): such a
+   * caller has no session, and two of them may send the same `clientInfo`, so it names the agent
+   * and never tells one apart from another.
+   */
+  client?: ClientInfo | undefined;
 }
+
+/**
+ * Whether pulse must mint a handle to know this caller by: a 2026-07-28 caller that gives no
+ * session, handle or name would otherwise be the one-shot client, one agent with every other.
+ */
+export const needsHandle = ({ session, handle, name, client }: CallerMarks): boolean =>
+  client !== undefined && session === undefined && handle === undefined && name === undefined;
 
 /**
  * The one order of precedence for who makes a tool call: its MCP session, else the handle it

@@ -45,6 +45,8 @@ export interface StatusReport {
   last_acknowledged_at: string | null;
   /** Only from a running daemon: the agents working and the change each still owes. */
   owing?: ReplanAgentStatus[];
+  /** Only from a running daemon: every agent working, 2026-07-28 ones (no session) among them. */
+  working?: ReplanAgentStatus[];
   /** The latest accepted acks, oldest first, each with what became of the plan (from the daemon, else state.json). */
   acks: ReplanAck[];
   warnings: string[];
@@ -166,6 +168,7 @@ export const readStatus = async (paths: PulsePaths, port?: number): Promise<Stat
       events: live.log.events,
       last_acknowledged_event_id: live.replan.last_acknowledged_event_id,
       owing: (live.replan.agents ?? []).filter((agent) => agent.owes !== null),
+      working: live.replan.agents ?? [],
       acks: live.replan.acks ?? [],
       last_acknowledged_plan_sha256: str(state.last_acknowledged_plan_sha256),
       last_acknowledged_at: str(state.last_acknowledged_at),
@@ -227,6 +230,11 @@ export const formatStatus = (report: StatusReport, now = Date.now()): string => 
     ...formatAgents(report.agents, now),
     `replan:    ${report.pending_replan_event_id !== null ? `PENDING — ${report.pending_replan_event_id} (${report.pending_replan_files.join(', ')})` : report.needs_replan ? 'ON HOLD — pulse cannot see or record guidance changes (below)' : 'nothing pending'}`,
     ...(report.owing ?? []).map((agent) => `owes ack:  ${terminalText(agent.label)} owes ${agent.owes}`),
+    ...(report.working ?? [])
+      .filter((agent) => agent.client?.protocol !== undefined)
+      .map(
+        (agent) => `speaks:    ${terminalText(agent.label)}: MCP ${terminalText(agent.client!.protocol!)}`,
+      ),
     ...(report.unobservable ?? []).map(({ file, reason }) => `problem:   ${file} ${reason}`),
     `events:    ${report.events}${report.latest_event_id ? `, latest ${report.latest_event_id}` : ''}`,
     `last ack:  ${report.last_acknowledged_event_id ? `${report.last_acknowledged_event_id} at ${report.last_acknowledged_at ?? '?'} (plan ${report.last_acknowledged_plan_sha256?.slice(0, 12) ?? 'none'})` : 'none'}`,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { PulseActor } from '../../machines/pulse.js';
 import { ackEvents } from '../system/ask-actors.js';
 import { jsonResult } from './json-result.js';
-import { callerOf, HANDLE_SCHEMA } from './should-interrupt.js';
+import { callerOf, HANDLE_SCHEMA, marksOf } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';
 
 export const ackEventsOutput = {
@@ -44,8 +44,8 @@ export const registerAckEvents = (server: McpServer, actor: PulseActor): void =>
       outputSchema: ackEventsOutputSchema,
       annotations: ACK_ANNOTATIONS,
     },
-    async ({ delivery_id, outcomes, agent, handle }, extra) => {
-      const caller = callerOf({ session: extra.sessionId, handle, name: agent });
+    async ({ delivery_id, outcomes, agent, handle }, ctx) => {
+      const caller = callerOf(marksOf(ctx, { handle, agent }));
       const reply = await ackEvents(actor, delivery_id, outcomes, caller);
       return jsonResult({
         accepted: reply.accepted,

@@ -1,9 +1,10 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { needsHandle, ONE_SHOT } from '../../machines/agent-identity.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { ackReplan } from '../system/ask-actors.js';
 import { jsonResult } from './json-result.js';
-import { HANDLE_SCHEMA, replanPartyOf } from './should-interrupt.js';
+import { HANDLE_SCHEMA, marksOf, replanPartyOf } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';
 
 export const ackOutput = {
@@ -12,7 +13,14 @@ export const ackOutput = {
   plan_sha256: z.string().nullable(),
   reason: z.string(),
   code: z
-    .enum(['missing_event_id', 'unknown_event', 'not_invalidating', 'no_pending_replan', 'stale_event'])
+    .enum([
+      'missing_event_id',
+      'unknown_event',
+      'not_invalidating',
+      'no_pending_replan',
+      'stale_event',
+      'missing_handle',
+    ])
     .optional()
     .describe('Why the ack was refused, for programs; absent when accepted.'),
   durable: z
@@ -58,6 +66,16 @@ const ackInputSchema = z.object({
 });
 const ackOutputSchema = z.object(ackOutput);
 
+const MISSING_HANDLE: z.infer<typeof ackOutputSchema> = {
+  accepted: false,
+  acknowledged_event_id: null,
+  plan_sha256: null,
+  reason:
+    'This client speaks MCP 2026-07-28, which has no sessions: pass the agent_handle pulse_should_interrupt answered as handle, so the ack frees this agent alone.',
+  code: 'missing_handle',
+  agent_id: ONE_SHOT,
+};
+
 export const registerAckReplan = (server: McpServer, actor: PulseActor): void => {
   server.registerTool(
     'pulse_ack_replan',
@@ -68,8 +86,11 @@ export const registerAckReplan = (server: McpServer, actor: PulseActor): void =>
       outputSchema: ackOutputSchema,
       annotations: ACK_ANNOTATIONS,
     },
-    async ({ event_id, agent, handle }, extra) => {
-      const party = replanPartyOf(actor, { session: extra.sessionId, handle, name: agent });
+    async ({ event_id, agent, handle }, ctx) => {
+      const marks = marksOf(ctx, { handle, agent });
+      // Without its handle a 2026-07-28 caller would ack as the one-shot client, freeing nobody it means.
+      if (needsHandle(marks)) return jsonResult(MISSING_HANDLE);
+      const party = replanPartyOf(actor, marks);
       const { requestId: _requestId, ...reply } = await ackReplan(actor, event_id, party);
       return jsonResult({ ...reply, agent_id: party });
     },

@@ -20,7 +20,17 @@ export const registerAgentPresence = (server: McpServer, actor: PulseActor): voi
     if (sessionId === undefined) return;
     party = sessionParty(sessionId);
     const client = protocol.getClientVersion();
-    hearAgent(actor, party, true, client && { name: client.name, version: client.version });
+    const revision = protocol.getNegotiatedProtocolVersion();
+    hearAgent(
+      actor,
+      party,
+      true,
+      client && {
+        name: client.name,
+        version: client.version,
+        ...(revision === undefined ? {} : { protocol: revision }),
+      },
+    );
   };
   protocol.onclose = () => {
     closed?.();

@@ -1,10 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import type { McpServer } from '@modelcontextprotocol/server';
+import {
+  CLIENT_INFO_META_KEY,
+  type McpServer,
+  PROTOCOL_VERSION_META_KEY,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import {
   type CallerMarks,
+  type ClientInfo,
   callerParty,
   hookPartyNamed,
+  needsHandle,
   ONE_SHOT,
   type PartyKey,
 } from '../../machines/agent-identity.js';
@@ -93,13 +100,13 @@ export const interruptOutput = {
   agent_id: z
     .string()
     .describe(
-      'Who pulse takes the caller for (its MCP session, else the handle it passed, else the agent name it passed): each agent acknowledges a change for itself.',
+      'Who pulse takes the caller for (its MCP session, else the handle it passed or pulse minted for a 2026-07-28 client, else the agent name it passed): each agent acknowledges a change for itself.',
     ),
   agent_handle: z
     .string()
     .nullable()
     .describe(
-      'For a caller without an MCP session: pass it as handle to pulse_should_interrupt and pulse_ack_replan, so your ack frees you alone. Null with a session.',
+      'For a caller without an MCP session (every 2026-07-28 client): pass it as handle to pulse_should_interrupt, pulse_ack_replan and pulse_ack_events, so your ack frees you alone. Null with a session.',
     ),
   unobservable: z
     .array(z.object({ file: z.string(), reason: z.string() }))
@@ -207,6 +214,29 @@ export const callerOf = (marks: CallerMarks): Caller => ({
 /** A fresh handle for a caller without MCP sessions: unguessable, so no other agent acks with it by chance. */
 export const mintHandle = (): string => randomBytes(12).toString('base64url');
 
+const said = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value.slice(0, 200) : undefined;
+
+/** The `clientInfo` and revision a 2026-07-28 request's `_meta` carries; undefined for a 2025-era request, which has none. */
+const envelopeClient = (ctx: ServerContext): ClientInfo | undefined => {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const protocol = said(envelope?.[PROTOCOL_VERSION_META_KEY]);
+  if (protocol === undefined) return undefined;
+  const info = envelope?.[CLIENT_INFO_META_KEY] as Record<string, unknown> | undefined;
+  return { name: said(info?.name) ?? '', version: said(info?.version) ?? '', protocol };
+};
+
+/** The marks a tool call carries: its session, the handle and name it passed, and what its `_meta` says of its client. */
+export const marksOf = (
+  ctx: ServerContext,
+  { handle, agent }: { handle?: string; agent?: string },
+): CallerMarks => ({
+  session: ctx.sessionId,
+  handle,
+  name: agent,
+  client: envelopeClient(ctx),
+});
+
 /**
  * The party a tool call comes from, heard by the replan lifecycle (`callerParty`'s order). A name
  * that is a hook session's key ties that hook session to the caller, so the ack the held agent
@@ -214,7 +244,7 @@ export const mintHandle = (): string => randomBytes(12).toString('base64url');
  */
 export const replanPartyOf = (actor: PulseActor, marks: CallerMarks): PartyKey => {
   const party = callerParty(marks, isHookAgent);
-  hearAgent(actor, party, marks.session !== undefined);
+  hearAgent(actor, party, marks.session !== undefined, marks.client);
   const hook = hookPartyNamed(marks.name, isHookAgent);
   if (hook !== null && hook !== party) {
     hearAgent(actor, hook);
@@ -233,9 +263,11 @@ export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): v
       outputSchema: interruptOutputSchema,
       annotations: TOOL_ANNOTATIONS,
     },
-    async ({ last_seen_event_id, agent, handle }, extra) => {
+    async ({ last_seen_event_id, agent, handle }, ctx) => {
       await reconcile(actor);
-      const marks = { session: extra.sessionId, handle, name: agent };
+      const given = marksOf(ctx, { handle, agent });
+      // A 2026-07-28 caller with no other mark is known from its first call on by the handle minted here.
+      const marks = needsHandle(given) ? { ...given, handle: mintHandle() } : given;
       const party = replanPartyOf(actor, marks);
       const owes = owedBy(replanOf(actor).getSnapshot().context, party) !== null;
       const delivery = await checkIn(actor, callerOf(marks), !owes);
@@ -248,7 +280,7 @@ export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): v
         ),
         ...attentionAnswer(delivery),
         // A caller with a session is known by it; one without gets a handle to be known by from now on.
-        agent_handle: extra.sessionId !== undefined ? null : (handle ?? mintHandle()),
+        agent_handle: ctx.sessionId !== undefined ? null : (marks.handle ?? mintHandle()),
       };
       return jsonResult(answer);
     },

@@ -10,6 +10,7 @@ import { faultList, type LogFaults } from '../../machines/log-faults.js';
 import type { notifierMachine } from '../../machines/notifier.js';
 import type { pollerMachine } from '../../machines/poller.js';
 import type { replanMachine } from '../../machines/replan.js';
+import { clientOf } from '../../machines/replan-agents.js';
 import { sourceBlocked, type sourcesMachine } from '../../machines/sources.js';
 import type { steerMachine } from '../../machines/steer.js';
 import type { watcherMachine } from '../../machines/watcher.js';
@@ -30,6 +31,22 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /** An external event as the log shows it: never its detail. */
 const summary = (event: InboxEvent) => ({ id: event.id, source: event.source, title: event.title });
 
+type AgentBook = SnapshotFrom<typeof replanMachine>['context']['agents'];
+
+/** Each agent pulse hears from for the first time, named, with the MCP revision its client speaks. */
+const logNewAgents = (was: AgentBook, now: AgentBook, log: Logger): void => {
+  for (const [id, agent] of Object.entries(now)) {
+    if (was[id] !== undefined) continue;
+    const client = clientOf(agent);
+    const label = agentLabel({ parties: Object.keys(agent.parties), client });
+    const protocol = client?.protocol ?? null;
+    log.info(
+      { agent: label, protocol },
+      protocol === null ? `agent working: ${label}` : `agent working: ${label}, speaking MCP ${protocol}`,
+    );
+  }
+};
+
 export const replanRule: Rule<SnapshotFrom<typeof replanMachine>> = (previous, next, log) => {
   if (previous === undefined) return;
   const was = previous.context;
@@ -41,6 +58,7 @@ export const replanRule: Rule<SnapshotFrom<typeof replanMachine>> = (previous, n
       `replan pending: the agent must re-read ${now.pendingFiles.join(', ') || 'the guidance'} and acknowledge`,
     );
   }
+  if (!restored && now.agents !== was.agents) logNewAgents(was.agents, now.agents, log);
   if (restored || now.acks === was.acks) return;
   // Each accepted ack once, with what became of the plan (one agent's ack is news even when another acknowledged the same event).
   const seen = new Set(was.acks);

@@ -72,9 +72,12 @@ describe('the log file and --log-level', () => {
   it('writes JSON lines for a replan going pending and acknowledged, and readable lines on stderr', async () => {
     const project = await newProject();
     const { daemon, client } = await start(project);
-    // Check-ins change snapshots but nothing a user reads about: no line for them.
+    // Check-ins change snapshots but nothing a user reads about: one line for the agent, none for them.
     for (let i = 0; i < 20; i++) await callTool(client, 'pulse_should_interrupt', { agent: 'claude' });
-    expect((await logOf(project)).map((line) => line.msg)).toEqual(['pulse started']);
+    expect((await logOf(project)).map((line) => line.msg)).toEqual([
+      'pulse started',
+      expect.stringMatching(/^agent working: pulse-test 1\.0\.0 \(session [^)]+\), speaking MCP 2025-11-25$/),
+    ]);
     const pending = await changeGuidance(project, client);
     const ack = await callTool<{ accepted: boolean }>(client, 'pulse_ack_replan', { event_id: pending });
     expect(ack.accepted).toBe(true);

@@ -6,6 +6,7 @@ import {
   hookPartyNamed,
   isHookParty,
   namedParty,
+  needsHandle,
   ONE_SHOT,
   outlivesRestart,
   partiesByKind,
@@ -44,6 +45,16 @@ describe('agent identity', () => {
     expect(callerParty({ name: 'claude:abc' }, isHost)).toBe(hookParty('claude', 'abc'));
     expect(callerParty({ name: 'reviewer' }, isHost)).toBe(namedParty('reviewer'));
     expect(callerParty({}, isHost)).toBe(ONE_SHOT);
+  });
+
+  it('mints a handle only for a 2026-07-28 caller that gives no session, handle or name', () => {
+    const claude = { name: 'claude-code', version: '2.1.332', protocol: '2026-07-28' };
+    expect(needsHandle({ client: claude })).toBe(true);
+    expect(needsHandle({ client: claude, handle: 'abcdefgh' })).toBe(false);
+    expect(needsHandle({ client: claude, name: 'claude:3f2a' })).toBe(false);
+    expect(needsHandle({ client: claude, session: '01cc' })).toBe(false);
+    // PulseAgent's nameless one-shot POSTs (no _meta revision) stay the one-shot client.
+    expect(needsHandle({})).toBe(false);
   });
 
   it('takes a name for a hook session only when it names a known host and a session', () => {

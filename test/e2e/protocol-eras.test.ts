@@ -1,0 +1,159 @@
+import { join } from 'node:path';
+import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectClient, type RunningDaemon, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
+import { save } from '../support/files.js';
+import { trackStarted } from '../support/started.js';
+
+/*
+ * Both MCP eras on one endpoint of a real daemon: clients of 2026-07-28 (the v2 SDK's Client pinned
+ * to it: no initialize, no Mcp-Session-Id, clientInfo in each request's _meta) next to a 2025-11-25
+ * session client (the v1 SDK). Each agent is held by a guidance change and freed by its own ack only.
+ */
+
+const started = trackStarted();
+const modern: ModernClient[] = [];
+afterEach(async () => {
+  await Promise.allSettled(modern.splice(0).map((client) => client.close()));
+  await started.cleanUp();
+});
+
+type Json = Record<string, unknown>;
+
+const CLAUDE = { name: 'claude-code', version: '2.1.332' };
+
+const serve = async (): Promise<RunningDaemon> => {
+  const project = await tempProject('pulse-eras-');
+  started.projects.push(project);
+  const daemon = await startDaemon(project);
+  started.daemons.push(daemon);
+  return daemon;
+};
+
+/** A client speaking 2026-07-28 only: connect() fails against a server that cannot. */
+const modernClient = async (url: string, info = CLAUDE): Promise<ModernClient> => {
+  const client = new ModernClient(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  modern.push(client);
+  return client;
+};
+
+const call = async (client: { callTool: ModernClient['callTool'] }, name: string, args: Json = {}) => {
+  const result = (await client.callTool({ name, arguments: args })) as Json;
+  return { result, answer: result.structuredContent as Json };
+};
+
+const editGuidance = (daemon: RunningDaemon, text: string) =>
+  save(join(daemon.project, '.pulse', 'guidance.md'), `${text}\n`);
+
+const statusOf = async (daemon: RunningDaemon): Promise<Json> =>
+  (await (await fetch(new URL('/status', daemon.url))).json()) as Json;
+
+/** Waits until the daemon logged a change of guidance.md, and returns its event id. */
+const pendingEvent = async (client: ModernClient, handle: string): Promise<string> =>
+  waitUntil(
+    async () => {
+      const { answer } = await call(client, 'pulse_should_interrupt', { handle });
+      return (answer.pending_replan_event_id as string | null) ?? undefined;
+    },
+    { describe: () => 'the guidance change to be pending' },
+  );
+
+describe('MCP 2026-07-28 and 2025-11-25 clients on one endpoint', () => {
+  it('holds a 2026 client and a 2025 session client for a guidance change, and frees each by its own ack only', async () => {
+    const daemon = await serve();
+    const claude = await modernClient(daemon.url);
+    expect(claude.getProtocolEra()).toBe('modern');
+    const legacy = await connectClient(daemon.url, { name: 'codex-mcp-client', version: '0.171.0' });
+    started.clients.push(legacy);
+
+    const first = (await call(claude, 'pulse_should_interrupt')).answer;
+    const handle = first.agent_handle as string;
+    expect(handle).toMatch(/^[A-Za-z0-9_-]{8,64}$/);
+    await legacy.callTool({ name: 'pulse_should_interrupt', arguments: {} });
+
+    await editGuidance(daemon, 'Use tabs.');
+    const eventId = await pendingEvent(claude, handle);
+    const legacyHeld = (await legacy.callTool({ name: 'pulse_should_interrupt', arguments: {} })) as Json;
+    expect((legacyHeld.structuredContent as Json).needs_replan).toBe(true);
+
+    const acked = (await call(claude, 'pulse_ack_replan', { event_id: eventId, handle })).answer;
+    expect(acked.accepted).toBe(true);
+    expect((await call(claude, 'pulse_should_interrupt', { handle })).answer.needs_replan).toBe(false);
+    const stillHeld = (await legacy.callTool({ name: 'pulse_should_interrupt', arguments: {} })) as Json;
+    expect((stillHeld.structuredContent as Json).needs_replan, 'the 2026 ack freed the 2025 agent').toBe(
+      true,
+    );
+
+    await legacy.callTool({ name: 'pulse_ack_replan', arguments: { event_id: eventId } });
+    const freed = (await legacy.callTool({ name: 'pulse_should_interrupt', arguments: {} })) as Json;
+    expect((freed.structuredContent as Json).needs_replan).toBe(false);
+
+    // The revision each agent speaks, in /status, pulse status's source, and the log.
+    const agents = (((await statusOf(daemon)).replan as Json).agents as Json[]).map((a) => a.client as Json);
+    expect(agents.map((c) => c.protocol).sort()).toEqual(['2025-11-25', '2026-07-28']);
+    expect(daemon.output()).toMatch(
+      /agent working: Claude Code 2\.1\.332 \(handle [^)]+\), speaking MCP 2026-07-28/,
+    );
+    expect(daemon.output()).toMatch(
+      /agent working: Codex 0\.171\.0 \(session [^)]+\), speaking MCP 2025-11-25/,
+    );
+  });
+
+  it('takes two 2026 clients with the same clientInfo for two agents: one ack never frees the other', async () => {
+    const daemon = await serve();
+    const a = await modernClient(daemon.url);
+    const b = await modernClient(daemon.url);
+    const handleA = (await call(a, 'pulse_should_interrupt')).answer.agent_handle as string;
+    const handleB = (await call(b, 'pulse_should_interrupt')).answer.agent_handle as string;
+    expect(handleA).not.toBe(handleB);
+
+    await editGuidance(daemon, 'Write tests first.');
+    const eventId = await pendingEvent(a, handleA);
+    expect((await call(b, 'pulse_should_interrupt', { handle: handleB })).answer.needs_replan).toBe(true);
+
+    // Without its handle an ack is refused, and frees nobody.
+    const bare = (await call(a, 'pulse_ack_replan', { event_id: eventId })).answer;
+    expect(bare).toMatchObject({ accepted: false, code: 'missing_handle' });
+    // A made-up handle (B forging its way in) is another agent: A stays held.
+    const forged = 'forgedHandle0000';
+    await call(b, 'pulse_ack_replan', { event_id: eventId, handle: forged });
+    expect((await call(a, 'pulse_should_interrupt', { handle: handleA })).answer.needs_replan).toBe(true);
+
+    expect((await call(a, 'pulse_ack_replan', { event_id: eventId, handle: handleA })).answer.accepted).toBe(
+      true,
+    );
+    expect((await call(a, 'pulse_should_interrupt', { handle: handleA })).answer.needs_replan).toBe(false);
+    expect(
+      (await call(b, 'pulse_should_interrupt', { handle: handleB })).answer.needs_replan,
+      "A's ack freed B",
+    ).toBe(true);
+    const labels = (((await statusOf(daemon)).replan as Json).agents as Json[]).map((x) => x.label as string);
+    for (const handle of [handleA, handleB])
+      expect(labels).toContain(`Claude Code 2.1.332 (handle ${handle.slice(0, 8)}…)`);
+  });
+
+  it('tells a subscriptions/listen stream that the context changed, and never lets the context or a decision be cached', async () => {
+    const daemon = await serve();
+    const client = await modernClient(daemon.url);
+    const updates: string[] = [];
+    client.setNotificationHandler('notifications/resources/updated', async (n) => {
+      updates.push(n.params.uri);
+    });
+    const subscription = await client.listen({ resourceSubscriptions: ['pulse://context/latest'] });
+    expect(subscription.honoredFilter.resourceSubscriptions).toEqual(['pulse://context/latest']);
+
+    const read = (await client.readResource({ uri: 'pulse://context/latest' })) as Json;
+    expect(read).toMatchObject({ ttlMs: 0, cacheScope: 'private' });
+    const { result } = await call(client, 'pulse_should_interrupt');
+    expect(result).not.toHaveProperty('ttlMs');
+
+    await editGuidance(daemon, 'Ship on Friday.');
+    await waitUntil(() => updates.length > 0, { describe: () => 'notifications/resources/updated' });
+    expect(updates).toContain('pulse://context/latest');
+    expect(
+      ((await client.readResource({ uri: 'pulse://context/latest' })).contents[0] as Json).text,
+    ).toContain('Ship on Friday.');
+    await subscription.close();
+  });
+});
