@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { errorMessage } from '../../../machines/error-message.js';
 import type { ServerConfig } from '../config/config.js';
 import { SourceCallError } from './source-call-error.js';
@@ -14,11 +14,18 @@ const whereOf = (config: ServerConfig) => {
 const whatToCheck = (config: ServerConfig) =>
   config.kind === 'stdio' ? 'check its command, args, env and cwd' : 'check its url and headers';
 
-const isTimeout = (error: unknown) => error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+const isTimeout = (error: unknown) => error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
+
+/** What the SDK refuses in a well-formed exchange: the connection is still good, as after an error answer. */
+const REFUSED_ANSWERS: ReadonlySet<string> = new Set([
+  SdkErrorCode.InvalidResult,
+  SdkErrorCode.ListPaginationExceeded,
+  SdkErrorCode.UnsupportedResultType,
+]);
 
 /** An error answer from a live server; anything else means the connection can no longer be trusted. */
 const isAnswer = (error: unknown) =>
-  error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && !isTimeout(error);
+  error instanceof ProtocolError || (error instanceof SdkError && REFUSED_ANSWERS.has(error.code));
 
 /** Why a connect failed: too slow, or refused, with where the server is, its last stderr line and what to check. */
 export const connectFailure = (
@@ -33,7 +40,7 @@ export const connectFailure = (
       { server: name, reason: 'timeout', cause: error },
     );
   }
-  const closed = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
+  const closed = error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
   const what = closed ? 'it closed the connection before the MCP handshake ended' : errorMessage(error);
   const stderr = lastStderr ? `; its last stderr line: ${lastStderr}` : '';
   return new SourceCallError(

@@ -1,7 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { errorMessage } from '../../../machines/error-message.js';
 import { VERSION } from '../../package/version.js';
 import type { ServerConfig } from '../config/config.js';
@@ -31,7 +29,7 @@ export interface ListedTool {
 /** One client for one server config, from spawn or first request to the child's exit. */
 export class ServerConnection {
   readonly key: string;
-  readonly client = new Client({ name: 'pulse', version: VERSION });
+  readonly client: Client;
   readonly ready: Promise<Client>;
   #transport: StdioTransport | StreamableHTTPClientTransport;
   #shutdown: Promise<void> | undefined;
@@ -46,10 +44,19 @@ export class ServerConnection {
     onLost: () => void,
   ) {
     this.key = JSON.stringify(config);
+    this.client = new Client(
+      { name: 'pulse', version: VERSION },
+      {
+        listMaxPages: MAX_TOOL_PAGES,
+        // HTTP probes `server/discover` and speaks 2026-07-28 where served; stdio keeps `initialize`,
+        // since a probe on our one child kills servers that exit on it (rmcp) and the SDK's way out spawns the command twice.
+        versionNegotiation: { mode: config.kind === 'http' ? 'auto' : 'legacy' },
+      },
+    );
     this.#transport = this.#createTransport(options);
     this.client.onclose = onLost;
     this.client.onerror = (error) => options.onLog?.(`server "${name}": ${errorMessage(error)}`);
-    this.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    this.client.setNotificationHandler('notifications/tools/list_changed', async () => {
       this.#tools = null;
     });
     this.ready = this.#connect();
@@ -104,12 +111,18 @@ export class ServerConnection {
   /** Calls a tool; a failure is a SourceCallError whose reason says whether the connection is still good. */
   callTool(tool: string, args: Record<string, unknown>): Promise<unknown> {
     return this.#request(tool, (client, options) =>
-      client.callTool({ name: tool, arguments: args }, undefined, options),
+      client.callTool({ name: tool, arguments: args }, options),
     );
   }
 
-  /** How the server lists `tool` in `tools/list` (every page), read once per connection, again after `notifications/tools/list_changed` or a miss. */
+  /**
+   * How the server lists `tool` in `tools/list` (every page): on 2025 read once per connection, again
+   * after `notifications/tools/list_changed` or a miss; on 2026-07-28 read each time, the SDK's
+   * response cache keeping it only as long as the server's cache hint says.
+   */
   async listedTool(tool: string): Promise<ListedTool> {
+    // A 2026 connection hears no list change without a listen stream: the server's hint bounds staleness instead.
+    if (this.client.getProtocolEra() === 'modern') this.#tools = null;
     this.#tools ??= this.#listTools().catch((error: unknown) => {
       this.#tools = null;
       throw error;
@@ -121,17 +134,11 @@ export class ServerConnection {
   }
 
   async #listTools(): Promise<Map<string, unknown>> {
-    const tools = new Map<string, unknown>();
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const result = await this.#request('tools/list', (client, options) =>
-        client.listTools(cursor === undefined ? {} : { cursor }, options),
-      );
-      for (const tool of result.tools) tools.set(tool.name, tool.annotations ?? null);
-      cursor = result.nextCursor;
-      if (cursor === undefined) break;
-    }
-    return tools;
+    // Without a cursor the SDK walks every page, up to MAX_TOOL_PAGES.
+    const result = await this.#request('tools/list', (client, options) =>
+      client.listTools(undefined, options),
+    );
+    return new Map(result.tools.map((tool) => [tool.name, tool.annotations ?? null]));
   }
 
   /** One request on the connected client within the server's timeout; `what` names it in the failure. */
