@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AnyActorRef, waitFor } from 'xstate';
 import type { FocusContext } from '../../machines/focus.js';

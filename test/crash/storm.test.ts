@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prng } from '../../sim/prng.js';
 import {

@@ -1,6 +1,6 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callTool, connectClient, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
 import type { Decision } from '../support/protocol.js';

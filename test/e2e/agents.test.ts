@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectClient, type RunningDaemon, startDaemon, tempProject, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HOOK_AGENTS, type HookAgent } from '../../src/hooks/events.js';
 import { writeDaemonRecord } from '../../src/store/daemon-record.js';

@@ -1,13 +1,11 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
-  ErrorCode,
+  Client,
   type LoggingLevel,
-  LoggingMessageNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+  ProtocolErrorCode,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { callTool, readEvents, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';
@@ -44,10 +42,10 @@ const listener = async (url: string) => {
     streamOpened = resolve;
   });
   const client = new Client({ name: 'pulse-push-test', version: '1.0.0' });
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+  client.setNotificationHandler('notifications/resources/updated', (n) => {
     updates.push({ at: performance.now(), value: n.params.uri });
   });
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+  client.setNotificationHandler('notifications/message', (n) => {
     logs.push({ at: performance.now(), value: { level: n.params.level, data: String(n.params.data) } });
   });
   const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -214,14 +212,14 @@ describe('push to session clients', () => {
       () => null,
       (error: { code: number; message: string }) => error,
     );
-    expect(refusal?.code).toBe(ErrorCode.InvalidParams);
+    expect(refusal?.code).toBe(ProtocolErrorCode.InvalidParams);
     expect(refusal?.message).toContain('"pulse://context/old"');
     expect(refusal?.message).toContain(`the only resource with updates is ${CONTEXT_URI}`);
     const unsubscribe = await session.client.unsubscribeResource({ uri: 'file:///etc/passwd' }).then(
       () => null,
       (error: { code: number }) => error,
     );
-    expect(unsubscribe?.code).toBe(ErrorCode.InvalidParams);
+    expect(unsubscribe?.code).toBe(ProtocolErrorCode.InvalidParams);
     await session.client.subscribeResource({ uri: CONTEXT_URI });
     expect(session.client.getServerCapabilities()?.resources?.subscribe).toBe(true);
     expect(session.client.getServerCapabilities()?.logging).toEqual({});

@@ -1,9 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStatusStream, type StatusStreamReader } from '../http/sse-reader.js';
@@ -356,7 +354,7 @@ describe('the status page in Chromium', () => {
       { name: 'page-sampler', version: '1.0.0' },
       { capabilities: { sampling: {} } },
     );
-    sampler.setRequestHandler(CreateMessageRequestSchema, async () => ({
+    sampler.setRequestHandler('sampling/createMessage', async () => ({
       role: 'assistant',
       model: 'agent-model',
       content: { type: 'text', text: '{"judgements": []}' },

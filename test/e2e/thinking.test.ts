@@ -1,9 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in plain strings is the config syntax under test, not a mistaken template.
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   callTool,
@@ -294,7 +292,7 @@ const pollsOf = async (daemon: RunningDaemon) =>
 const samplingAgent = async (daemon: RunningDaemon) => {
   const asked: Array<{ system?: string; text: string; maxTokens: number }> = [];
   const client = new Client({ name: 'sampling-agent', version: '1.0.0' }, { capabilities: { sampling: {} } });
-  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+  client.setRequestHandler('sampling/createMessage', async (request) => {
     const content = request.params.messages[0]!.content as { type: string; text: string };
     asked.push({
       system: request.params.systemPrompt,

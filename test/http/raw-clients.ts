@@ -1,8 +1,6 @@
 import { get, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { MCP_SESSION_HEADERS } from '../support/mcp-session.js';
 
 /** A POST whose headers promise 100 bytes of body, of which it sends 5 and then nothing. */
@@ -87,7 +85,7 @@ export const streamingClient = async (url: string) => {
     opened = resolve;
   });
   const client = new Client({ name: 'pulse-limits-test', version: '1.0.0' });
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+  client.setNotificationHandler('notifications/message', (n) => {
     logs.push(String(n.params.data));
   });
   const transport = new StreamableHTTPClientTransport(new URL(url), {

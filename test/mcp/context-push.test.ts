@@ -1,9 +1,7 @@
 import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import { Client, type LoggingLevel, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ActorRefFrom } from 'xstate';
 import type { watcherMachine } from '../../machines/watcher.js';

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Server } from 'node:net';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach } from 'vitest';
 import { type RunningDaemon, removeProject, startDaemon, tempProject } from './daemon.js';
 
