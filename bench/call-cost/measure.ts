@@ -1,7 +1,7 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { PULSE_FILES } from '../../machines/pulse-files.js';
 import type { InterruptAnswer } from '../../src/mcp/should-interrupt.js';
 import { RACY_WINDOW_MS } from '../../src/store/read-tracked-file.js';

@@ -1,5 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { InterruptAnswer } from '../../src/mcp/should-interrupt.js';
 
 /** A session client (initialize, then Mcp-Session-Id), as Claude Code connects. */

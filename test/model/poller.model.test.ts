@@ -489,6 +489,13 @@ beforeAll(async () => {
   server.url = await startHttpFixture(files.args, (child) => {
     server!.child = child;
   });
+  // One connect on a roomy timeout first: the SDK's first connect (code loaded and compiled, the
+  // server/discover probe) must not eat the 1 s the first path gets.
+  const warm = new ClientPool({
+    cal: { kind: 'http', name: 'cal', url: server.url, headers: {}, timeoutMs: 20_000 },
+  });
+  await warm.callTool('cal', source.tool, {});
+  await warm.close();
 });
 
 afterAll(async () => {

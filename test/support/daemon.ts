@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { runNode } from './processes.js';
 
 /** The bundled `pulse` CLI, as the package ships it, which the tests run as a user does. */
@@ -145,13 +147,36 @@ export const connectClient = async (
   return client;
 };
 
+/**
+ * A session client on the legacy SDK line (`@modelcontextprotocol/sdk` 1.x, initialize on
+ * 2025-11-25), as agents built on the old SDK connect; with the transport, to read what it negotiated.
+ */
+export const connectLegacyClient = async (
+  url: string,
+  clientInfo: { name: string; version: string } = { name: 'pulse-legacy-test', version: '1.0.0' },
+) => {
+  const client = new LegacyClient(clientInfo);
+  const transport = new LegacyTransport(new URL(url));
+  await client.connect(transport);
+  return { client, transport };
+};
+
+/** What `callTool` needs of a client: the v2 client, or the legacy one of `connectLegacyClient`. */
+export interface ToolCaller {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<object>;
+}
+
 /** Calls a tool and returns its structuredContent, checking that the JSON text says the same. */
 export const callTool = async <T = Record<string, unknown>>(
-  client: Client,
+  client: ToolCaller,
   name: string,
   args: Record<string, unknown> = {},
 ): Promise<T> => {
-  const result = await client.callTool({ name, arguments: args });
+  const result = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    content: unknown;
+    structuredContent?: unknown;
+  };
   if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
   const text = (result.content as Array<{ type: string; text: string }>)[0]!.text;
   const fromText = JSON.parse(text);
