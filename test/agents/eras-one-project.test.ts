@@ -12,6 +12,7 @@ import { codexConfig, makeCodexHome, runCodexExec } from './codex.js';
 import { reviewHooks, trustProject } from './codex-trust.js';
 import { type FunctionCall, type ModelRequest, startScriptedModel } from './openai-model.js';
 import { pulseProjectForClaude, setUpAgent } from './pulse-project.js';
+import { pulseAnswer as answer, revisionIn } from './revision.js';
 
 /*
  * Both eras of MCP in one project on one daemon: the real Claude Code 2.1.332 and the real Codex
@@ -48,19 +49,6 @@ const codexShell = (cmd: string, call_id: string): FunctionCall => ({
   arguments: { cmd },
   call_id,
 });
-
-/** The JSON pulse answered a tool with, from the text an agent hands its model. */
-const answer = (text: string | undefined) => JSON.parse(/\{[\s\S]*\}/.exec(text ?? '')?.[0] ?? 'null');
-
-/**
- * The protocol revision `pulse status` shows beside the agent whose line starts with `product`:
- * the one date-shaped revision on that line, or what the lines were when there is none.
- */
-const revisionIn = (status: string, product: RegExp): string => {
-  const lines = status.split('\n').filter((line) => product.test(line));
-  const revisions = new Set(lines.flatMap((line) => line.match(/\b20\d\d-\d\d-\d\d\b/g) ?? []));
-  return revisions.size === 1 ? [...revisions][0]! : `no single revision in ${JSON.stringify(lines)}`;
-};
 
 const CLAUDE_LABEL = /Claude Code 2\.1\.332 \(/;
 const CODEX_LABEL = /Codex 0\.171\.0 \(/;
