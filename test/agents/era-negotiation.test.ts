@@ -170,7 +170,19 @@ describe.skipIf(!inAgentSuite)('the MCP revision Codex 0.171.0 chooses', () => {
     expectModern(server.requests, CODEX_INFO);
   });
 
-  it('with its mcp_2026_07_28 feature on, gives a 2025-only server up when server/discover is refused: no initialize, no tool', async () => {
+  it('with its mcp_2026_07_28 feature on, falls back to initialize at 2025-06-18 where server/discover is refused as an unsupported protocol version (the v1 SDK stateless)', async () => {
+    const server = await eraServer('legacy-stateless');
+    expect(await codexEchoes(server, ['mcp_2026_07_28'])).toContain('echo: hi');
+    expect(server.requests[0]).toMatchObject({
+      method: 'server/discover',
+      metaVersion: '2026-07-28',
+      status: 400,
+    });
+    expect(server.requests[1]).toMatchObject({ method: 'initialize', initializeVersion: '2025-06-18' });
+    expect(toolCall(server.requests)).toMatchObject({ protocolVersionHeader: '2025-06-18', status: 200 });
+  });
+
+  it('with its mcp_2026_07_28 feature on, gives a 2025-only server up when server/discover is refused as not initialized (the v1 SDK sessionful): no initialize, no tool', async () => {
     const server = await eraServer('legacy-only');
     const answered = await codexEchoes(server, ['mcp_2026_07_28']);
     expect(methods(server.requests)).toEqual(['server/discover']);

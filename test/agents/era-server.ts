@@ -27,8 +27,12 @@ export interface EraRequest {
   status?: number;
 }
 
-/** Which eras the server serves: both (v2 `createMcpHandler`), or 2025 only (v1 sessionful, no `server/discover`). */
-export type EraMode = 'both' | 'legacy-only';
+/**
+ * Which eras the server serves: both (v2 `createMcpHandler`), or 2025 only on the v1 SDK, sessionful
+ * (`server/discover` refused: "Server not initialized") or stateless (refused: "Unsupported protocol
+ * version: 2026-07-28"), both with a 400.
+ */
+export type EraMode = 'both' | 'legacy-only' | 'legacy-stateless';
 
 const readBody = (request: IncomingMessage) =>
   new Promise<Buffer>((resolve, reject) => {
@@ -87,6 +91,16 @@ const modernServer = () => {
   return server;
 };
 
+const v1Server = () => {
+  const server = new V1McpServer({ name: 'era-probe', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.registerTool(
+    'era_echo',
+    { description: echo.description, inputSchema: { text: z.string() } },
+    echoed,
+  );
+  return server;
+};
+
 type FetchHandler = (request: Request, body: unknown) => Promise<Response>;
 
 /**
@@ -122,6 +136,16 @@ const legacyOnly = (): { fetch: FetchHandler; close(): Promise<void> } => {
   };
 };
 
+/** The v1 SDK's stateless streamable HTTP: a fresh server per request, never a session. */
+const legacyStateless = (): { fetch: FetchHandler; close(): Promise<void> } => ({
+  fetch: async (request, body) => {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await v1Server().connect(transport);
+    return transport.handleRequest(request, { parsedBody: body });
+  },
+  close: async () => {},
+});
+
 const bothEras = (): { fetch: FetchHandler; close(): Promise<void> } => {
   const handler = createMcpHandler(modernServer, { legacy: 'stateless' });
   return { fetch: (request) => handler.fetch(request), close: () => handler.close() };
@@ -129,7 +153,7 @@ const bothEras = (): { fetch: FetchHandler; close(): Promise<void> } => {
 
 /** Starts the era server on an ephemeral 127.0.0.1 port. */
 export const startEraServer = async (mode: EraMode): Promise<EraServer> => {
-  const handler = mode === 'both' ? bothEras() : legacyOnly();
+  const handler = mode === 'both' ? bothEras() : mode === 'legacy-only' ? legacyOnly() : legacyStateless();
   const requests: EraRequest[] = [];
   const server = createServer(async (request, response) => {
     const body = await readBody(request);
