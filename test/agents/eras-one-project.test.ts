@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectId } from '../../src/store/project-id.js';
+import { pulseRunning } from '../support/cli-running.js';
 import { callTool, connectClient, runCli } from '../support/daemon.js';
 import { trackStarted } from '../support/started.js';
 import { startAnthropicModel, type Turn, toolCalls } from './anthropic-model.js';
 import { inAgentSuite, runClaude } from './claude.js';
 import { eventIn } from './claude-beside.js';
-import { userEdits } from './cli-process.js';
 import { codexConfig, makeCodexHome, runCodexExec } from './codex.js';
 import { reviewHooks, trustProject } from './codex-trust.js';
 import { type FunctionCall, type ModelRequest, startScriptedModel } from './openai-model.js';
@@ -170,7 +170,16 @@ describe.skipIf(!inAgentSuite)(
       started.clients.push(v1);
       expect(await callTool(v1, 'pulse_should_interrupt')).toMatchObject({ needs_replan: false });
       await Promise.all([claudeIn.done, codexIn.done]);
-      pending = await userEdits(project, 'guidance.md', '# Guidance\n\nEvery agent: use the new API.\n');
+      // The user steers all three from another terminal, and waits for their acks.
+      const guide = pulseRunning(started, [
+        'guide',
+        'Every agent: use the new API.',
+        '-p',
+        project,
+        '--wait',
+      ]);
+      await guide.printed(/must now replan/, 30_000);
+      pending = /logged as (evt_\S+)\./.exec(guide.output())![1]!;
       edited.resolve();
       await Promise.all([claudeHeld.done, codexHeld.done]);
 
@@ -227,8 +236,26 @@ describe.skipIf(!inAgentSuite)(
 
       // Three agents, three acks, by three identities.
       expect(new Set([v1Ack.agent_id, claudeAck.agent_id, codexAck.agent_id]).size).toBe(3);
-      expect(daemon.output()).toMatch(/Claude Code 2\.1\.332 .*2026-07-28/);
-      expect(daemon.output()).toMatch(/Codex 0\.171\.0 .*2026-07-28/);
+      expect(revisionIn(daemon.output(), CLAUDE_LABEL), 'the daemon log').toBe('2026-07-28');
+      expect(revisionIn(daemon.output(), CODEX_LABEL), 'the daemon log').toBe('2026-07-28');
+
+      // --wait named the three as their user knows them, and each ack as it came, in order.
+      expect(await guide.exited).toBe(0);
+      const waited = guide.output();
+      expect(waited).toMatch(new RegExp(`^3 agents must now replan and acknowledge ${pending};`, 'm'));
+      const owesIt = waited.split('\n').filter((line) => line.startsWith('  owes it: '));
+      for (const label of [CLAUDE_LABEL, CODEX_LABEL, V1_LABEL]) {
+        expect(
+          owesIt.filter((line) => label.test(line)),
+          waited,
+        ).toHaveLength(1);
+      }
+      const acks = waited.split('\n').filter((line) => line.includes(` acknowledged ${pending} `));
+      expect(
+        acks.map((line) => [V1_LABEL, CLAUDE_LABEL, CODEX_LABEL].findIndex((l) => l.test(line))),
+        waited,
+      ).toEqual([0, 1, 2]);
+      expect(waited.trimEnd().split('\n').at(-1)).toBe(`Every agent has acknowledged ${pending}.`);
     });
   },
 );
