@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pulseRunning } from '../support/cli-running.js';
+import { runCli } from '../support/daemon.js';
 import { trackStarted } from '../support/started.js';
 import {
   type ScriptedModel,
@@ -14,12 +15,15 @@ import {
 import { inAgentSuite, runClaude } from './claude.js';
 import { userEdits } from './cli-process.js';
 import { pulseProjectForClaude } from './pulse-project.js';
+import { pulseAnswer, revisionIn } from './revision.js';
 
 /*
  * Two real Claude Code sessions in one project at once, each with its own scripted model: agent A
  * replans and acknowledges a guidance change; agent B, which was working too, is still held until
  * it acknowledges the change itself. And the user's half: `pulse guide --wait` steers both and
- * prints each ack as it comes, one without a plan change, one with its diff.
+ * prints each ack as it comes, one without a plan change, one with its diff. Claude Code 2.1.332
+ * speaks MCP 2026-07-28 wherever server/discover is answered (era-negotiation.test.ts): no protocol
+ * session, so pulse knows each by the handle it minted, and status and the log say the revision.
  */
 
 const started = trackStarted();
@@ -42,18 +46,41 @@ const signal = () => {
   return { done, resolve };
 };
 
-/** The event id the held Bash call's refusal named. */
+/** The handle pulse minted at the session's check-in (null when it had an MCP session). */
+const handleOf = (request: Parameters<Step>[0]): string | null =>
+  pulseAnswer(toolCalls(request).find((call) => call.name === 'mcp__pulse__pulse_should_interrupt')?.result)
+    ?.agent_handle ?? null;
+
+/** The ack of the event the held Bash call's refusal named, with the handle pulse minted at check-in. */
 const heldEvent: Step = (request) => {
   const held = toolCalls(request).findLast((call) => call.name === 'Bash')?.result ?? '';
-  return use('mcp__pulse__pulse_ack_replan', { event_id: /event_id "([^"]+)"/.exec(held)?.[1] });
+  return use('mcp__pulse__pulse_ack_replan', {
+    event_id: /event_id "([^"]+)"/.exec(held)?.[1],
+    handle: handleOf(request) ?? undefined,
+  });
 };
 
-/** The steps of an agent that replans: read the change, write its plan, ack the event its held call named, run again. */
-const replanSteps = (project: string, name: string, touch: Turn, after: () => void): Step[] => [
+/** Claude Code as status, `--wait` and the log name it; which marks follow depends on the era (a handle on 2026-07-28). */
+const CLAUDE_CODE = /Claude Code 2\.1\.332 \(/;
+
+/**
+ * The steps of an agent that replans: read the change, write its plan, ack the event its held call
+ * named, run again; `beforeAck` runs first at the ack (the user looking at status).
+ */
+const replanSteps = (
+  project: string,
+  name: string,
+  touch: Turn,
+  after: () => void,
+  beforeAck: () => Promise<unknown> = async () => {},
+): Step[] => [
   () => use('Read', { file_path: join(project, '.pulse', 'guidance.md') }),
   () =>
     use('Write', { file_path: join(project, '.pulse', 'plan.md'), content: `# Plan\n\n${name} follows.\n` }),
-  heldEvent,
+  async (request) => {
+    await beforeAck();
+    return heldEvent(request);
+  },
   () => touch,
   () => {
     after();
@@ -63,10 +90,14 @@ const replanSteps = (project: string, name: string, touch: Turn, after: () => vo
 
 describe.skipIf(!inAgentSuite)('two Claude Code 2.1.332 sessions in one project', () => {
   it("holds agent B after agent A's ack, until B replans and acknowledges itself", async () => {
-    const { project } = await pulseProjectForClaude(started);
+    const { project, port, daemon } = await pulseProjectForClaude(started);
     const bCheckedIn = signal();
     const aAcked = signal();
     let pending = '';
+    let statusWhileOwing = '';
+    const lookAtStatus = async () => {
+      statusWhileOwing = (await runCli(['status', '-p', project, '--port', String(port)])).stdout;
+    };
     const touchA = use('Bash', { command: 'touch a-file', description: 'Create a-file' });
     const touchB = use('Bash', { command: 'touch b-file', description: 'Create b-file' });
     const modelA = await startAnthropicModel({
@@ -77,7 +108,7 @@ describe.skipIf(!inAgentSuite)('two Claude Code 2.1.332 sessions in one project'
           pending = await userEdits(project, 'guidance.md', '# Guidance\n\nBoth agents: use the new API.\n');
           return touchA;
         },
-        ...replanSteps(project, 'A', touchA, aAcked.resolve),
+        ...replanSteps(project, 'A', touchA, aAcked.resolve, lookAtStatus),
       ],
     });
     const modelB = await startAnthropicModel({
@@ -117,12 +148,26 @@ describe.skipIf(!inAgentSuite)('two Claude Code 2.1.332 sessions in one project'
     expect(workB).toMatchObject({ name: 'Bash', isError: false });
     expect(existsSync(join(project, 'a-file')) && existsSync(join(project, 'b-file'))).toBe(true);
     expect([runA.code, runB.code]).toEqual([0, 0]);
+
+    // Both on 2026-07-28: no session, so each was given a handle of its own, and status says the revision.
+    const handles = [modelA, modelB].map((model) => handleOf(model.turns().at(-1)!));
+    expect(handles, 'pulse minted a handle for each session').toEqual([
+      expect.any(String),
+      expect.any(String),
+    ]);
+    expect(handles[0]).not.toBe(handles[1]);
+    const owing = statusWhileOwing.match(/^owes ack: .* owes evt_\S+$/gm) ?? [];
+    expect(owing, statusWhileOwing).toHaveLength(2);
+    for (const line of owing)
+      expect(line).toMatch(new RegExp(`^owes ack: +${CLAUDE_CODE.source}.* owes ${pending}$`));
+    expect(revisionIn(statusWhileOwing, CLAUDE_CODE), statusWhileOwing).toBe('2026-07-28');
+    expect(revisionIn(daemon.output(), CLAUDE_CODE), 'the daemon log').toBe('2026-07-28');
   });
 });
 
 describe.skipIf(!inAgentSuite)('pulse guide --wait steering two Claude Code 2.1.332 sessions', () => {
   it('prints each session’s ack as it comes, one without a plan change, one with its diff, and exits 0', async () => {
-    const { project } = await pulseProjectForClaude(started);
+    const { project, daemon } = await pulseProjectForClaude(started);
     await writeFile(join(project, '.pulse', 'plan.md'), '# Plan\n\n1. Rewrite the parser\n2. Ship it\n');
     const aIn = signal();
     const bIn = signal();
@@ -193,8 +238,10 @@ describe.skipIf(!inAgentSuite)('pulse guide --wait steering two Claude Code 2.1.
     expect(modelA.problems).toEqual([]);
     expect(modelB.problems).toEqual([]);
     const event = /logged as (evt_\S+)\./.exec(output)![1]!;
-    const session =
-      'Claude Code \\S+ \\((hook session [0-9a-f]{8}…, session [0-9a-f]{8}…|session [0-9a-f]{8}…, hook session [0-9a-f]{8}…)\\)';
+    // Each named by its product and version, then the marks that tell it apart (a hook session, and
+    // its MCP session on 2025-11-25 or the handle pulse minted on 2026-07-28).
+    const mark = '(?:hook session|session|handle) [0-9A-Za-z_-]{8}…';
+    const session = `Claude Code 2\\.1\\.332 \\(${mark}, ${mark}\\)`;
     expect(output).toMatch(
       new RegExp(
         `^2 agents must now replan and acknowledge ${event}; each is held at its next tool call`,
@@ -233,5 +280,6 @@ describe.skipIf(!inAgentSuite)('pulse guide --wait steering two Claude Code 2.1.
       expect(calls[0]!.result).toContain(event);
     }
     expect([runA.code, runB.code]).toEqual([0, 0]);
+    expect(revisionIn(daemon.output(), CLAUDE_CODE), 'the daemon log').toBe('2026-07-28');
   });
 });
