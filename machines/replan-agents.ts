@@ -1,4 +1,5 @@
-import { type ClientInfo, isHookParty, outlivesRestart, type PartyKey } from './agent-identity.js';
+import { type ClientInfo, isHookParty, outlivesRestart, type PartyKey, readParty } from './agent-identity.js';
+import { mayBeOneAgent } from './agent-products.js';
 import type { PendingReplan } from './event-index.js';
 import type { PlanSnapshot } from './plan-diff.js';
 
@@ -131,8 +132,9 @@ export const hear = (
 };
 
 /**
- * The only agent heard only through hooks and the only one heard only over MCP are one agent: a
- * single agent in a project is tied at once, whatever its host's hooks show of pulse's tools.
+ * The only agent heard only through hooks and the only one heard only over MCP are one agent, unless
+ * the MCP client named another product: a single agent in a project is tied at once, whatever its
+ * host's hooks show of pulse's tools.
  */
 const tieLonePair = (book: AgentBook): AgentBook => {
   const hooksOnly: string[] = [];
@@ -142,9 +144,12 @@ const tieLonePair = (book: AgentBook): AgentBook => {
     if (keys.every(isHookParty)) hooksOnly.push(id);
     else if (!keys.some(isHookParty)) mcpOnly.push(id);
   }
-  return hooksOnly.length === 1 && mcpOnly.length === 1
-    ? tie(book, mcpOnly[0]!, hooksOnly[0]!, 'only-pair')
-    : book;
+  if (hooksOnly.length !== 1 || mcpOnly.length !== 1) return book;
+  const client = clientOf(book[mcpOnly[0]!]!);
+  const hosts = Object.keys(book[hooksOnly[0]!]!.parties).map((key) => readParty(key));
+  // A client that named another product (a script, a second agent) is not this host's agent.
+  const same = hosts.every((p) => p.kind === 'hook' && mayBeOneAgent(client, p.host));
+  return same ? tie(book, mcpOnly[0]!, hooksOnly[0]!, 'only-pair') : book;
 };
 
 /** Drops parties, and the agents left with none: they are no longer waited for. */

@@ -1,4 +1,5 @@
 import { type ClientInfo, type PartyKey, readParty } from '../../machines/agent-identity.js';
+import { clientProduct, hookProduct } from '../../machines/agent-products.js';
 import { terminalText } from '../text/terminal-text.js';
 
 /** What an agent is named by: its parties, and the `clientInfo` its client sent, if any. */
@@ -6,28 +7,6 @@ export interface NamedAgent {
   parties: readonly PartyKey[];
   client?: ClientInfo | null | undefined;
 }
-
-/** Products by the `clientInfo.name` their MCP clients send (checked against the real CLIs), first match wins. */
-const CLIENT_PRODUCTS: readonly [RegExp, string][] = [
-  [/^claude-code\b/i, 'Claude Code'],
-  [/^codex\b/i, 'Codex'],
-  [/^gemini-cli\b/i, 'Gemini CLI'],
-  [/copilot/i, 'Copilot CLI'],
-  [/^opencode\b/i, 'opencode'],
-  [/^cursor\b/i, 'Cursor'],
-  [/^visual studio code\b/i, 'Visual Studio Code'],
-];
-
-/** Products by the host of a hook route (`/hook/<host>/…`). */
-const HOOK_PRODUCTS: Readonly<Record<string, string>> = {
-  claude: 'Claude Code',
-  codex: 'Codex',
-  gemini: 'Gemini CLI',
-  copilot: 'Copilot CLI',
-  opencode: 'opencode',
-  cursor: 'Cursor',
-  vscode: 'Visual Studio Code',
-};
 
 /** A client's own words, safe on a terminal and a page line: no controls, bounded. */
 const said = (text: string, limit: number): string => {
@@ -38,7 +17,7 @@ const said = (text: string, limit: number): string => {
 const short = (id: string): string => said(id, 8);
 
 const productOf = (client: ClientInfo): string =>
-  CLIENT_PRODUCTS.find(([name]) => name.test(client.name))?.[1] ?? (said(client.name, 40) || 'an MCP client');
+  clientProduct(client) ?? (said(client.name, 40) || 'an MCP client');
 
 /**
  * An agent as its user knows it: the product its client said it is, with its version, then what
@@ -48,7 +27,7 @@ const productOf = (client: ClientInfo): string =>
 export const agentLabel = ({ parties, client }: NamedAgent): string => {
   const identities = parties.map(readParty);
   const hookHost = identities.find((p) => p.kind === 'hook')?.host;
-  const base = client ? productOf(client) : hookHost === undefined ? undefined : HOOK_PRODUCTS[hookHost];
+  const base = client ? productOf(client) : hookHost === undefined ? undefined : hookProduct(hookHost);
   const version = client ? said(client.version, 20) : '';
   const product = base === undefined || version === '' ? base : `${base} ${version}`;
   const marks = identities.map((p): string => {
@@ -56,7 +35,7 @@ export const agentLabel = ({ parties, client }: NamedAgent): string => {
     if (p.kind === 'handle') return `handle ${short(p.handle)}`;
     if (p.kind === 'named') return `agent ${said(p.name, 40)}`;
     if (p.kind === 'one-shot') return 'one-shot';
-    return HOOK_PRODUCTS[p.host] === base || base === undefined
+    return hookProduct(p.host) === base || base === undefined
       ? `hook session ${short(p.session)}`
       : `${said(p.host, 20)} hook session ${short(p.session)}`;
   });

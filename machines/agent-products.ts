@@ -1,0 +1,38 @@
+import type { ClientInfo } from './agent-identity.js';
+
+/** Products by the `clientInfo.name` their MCP clients send (checked against the real CLIs), first match wins. */
+const CLIENT_PRODUCTS: readonly [RegExp, string][] = [
+  [/^claude-code\b/i, 'Claude Code'],
+  [/^codex\b/i, 'Codex'],
+  [/^gemini-cli\b/i, 'Gemini CLI'],
+  [/copilot/i, 'Copilot CLI'],
+  [/^opencode\b/i, 'opencode'],
+  [/^cursor\b/i, 'Cursor'],
+  [/^visual studio code\b/i, 'Visual Studio Code'],
+];
+
+/** Products by the host of a hook route (`/hook/<host>/…`). */
+const HOOK_PRODUCTS: Readonly<Record<string, string>> = {
+  claude: 'Claude Code',
+  codex: 'Codex',
+  gemini: 'Gemini CLI',
+  copilot: 'Copilot CLI',
+  opencode: 'opencode',
+  cursor: 'Cursor',
+  vscode: 'Visual Studio Code',
+};
+
+/** The product a client's `clientInfo` names, or undefined for a client pulse does not know. */
+export const clientProduct = (client: ClientInfo): string | undefined =>
+  CLIENT_PRODUCTS.find(([name]) => name.test(client.name))?.[1];
+
+/** The product whose hooks a host's route serves, or undefined for an unknown host. */
+export const hookProduct = (host: string): string | undefined =>
+  Object.hasOwn(HOOK_PRODUCTS, host) ? HOOK_PRODUCTS[host] : undefined;
+
+/**
+ * Whether an MCP client and a host's hook session may be one agent: a client that named itself
+ * says which product it is, and a hook session is its host's product.
+ */
+export const mayBeOneAgent = (client: ClientInfo | null, host: string): boolean =>
+  client === null || clientProduct(client) === hookProduct(host);
