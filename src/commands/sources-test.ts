@@ -1,4 +1,5 @@
-import { failedTest, type SourceTestResult, sourceBlocked } from '../../machines/sources.js';
+import type { SourceTestResult } from '../../machines/sources-context.js';
+import { failedTest, sourceBlocked } from '../../machines/sources-decisions.js';
 import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { daemonServing } from '../hooks/find-daemon.js';
 import { ClientPool } from '../sources/client/client-pool.js';

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SteerFile, SteerMode } from '../../machines/steer.js';
+import type { SteerFile, SteerMode } from '../../machines/steer-context.js';
 import { tokenHeaders, tokenRefusal } from '../daemon/daemon-token.js';
 import { daemonServing, ourDaemonOrigin } from '../hooks/find-daemon.js';
 import type { SteerAnswer } from '../http/steer-route.js';

@@ -4,7 +4,7 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import type { PulseActor } from '../../machines/pulse.js';
-import type { SteerFile, SteerMode, SteerSource } from '../../machines/steer.js';
+import type { SteerFile, SteerMode, SteerSource } from '../../machines/steer-context.js';
 import { readBoundedText } from '../store/read-bounded.js';
 import { STEER_LIMIT, steerPath } from '../store/steer-file.js';
 import { askSteer, PulseUnavailableError, SteerRefusedError } from '../system/ask-actors.js';

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { AnyActorRef, SnapshotFrom } from 'xstate';
 import type { PulseActor } from '../../machines/pulse.js';
-import { pollerId, type sourcesMachine } from '../../machines/sources.js';
+import type { sourcesMachine } from '../../machines/sources.js';
+import { pollerId } from '../../machines/sources-context.js';
 import {
   eventLogRule,
   focusRule,

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AnyActorRef, SnapshotFrom } from 'xstate';
 import type { gateMachine } from '../../machines/gate.js';
-import type { Notification } from '../../machines/notifier.js';
+import type { Notification } from '../../machines/notifier-context.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { replanMachine } from '../../machines/replan.js';
 import { clientOf } from '../../machines/replan-agents.js';
