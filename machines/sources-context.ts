@@ -139,7 +139,7 @@ export type SourcesEvent =
   | { type: `xstate.done.actor.test.${number}`; output: SourceTestResult; actorId: string }
   | { type: `xstate.error.actor.test.${number}`; error: unknown; actorId: string };
 
-export const pollerId = (source: string) => `poller:${source}`;
+export const pollerId = (source: string): `poller:${string}` => `poller:${source}`;
 
 /** The supervisor's context at start: no config loaded, no test run. */
 export const INITIAL_SOURCES_CONTEXT: SourcesContext = {
