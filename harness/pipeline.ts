@@ -13,15 +13,16 @@ import type { ExternalItem, InboxEvent, PolledSource } from '../machines/externa
 import { gateMachine } from '../machines/gate.js';
 import type { GateAckReply } from '../machines/gate-context.js';
 import type { GateInput } from '../machines/gate-settings.js';
-import {
-  type AcceptInput,
-  type AcceptOutput,
-  inboxMachine,
-  type LoadedInbox,
-  type OfferReply,
-  type SettlementWrite,
-} from '../machines/inbox.js';
-import { type FetchOutcome, pollerMachine } from '../machines/poller.js';
+import { inboxMachine } from '../machines/inbox.js';
+import type {
+  AcceptInput,
+  AcceptOutput,
+  LoadedInbox,
+  OfferReply,
+  SettlementWrite,
+} from '../machines/inbox-context.js';
+import { pollerMachine } from '../machines/poller.js';
+import type { FetchOutcome } from '../machines/poller-context.js';
 import { drainFromInbox } from '../src/effects/drain-inbox.js';
 
 /*

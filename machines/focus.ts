@@ -1,20 +1,6 @@
 import { assign, enqueueActions, fromPromise, setup, stateIn } from 'xstate';
 import { errorMessage } from './error-message.js';
-
-/** What `loadFocus` resolves to: the focus end (ms epoch; null = no focus) and when it was read. */
-export interface LoadedFocus {
-  until: number | null;
-  now: number;
-}
-
-export interface FocusContext {
-  /** The focus end last read; kept as it was while the file is broken. */
-  until: number | null;
-  lastError: string | null;
-  loads: number;
-}
-
-export type FocusEvent = { type: 'focus.changed' };
+import type { FocusContext, FocusEvent, LoadedFocus } from './focus-context.js';
 
 /**
  * Owns `focus.json`, the user's "quiet until": reads it at start and on every change, and tells

@@ -15,9 +15,17 @@ import {
 } from './delivery-rules.js';
 import { errorMessage } from './error-message.js';
 import type { InboxEvent } from './external.js';
-import type { Ack, Claim, GateContext, JudgedEvent, ThinkFailure } from './gate-context.js';
+import type {
+  Ack,
+  Claim,
+  DrainOutput,
+  GateContext,
+  HoldReason,
+  JudgedEvent,
+  ThinkFailure,
+} from './gate-context.js';
 import { BACKLOG_EVENTS, retryDelayMs } from './gate-settings.js';
-import type { Settlement } from './inbox.js';
+import type { Settlement } from './inbox-context.js';
 
 /*
  * What each of the gate's decisions does, as pure functions of its context: the gate's named
@@ -335,3 +343,17 @@ export const focusStep = (
   until === null || until <= now
     ? { focusUntil: null, checkAt: null }
     : { focusUntil: until, checkAt: Math.min(until, now + MAX_TIMER_MS) };
+
+/** A reflection was held back, and why: it runs once the gate opens. */
+export const held = (context: GateContext, reason: HoldReason): Partial<GateContext> => ({
+  deferred: true,
+  lastGate: reason,
+  gated: { ...context.gated, [reason]: context.gated[reason] + 1 },
+});
+
+/** The drained events are the batch the thinker judges next. */
+export const batchTaken = (context: GateContext, { events, at }: DrainOutput): Partial<GateContext> => ({
+  batch: events,
+  reflectedAt: at,
+  reflections: context.reflections + 1,
+});

@@ -1,5 +1,5 @@
-import { INBOX_CAPACITY } from './inbox.js';
-import { CATCH_UP_MS } from './poller.js';
+import { INBOX_CAPACITY } from './inbox-context.js';
+import { CATCH_UP_MS } from './poller-decisions.js';
 
 /** The gate's knobs, set from the `reflection` block of sources.json. */
 export interface GateSettings {

@@ -58,17 +58,9 @@ export const gateMachine = setup({
     reflectOnTimer: raise({ type: 'gate.reflect', reason: 'timer' }),
     /** Asks for a reflection that runs as soon as the gate is idle and open. */
     deferReflection: assign({ deferred: true }),
-    hold: assign(({ context }, { reason }: { reason: HoldReason }) => ({
-      deferred: true,
-      lastGate: reason,
-      gated: { ...context.gated, [reason]: context.gated[reason] + 1 },
-    })),
+    hold: assign(({ context }, { reason }: { reason: HoldReason }) => decisions.held(context, reason)),
     startDrain: assign(({ context }) => ({ deferred: false, drains: context.drains + 1 })),
-    takeBatch: assign(({ context }, { events, at }: DrainOutput) => ({
-      batch: events,
-      reflectedAt: at,
-      reflections: context.reflections + 1,
-    })),
+    takeBatch: assign(({ context }, drained: DrainOutput) => decisions.batchTaken(context, drained)),
     noteError: assign((_, { message }: { message: string }) => ({ lastError: message })),
     settleThought: enqueueActions((args, { thought }: { thought: Thought }) =>
       apply(args, decisions.thoughtSettled(args.context, thought)),

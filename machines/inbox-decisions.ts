@@ -7,7 +7,7 @@ import type {
   Offer,
   OfferReply,
   Settlement,
-} from './inbox.js';
+} from './inbox-context.js';
 
 /*
  * What each of the inbox's decisions does, as pure functions of its context: the inbox's named
@@ -137,4 +137,22 @@ export const settlementFailed = (context: InboxContext, message: string): Partia
   unsaved: context.unsaved.slice(1),
   settleError: { seq: context.unsaved[0]!.settlement.seq, message },
   lastError: `Could not record what happened to delivered events: ${message}`,
+});
+
+/** The offer an `inbox.offer` carries. */
+export const offerOf = ({ pollId, source, server, items, replyTo }: Offer): Offer => ({
+  pollId,
+  source,
+  server,
+  items,
+  replyTo,
+});
+
+/** The settlement an `inbox.settle` carries. */
+export const settlementOf = ({ seq, at, consumed, putBack, deadLettered }: Settlement): Settlement => ({
+  seq,
+  at,
+  consumed,
+  putBack,
+  deadLettered,
 });

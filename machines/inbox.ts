@@ -1,134 +1,20 @@
-import {
-  type ActorRef,
-  type AnyActorRef,
-  assign,
-  enqueueActions,
-  fromPromise,
-  type Snapshot,
-  setup,
-} from 'xstate';
+import { type AnyActorRef, assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
-import type { AlsoListed, ExternalItem, InboxEvent } from './external.js';
+import {
+  type AcceptInput,
+  type AcceptOutput,
+  type InboxContext,
+  type InboxEventMessage,
+  type InboxInput,
+  initialInboxContext,
+  type LoadedInbox,
+  type Offer,
+  type OfferReply,
+  type Settlement,
+  type SettlementWrite,
+} from './inbox-context.js';
 import * as decisions from './inbox-decisions.js';
-
-export const INBOX_CAPACITY = 200;
-export const PER_TICK_CAP = 20;
-
-/** What a poller offers after one poll. */
-export interface Offer {
-  pollId: number;
-  source: string;
-  /** The server the source polls: an item another source of it listed first is not new. */
-  server: string;
-  items: ExternalItem[];
-  replyTo: ActorRef<Snapshot<unknown>, OfferReply>;
-}
-
-/** The inbox's answer to an offer. */
-export interface OfferReply {
-  type: 'inbox.offered';
-  pollId: number;
-  inserted: number;
-  /** More unseen items were listed than the per-tick cap or the room let in. */
-  capped: boolean;
-  roomLeft: number;
-}
-
-export interface AcceptInput {
-  source: string;
-  server: string;
-  items: ExternalItem[];
-  /** How many may enter now: the per-tick cap, bounded by the room left. */
-  limit: number;
-  /** Item ids of this source the inbox holds (queued, or out with the gate): listed again, they do not enter again. */
-  held: string[];
-}
-
-export interface AcceptOutput {
-  inserted: InboxEvent[];
-  capped: boolean;
-  /** Items another source of the server listed first: not inserted, said in the context. */
-  alsoListed?: AlsoListed[];
-}
-
-/** An event that left the inbox without being dealt with: out of attempts, or pushed out at capacity. */
-export interface DeadLetter {
-  at: string;
-  reason: 'overflow' | 'max_attempts';
-  event: InboxEvent;
-}
-
-/**
- * What the gate decided about events it took: consumed for good, put back at the front (with
- * their new attempt counts), or out of attempts. `seq` rises by one per settlement, so a
- * request can wait until its own is on disk.
- */
-export interface Settlement {
-  seq: number;
-  /** When it was decided (ms since the epoch): the dead letters' time. */
-  at: number;
-  consumed: string[];
-  putBack: InboxEvent[];
-  deadLettered: InboxEvent[];
-}
-
-/** A settlement as the `persistSettlement` effect writes it: with the dead letters it made (overflow included). */
-export interface SettlementWrite {
-  settlement: Settlement;
-  deadLetters: DeadLetter[];
-}
-
-/** What `loadInbox` restores. */
-export interface LoadedInbox {
-  events: InboxEvent[];
-  deadLetters: DeadLetter[];
-}
-
-export interface InboxContext {
-  events: InboxEvent[];
-  /** Events drained and not settled yet: out with the gate, still the inbox's to dedupe against. */
-  out: InboxEvent[];
-  capacity: number;
-  perTickCap: number;
-  offers: Offer[];
-  dropped: number;
-  inserted: number;
-  lastDrain: { requestId: number; events: InboxEvent[] } | null;
-  /** The most recent dead letters (the file keeps them all). */
-  deadLetters: DeadLetter[];
-  /** The most recent items a second source of a server listed, told once under the first. */
-  alsoListed: AlsoListed[];
-  deadLettered: number;
-  /** Settlements taken and not written yet, oldest first: written one at a time, in order. */
-  unsaved: SettlementWrite[];
-  /** The highest settlement known to be on disk, and the last one that could not be written. */
-  settleSaved: number;
-  settleError: { seq: number; message: string } | null;
-  lastError: string | null;
-}
-
-export type InboxEventMessage =
-  | ({ type: 'inbox.offer' } & Offer)
-  | { type: 'inbox.drain'; requestId: number }
-  | ({ type: 'inbox.settle' } & Settlement);
-
-/** The offer an `inbox.offer` carries. */
-const offerOf = ({ pollId, source, server, items, replyTo }: Offer): Offer => ({
-  pollId,
-  source,
-  server,
-  items,
-  replyTo,
-});
-
-/** The settlement an `inbox.settle` carries. */
-const settlementOf = ({ seq, at, consumed, putBack, deadLettered }: Settlement): Settlement => ({
-  seq,
-  at,
-  consumed,
-  putBack,
-  deadLettered,
-});
+import { offerOf, settlementOf } from './inbox-decisions.js';
 
 /** What applying a decision needs of an action's arguments. */
 interface DecisionArgs {
@@ -153,7 +39,7 @@ export const inboxMachine = setup({
   types: {
     context: {} as InboxContext,
     events: {} as InboxEventMessage,
-    input: {} as { capacity?: number; perTickCap?: number } | undefined,
+    input: {} as InboxInput,
   },
   actors: {
     loadInbox: fromPromise<LoadedInbox>(async () => {
@@ -214,23 +100,7 @@ export const inboxMachine = setup({
   },
 }).createMachine({
   id: 'inbox',
-  context: ({ input }) => ({
-    events: [],
-    out: [],
-    capacity: input?.capacity ?? INBOX_CAPACITY,
-    perTickCap: input?.perTickCap ?? PER_TICK_CAP,
-    offers: [],
-    dropped: 0,
-    inserted: 0,
-    lastDrain: null,
-    deadLetters: [],
-    deadLettered: 0,
-    alsoListed: [],
-    unsaved: [],
-    settleSaved: 0,
-    settleError: null,
-    lastError: null,
-  }),
+  context: ({ input }) => initialInboxContext(input),
   initial: 'loading',
   on: {
     'inbox.offer': { actions: { type: 'queueOffer', params: ({ event }) => ({ offer: offerOf(event) }) } },

@@ -1,6 +1,6 @@
 import type { PolledSource } from './external.js';
-import type { OfferReply } from './inbox.js';
-import type { FetchOutcome, PollerContext } from './poller.js';
+import type { OfferReply } from './inbox-context.js';
+import type { FetchOutcome, PollerContext } from './poller-context.js';
 
 /*
  * What each of the poller's decisions does, as pure functions of its context: its named actions

@@ -1,42 +1,14 @@
 import { assign, fromPromise, sendTo, setup } from 'xstate';
-import type { ExternalItem, PolledSource, ToolSafety } from './external.js';
-import type { OfferReply } from './inbox.js';
+import type { PolledSource } from './external.js';
+import type { OfferReply } from './inbox-context.js';
+import {
+  type FetchOutcome,
+  initialPollerContext,
+  type PollerContext,
+  type PollerEvent,
+  type PollerInput,
+} from './poller-context.js';
 import * as decisions from './poller-decisions.js';
-
-/**
- * The outcome of one call to a source's tool, with what its tool says of its side effects.
- * Failures are data: the effect never throws. A refusal (`refused`) is a tool that says it
- * writes or destroys, which was not called.
- */
-export type FetchOutcome =
-  | { ok: true; items: ExternalItem[]; tool?: ToolSafety; at: number; durationMs: number; jitter: number }
-  | { ok: false; error: string; refused?: ToolSafety; at: number; durationMs: number; jitter: number };
-
-export { CATCH_UP_MS } from './poller-decisions.js';
-
-export interface PollerContext {
-  source: PolledSource;
-  polls: number;
-  failures: number;
-  lastPollAt: number | null;
-  nextPollAt: number | null;
-  lastError: string | null;
-  /** What the source's tool said of its side effects at the last poll that read it; null before. */
-  tool: ToolSafety | null;
-  jitter: number;
-  /**
-   * How long the last call took. The next poll waits a whole interval after it ends, so a server
-   * never sees two calls closer than its interval, even when one call was slow to connect.
-   */
-  lastDurationMs: number;
-  pending: ExternalItem[];
-  lastListed: number;
-  lastInserted: number;
-  itemsInserted: number;
-  catchUps: number;
-}
-
-export type PollerEvent = OfferReply | { type: 'poller.pollNow' };
 
 /**
  * One source's schedule: polls at once on start, then every `interval_sec`; polls again soon
@@ -46,7 +18,7 @@ export const pollerMachine = setup({
   types: {
     context: {} as PollerContext,
     events: {} as PollerEvent,
-    input: {} as { source: PolledSource },
+    input: {} as PollerInput,
   },
   actors: {
     fetchItems: fromPromise<FetchOutcome, PolledSource>(async () => {
@@ -85,22 +57,7 @@ export const pollerMachine = setup({
   },
 }).createMachine({
   id: 'poller',
-  context: ({ input }) => ({
-    source: input.source,
-    polls: 0,
-    failures: 0,
-    lastPollAt: null,
-    nextPollAt: null,
-    lastError: null,
-    tool: null,
-    jitter: 0,
-    lastDurationMs: 0,
-    pending: [],
-    lastListed: 0,
-    lastInserted: 0,
-    itemsInserted: 0,
-    catchUps: 0,
-  }),
+  context: ({ input }) => initialPollerContext(input),
   initial: 'polling',
   states: {
     polling: {

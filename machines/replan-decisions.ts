@@ -2,7 +2,6 @@ import { type ClientInfo, ONE_SHOT, type PartyKey } from './agent-identity.js';
 import type { PendingReplan } from './event-index.js';
 import { type PlanSnapshot, UNKNOWN_PLAN } from './plan-diff.js';
 import { isInvalidating, type PulseEvent } from './pulse-files.js';
-import type { AckEvent, AckRejection, ReplanContext, Restored } from './replan.js';
 import { replanAck, withAck } from './replan-acks.js';
 import {
   acknowledge,
@@ -17,6 +16,7 @@ import {
   type TieWay,
   tie,
 } from './replan-agents.js';
+import type { AckEvent, AckRejection, ReplanContext, Restored } from './replan-context.js';
 
 /*
  * What each of the replan lifecycle's decisions does, as pure functions of its context: its named

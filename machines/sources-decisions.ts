@@ -6,7 +6,7 @@ import type {
   SourcesTrust,
   SourceTestReply,
   SourceTestResult,
-} from './sources.js';
+} from './sources-context.js';
 
 /*
  * What each of the sources supervisor's decisions does, as pure functions of its context: its

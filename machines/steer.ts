@@ -1,58 +1,14 @@
 import { assign, fromPromise, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
-
-/** The two files a user steers with. */
-export type SteerFile = 'guidance' | 'constraints';
-
-/** Replace the file's text, or add a paragraph to it. */
-export type SteerMode = 'replace' | 'append';
-
-/** Who asked: `pulse guide` / `pulse constrain`, or the status page. */
-export type SteerSource = 'cli' | 'page';
-
-/** One write asked for. */
-export interface SteerRequest {
-  requestId: number;
-  file: SteerFile;
-  text: string;
-  mode: SteerMode;
-  by: SteerSource;
-}
-
-/** What a write left in the file: its path (`.pulse/guidance.md`), hash and size, and whether it changed. */
-export interface SteerWritten {
-  path: string;
-  sha256: string;
-  size: number;
-  changed: boolean;
-}
-
-/** The answer to one request: what was written, or why nothing was. */
-export type SteerReply = Pick<SteerRequest, 'requestId' | 'file' | 'mode' | 'by'> &
-  ({ written: SteerWritten } | { error: string });
-
-export interface SteerContext {
-  /** Requests waiting for the write in progress, oldest first. */
-  queue: SteerRequest[];
-  /** The request being written now. */
-  current: SteerRequest | null;
-  /** The latest replies, for their callers to find by request id. */
-  replies: SteerReply[];
-  /** Writes that changed a file since start. */
-  writes: number;
-}
-
-export type SteerEvent = { type: 'steer.write' } & SteerRequest;
-
-/** Requests waiting at most; one more is refused at once. */
-export const STEER_QUEUE_LIMIT = 16;
-/** Replies kept for callers to read. */
-const REPLIES_KEPT = 32;
-
-const reply = (context: SteerContext, answer: SteerReply): SteerReply[] =>
-  [...context.replies, answer].slice(-REPLIES_KEPT);
-
-const about = ({ requestId, file, mode, by }: SteerRequest) => ({ requestId, file, mode, by });
+import {
+  about,
+  reply,
+  STEER_QUEUE_LIMIT,
+  type SteerContext,
+  type SteerEvent,
+  type SteerRequest,
+  type SteerWritten,
+} from './steer-context.js';
 
 /**
  * The one way pulse writes guidance.md and constraints.md for the user (`pulse guide`,

@@ -1,4 +1,4 @@
-import { sourceBlocked } from '../../machines/sources.js';
+import { sourceBlocked } from '../../machines/sources-decisions.js';
 import { untrustedReason } from '../effects/load-sources.js';
 import { daemonServing } from '../hooks/find-daemon.js';
 import { toolSummary } from '../sources/client/tool-safety.js';

@@ -1,5 +1,6 @@
 import { createActor, type EventObject, fromCallback, type InspectionEvent } from 'xstate';
-import { daemonMachine, type ServedEntry } from '../../machines/daemon.js';
+import { daemonMachine } from '../../machines/daemon.js';
+import type { ServedEntry } from '../../machines/daemon-context.js';
 import type { AppProject } from '../http/app.js';
 import { type AddedProject, ProjectRefusedError } from '../http/projects-route.js';
 import { pulse, shellWord } from '../package/pulse-command.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AlsoListed, ExternalItem, InboxEvent } from '../../machines/external.js';
-import type { AcceptInput, AcceptOutput } from '../../machines/inbox.js';
+import type { AcceptInput, AcceptOutput } from '../../machines/inbox-context.js';
 import type { InboxFile } from '../store/inbox-file.js';
 import type { SeenStore } from '../store/seen-store.js';
 

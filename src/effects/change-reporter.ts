@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { WatchedName } from '../../machines/watcher.js';
+import type { WatchedName } from '../../machines/watcher-context.js';
 
 /** Notices for a name within this long after it was reported are reported once more, when it ends. */
 export const REPORT_WINDOW_MS = 50;

@@ -1,6 +1,7 @@
-import { type ActorRefFrom, type ActorSystem, waitFor } from 'xstate';
+import { waitFor } from 'xstate';
 import type { InboxEvent } from '../../machines/external.js';
-import type { inboxMachine } from '../../machines/inbox.js';
+import type { PulseSystem } from '../../machines/pulse-system.js';
+import { lookUp } from '../system/actors.js';
 
 /**
  * The effect the wiring provides as the gate's `drainInbox`: asks the inbox actor (system id
@@ -9,12 +10,11 @@ import type { inboxMachine } from '../../machines/inbox.js';
  * nothing.
  */
 export const drainFromInbox = async (
-  // biome-ignore lint/suspicious/noExplicitAny: any system holding an `inbox` will do.
-  system: ActorSystem<any>,
+  system: PulseSystem,
   requestId: number,
   timeoutMs = 1_000,
 ): Promise<InboxEvent[]> => {
-  const inbox = system.get('inbox') as ActorRefFrom<typeof inboxMachine> | undefined;
+  const inbox = lookUp(system, 'inbox');
   if (inbox === undefined) throw new Error('No inbox actor in the system.');
   if (!inbox.getSnapshot().matches('ready')) throw new Error('The inbox is still loading.');
   inbox.send({ type: 'inbox.drain', requestId });

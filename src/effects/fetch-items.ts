@@ -1,6 +1,6 @@
 import { errorMessage } from '../../machines/error-message.js';
 import type { PolledSource } from '../../machines/external.js';
-import type { FetchOutcome } from '../../machines/poller.js';
+import type { FetchOutcome } from '../../machines/poller-context.js';
 import { redactSecrets } from '../log/redact-secrets.js';
 import type { ClientPool } from '../sources/client/client-pool.js';
 import { checkTool } from '../sources/client/tool-safety.js';

@@ -1,4 +1,4 @@
-import type { LoadedInbox } from '../../machines/inbox.js';
+import type { LoadedInbox } from '../../machines/inbox-context.js';
 import type { InboxFile } from '../store/inbox-file.js';
 import type { SeenStore } from '../store/seen-store.js';
 import { serverKeys } from './accept-items.js';

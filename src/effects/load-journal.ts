@@ -1,5 +1,5 @@
 import { EventIndex } from '../../machines/event-index.js';
-import type { LoadedJournal } from '../../machines/event-log.js';
+import type { LoadedJournal } from '../../machines/event-log-context.js';
 import { planSnapshot, UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import { emptyFile, eventPath, PULSE_FILES, type TrackedFiles } from '../../machines/pulse-files.js';
 import type { EventStamper } from '../store/event-id.js';

@@ -1,6 +1,6 @@
 import type { PolledSource } from '../../machines/external.js';
 import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
-import type { LoadedSources } from '../../machines/sources.js';
+import type { LoadedSources } from '../../machines/sources-context.js';
 import type { ClientPool } from '../sources/client/client-pool.js';
 import type { SourcesConfig } from '../sources/config/config.js';
 import { configFingerprint, sourceFingerprint } from '../sources/config/fingerprint.js';

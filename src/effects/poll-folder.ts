@@ -1,7 +1,7 @@
 import { type Stats, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import { fromCallback } from 'xstate';
-import { WATCHED_FILES, type WatchReport } from '../../machines/watcher.js';
+import { WATCHED_FILES, type WatchReport } from '../../machines/watcher-context.js';
 import type { PulsePaths } from '../store/paths.js';
 
 /** How often each file pulse owns is looked at while the watch is down. */

@@ -1,5 +1,5 @@
 import { errorMessage } from '../../machines/error-message.js';
-import type { ReconcileInput, ReconcileOutput } from '../../machines/event-log.js';
+import type { ReconcileInput, ReconcileOutput } from '../../machines/event-log-context.js';
 import {
   type EventKind,
   eventPath,

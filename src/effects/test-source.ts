@@ -1,5 +1,5 @@
 import type { PolledSource } from '../../machines/external.js';
-import type { SourceTestResult } from '../../machines/sources.js';
+import type { SourceTestResult } from '../../machines/sources-context.js';
 import type { ClientPool } from '../sources/client/client-pool.js';
 import type { ItemReading } from '../sources/items/extract.js';
 import { runSourceTest } from '../sources/source-test.js';

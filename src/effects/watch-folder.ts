@@ -8,7 +8,7 @@ import {
   WATCHED_FILES,
   type WatchedName,
   type WatchReport,
-} from '../../machines/watcher.js';
+} from '../../machines/watcher-context.js';
 import type { PulsePaths } from '../store/paths.js';
 import { createChangeReporter } from './change-reporter.js';
 

@@ -1,5 +1,5 @@
 import { type EventObject, fromCallback } from 'xstate';
-import type { SourcesTrust } from '../../machines/sources.js';
+import type { SourcesTrust } from '../../machines/sources-context.js';
 
 /** How often the trust of the file loaded is looked at again: `pulse trust` takes effect within this. */
 const TRUST_CHECK_MS = 1000;

@@ -1,7 +1,7 @@
 import { hookParty } from '../../machines/agent-identity.js';
-import { memoryOf } from '../../machines/hook-sessions.js';
+import { memoryOf } from '../../machines/hook-sessions-context.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import { owedBy } from '../../machines/replan.js';
+import { owedBy } from '../../machines/replan-decisions.js';
 import { headline } from '../mcp/external-section.js';
 import { gateOf, hearAgent, hooksOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { decide } from './decide.js';

@@ -1,4 +1,4 @@
-import type { HookSessionMemory } from '../../machines/hook-sessions.js';
+import type { HookSessionMemory } from '../../machines/hook-sessions-context.js';
 import type { FileFault } from '../../machines/log-faults.js';
 import type { Verdict } from './dialect.js';
 import type { HookCall } from './hook-input.js';

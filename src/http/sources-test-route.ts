@@ -2,7 +2,8 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import type { PulseActor } from '../../machines/pulse.js';
-import { askSourceTest, PulseUnavailableError } from '../system/ask-actors.js';
+import { PulseUnavailableError } from '../system/actors.js';
+import { askSourceTest } from '../system/ask-actors.js';
 
 /** A request names one source: a few hundred bytes. */
 const MAX_BODY_BYTES = 16 * 1024;

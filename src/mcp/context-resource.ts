@@ -1,9 +1,9 @@
 import type { McpServer } from '@modelcontextprotocol/server';
-import type { EventLogContext } from '../../machines/event-log.js';
+import type { EventLogContext } from '../../machines/event-log-context.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { eventPath, type PulseFileName, type TrackedFile } from '../../machines/pulse-files.js';
-import type { ReplanContext } from '../../machines/replan.js';
 import { clientOf } from '../../machines/replan-agents.js';
+import type { ReplanContext } from '../../machines/replan-context.js';
 import { agentLabel } from '../system/agent-label.js';
 import { gateOf, inboxOf, logOf, reconcile, replanOf } from '../system/ask-actors.js';
 import { faultSentence } from '../system/blind-reason.js';

@@ -16,10 +16,11 @@ import {
   type PartyKey,
 } from '../../machines/agent-identity.js';
 import type { Caller, Delivery } from '../../machines/delivery-rules.js';
-import type { EventLogContext } from '../../machines/event-log.js';
+import type { EventLogContext } from '../../machines/event-log-context.js';
 import { faultList } from '../../machines/log-faults.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import { owedBy, type ReplanContext } from '../../machines/replan.js';
+import type { ReplanContext } from '../../machines/replan-context.js';
+import { owedBy } from '../../machines/replan-decisions.js';
 import { isHookAgent } from '../hooks/events.js';
 import { checkIn, hearAgent, logOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { blindReason } from '../system/blind-reason.js';

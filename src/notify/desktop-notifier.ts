@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import type { Notification, NotifyOutcome } from '../../machines/notifier.js';
+import type { Notification, NotifyOutcome } from '../../machines/notifier-context.js';
 import { findProgram } from '../os/find-program.js';
 
 /** A notifier that has not answered within this is given up on (it must never hold the daemon). */

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
-import type { AnyActorRef, SnapshotFrom } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
 import type { gateMachine } from '../../machines/gate.js';
-import type { Notification } from '../../machines/notifier.js';
+import type { Notification } from '../../machines/notifier-context.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { replanMachine } from '../../machines/replan.js';
 import { clientOf } from '../../machines/replan-agents.js';
+import { lookUp, systemOf } from '../system/actors.js';
 import { agentLabel } from '../system/agent-label.js';
 import { formatDuration } from '../text/duration.js';
 
@@ -82,9 +83,10 @@ export const observeForNotifications = (
   settings: NotifySettings,
   log: Logger,
 ): (() => void) => {
-  const notifier = actor.system.get('notify') as AnyActorRef | undefined;
-  const replan = actor.system.get('replan') as AnyActorRef | undefined;
-  const gate = actor.system.get('gate') as AnyActorRef | undefined;
+  const system = systemOf(actor);
+  const notifier = lookUp(system, 'notify');
+  const replan = lookUp(system, 'replan');
+  const gate = lookUp(system, 'gate');
   if (notifier === undefined || replan === undefined) return () => undefined;
   const send = (notification: Notification | null) => {
     if (notification !== null) notifier.send({ type: 'notify.send', notification });

@@ -1,11 +1,7 @@
 import { errorMessage } from '../../machines/error-message.js';
 import type { PolledSource, ToolSafety } from '../../machines/external.js';
-import {
-  failedTest,
-  type RawAnswer,
-  type SourceTestResult,
-  TESTED_ITEMS_SHOWN,
-} from '../../machines/sources.js';
+import { type RawAnswer, type SourceTestResult, TESTED_ITEMS_SHOWN } from '../../machines/sources-context.js';
+import { failedTest } from '../../machines/sources-decisions.js';
 import { redactSecrets } from '../log/redact-secrets.js';
 import type { ClientPool } from './client/client-pool.js';
 import { checkTool } from './client/tool-safety.js';

@@ -1,7 +1,7 @@
 import { lstat, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { FOCUS_FILE } from '../../machines/watcher.js';
+import { FOCUS_FILE } from '../../machines/watcher-context.js';
 import { pulse } from '../package/pulse-command.js';
 import { readBoundedText, UnreadableFileError } from './read-bounded.js';
 import { assertRealFolder, FolderProblemError } from './real-folder.js';

@@ -1,5 +1,5 @@
 import type { InboxEvent } from '../../machines/external.js';
-import type { DeadLetter, Settlement } from '../../machines/inbox.js';
+import type { DeadLetter, Settlement } from '../../machines/inbox-context.js';
 import {
   appendJsonLines,
   createWriteQueue,

@@ -1,7 +1,10 @@
 import type { Logger } from 'pino';
 import type { AnyActorRef, SnapshotFrom } from 'xstate';
 import type { PulseActor } from '../../machines/pulse.js';
-import { pollerId, type sourcesMachine } from '../../machines/sources.js';
+import type { PulseSystemId } from '../../machines/pulse-system.js';
+import type { sourcesMachine } from '../../machines/sources.js';
+import { pollerId } from '../../machines/sources-context.js';
+import { lookUp, systemOf } from '../system/actors.js';
 import {
   eventLogRule,
   focusRule,
@@ -41,10 +44,10 @@ const follow = <S>(ref: AnyActorRef, rule: Rule<S>, log: Logger): Unfollow => {
  * sources.json: each is followed from when it starts. Returns the function that stops it.
  */
 export const observeActivity = (actor: PulseActor, log: Logger): Unfollow => {
-  const { system } = actor;
+  const system = systemOf(actor);
   const followed: Unfollow[] = [];
-  const followId = <S>(id: string, rule: Rule<S>) => {
-    const ref: AnyActorRef | undefined = system.get(id);
+  const followId = <S>(id: PulseSystemId, rule: Rule<S>) => {
+    const ref = lookUp(system, id);
     if (ref !== undefined) followed.push(follow(ref, rule, log));
   };
   followId('replan', replanRule);
@@ -60,7 +63,7 @@ export const observeActivity = (actor: PulseActor, log: Logger): Unfollow => {
   const followPollers = (snapshot: SnapshotFrom<typeof sourcesMachine>) => {
     const running = new Map<string, AnyActorRef>();
     for (const source of snapshot.context.sources) {
-      const ref: AnyActorRef | undefined = system.get(pollerId(source.name));
+      const ref = lookUp(system, pollerId(source.name));
       if (ref !== undefined) running.set(source.name, ref);
     }
     for (const [name, followedPoller] of pollers) {

@@ -1,45 +1,39 @@
-import { type ActorRefFrom, waitFor } from 'xstate';
+import { waitFor } from 'xstate';
 import { type ClientInfo, ONE_SHOT, type PartyKey } from '../../machines/agent-identity.js';
 import type { AckOutcome, Caller, Delivery } from '../../machines/delivery-rules.js';
-import type { eventLogMachine } from '../../machines/event-log.js';
-import type { gateMachine } from '../../machines/gate.js';
 import type { GateAckReply } from '../../machines/gate-context.js';
 import { gateOpen } from '../../machines/gate-decisions.js';
-import type { hookSessionsMachine } from '../../machines/hook-sessions.js';
-import type { inboxMachine } from '../../machines/inbox.js';
 import { planSnapshot } from '../../machines/plan-diff.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import type { AckReply, replanMachine } from '../../machines/replan.js';
+import type { PulseSystemActors } from '../../machines/pulse-system.js';
 import { needsHearing, type TieWay } from '../../machines/replan-agents.js';
-import type { SourceTestReply, sourcesMachine } from '../../machines/sources.js';
-import type { SteerRequest, SteerWritten, steerMachine } from '../../machines/steer.js';
+import type { AckReply } from '../../machines/replan-context.js';
+import type { SourceTestReply } from '../../machines/sources-context.js';
+import type { SteerRequest, SteerWritten } from '../../machines/steer-context.js';
 import { DEFAULT_SERVER_TIMEOUT_SEC } from '../sources/config/server-config.js';
 import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
 import { formatMicros, systemMicroClock } from '../store/event-id.js';
+import { actorOf, PulseUnavailableError } from './actors.js';
 
 /** How long a request waits on an actor before it reports the daemon as stuck. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
-export type LogRef = ActorRefFrom<typeof eventLogMachine>;
-export type ReplanRef = ActorRefFrom<typeof replanMachine>;
-export type GateRef = ActorRefFrom<typeof gateMachine>;
-export type InboxRef = ActorRefFrom<typeof inboxMachine>;
-export type HookSessionsRef = ActorRefFrom<typeof hookSessionsMachine>;
-export type SourcesRef = ActorRefFrom<typeof sourcesMachine>;
-export type SteerRef = ActorRefFrom<typeof steerMachine>;
+/** The ref of each actor a request asks, by its system id. */
+export type LogRef = PulseSystemActors['log'];
+export type ReplanRef = PulseSystemActors['replan'];
+export type GateRef = PulseSystemActors['gate'];
+export type InboxRef = PulseSystemActors['inbox'];
+export type HookSessionsRef = PulseSystemActors['hooks'];
+export type SourcesRef = PulseSystemActors['sources'];
+export type SteerRef = PulseSystemActors['steer'];
 
-/** A request the actor system could not serve; the message says why. */
-export class PulseUnavailableError extends Error {
-  override name = 'PulseUnavailableError';
-}
-
-export const logOf = (actor: PulseActor): LogRef => actor.system.get('log') as LogRef;
-export const replanOf = (actor: PulseActor): ReplanRef => actor.system.get('replan') as ReplanRef;
-export const gateOf = (actor: PulseActor): GateRef => actor.system.get('gate') as GateRef;
-export const inboxOf = (actor: PulseActor): InboxRef => actor.system.get('inbox') as InboxRef;
-export const hooksOf = (actor: PulseActor): HookSessionsRef => actor.system.get('hooks') as HookSessionsRef;
-export const sourcesOf = (actor: PulseActor): SourcesRef => actor.system.get('sources') as SourcesRef;
-export const steerOf = (actor: PulseActor): SteerRef => actor.system.get('steer') as SteerRef;
+export const logOf = (actor: PulseActor): LogRef => actorOf(actor, 'log');
+export const replanOf = (actor: PulseActor): ReplanRef => actorOf(actor, 'replan');
+export const gateOf = (actor: PulseActor): GateRef => actorOf(actor, 'gate');
+export const inboxOf = (actor: PulseActor): InboxRef => actorOf(actor, 'inbox');
+export const hooksOf = (actor: PulseActor): HookSessionsRef => actorOf(actor, 'hooks');
+export const sourcesOf = (actor: PulseActor): SourcesRef => actorOf(actor, 'sources');
+export const steerOf = (actor: PulseActor): SteerRef => actorOf(actor, 'steer');
 
 let nextRequestId = 1;
 

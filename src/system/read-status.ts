@@ -1,33 +1,23 @@
-import type { ActorRefFrom, SnapshotFrom, StateValue } from 'xstate';
+import type { SnapshotFrom, StateValue } from 'xstate';
 import { partiesByKind } from '../../machines/agent-identity.js';
 import type { InboxEvent } from '../../machines/external.js';
-import type { focusMachine } from '../../machines/focus.js';
 import type { gateMachine } from '../../machines/gate.js';
 import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
-import type { DeadLetter, InboxContext } from '../../machines/inbox.js';
+import type { DeadLetter, InboxContext } from '../../machines/inbox-context.js';
 import { faultList } from '../../machines/log-faults.js';
-import type { notifierMachine } from '../../machines/notifier.js';
-import type { pollerMachine } from '../../machines/poller.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { INVALIDATING_PATHS, type PulseEvent } from '../../machines/pulse-files.js';
-import { needsReplan } from '../../machines/replan.js';
+import type { PulseSystemActors, PulseSystemId } from '../../machines/pulse-system.js';
 import { type AgentBook, agentIdOf, clientOf } from '../../machines/replan-agents.js';
-import { pollerId, type ServerSummary, sourceBlocked } from '../../machines/sources.js';
-import type { watcherMachine } from '../../machines/watcher.js';
+import { needsReplan } from '../../machines/replan-decisions.js';
+import { pollerId, type ServerSummary } from '../../machines/sources-context.js';
+import { sourceBlocked } from '../../machines/sources-decisions.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
+import { untrustedOf } from './untrusted-notice.js';
+import { lookUp, systemOf } from './actors.js';
 import { agentLabel } from './agent-label.js';
-import {
-  type GateRef,
-  type HookSessionsRef,
-  type InboxRef,
-  type LogRef,
-  logOf,
-  type ReplanRef,
-  replanOf,
-  type SourcesRef,
-  type SteerRef,
-} from './ask-actors.js';
+import { logOf, replanOf } from './ask-actors.js';
 import { DISABLED_IN_FILE, watchDownWarning } from './sentences.js';
 import type { SessionFacts } from './session-table.js';
 import {
@@ -41,29 +31,14 @@ import {
   type ServerStatus,
   type SystemStatus,
 } from './system-status.js';
-import { untrustedOf } from './untrusted-notice.js';
-
-/** Each actor the root starts, by its system id (machines/pulse.ts). */
-interface SystemActors {
-  log: LogRef;
-  replan: ReplanRef;
-  watcher: ActorRefFrom<typeof watcherMachine>;
-  inbox: InboxRef;
-  gate: GateRef;
-  focus: ActorRefFrom<typeof focusMachine>;
-  sources: SourcesRef;
-  hooks: HookSessionsRef;
-  steer: SteerRef;
-  notify: ActorRefFrom<typeof notifierMachine>;
-}
 
 /** The actor under `id`; undefined once the system has stopped. */
-const systemActor = <K extends keyof SystemActors>(actor: PulseActor, id: K): SystemActors[K] | undefined =>
-  actor.system.get(id);
+const systemActor = <K extends PulseSystemId>(actor: PulseActor, id: K): PulseSystemActors[K] | undefined =>
+  lookUp(systemOf(actor), id);
 
 /** The poller of `source`, while it runs. */
-const pollerOf = (actor: PulseActor, source: string): ActorRefFrom<typeof pollerMachine> | undefined =>
-  actor.system.get(pollerId(source));
+const pollerOf = (actor: PulseActor, source: string): PulseSystemActors[`poller:${string}`] | undefined =>
+  lookUp(systemOf(actor), pollerId(source));
 
 /** The actors the root starts, in the order a reader follows a change through them. */
 const CORE_ACTORS = [
@@ -77,7 +52,7 @@ const CORE_ACTORS = [
   'hooks',
   'steer',
   'notify',
-] as const satisfies readonly (keyof SystemActors)[];
+] as const satisfies readonly PulseSystemId[];
 
 /** How many guidance and constraints changes `replan.changes` lists, and how far back in the log it looks for them. */
 const RECENT_CHANGES = 10;

@@ -3,7 +3,7 @@ import type { ClientInfo } from '../../machines/agent-identity.js';
 import type { ToolSafety } from '../../machines/external.js';
 import type { HoldReason } from '../../machines/gate-context.js';
 import type { GateSettings } from '../../machines/gate-settings.js';
-import type { DeadLetter } from '../../machines/inbox.js';
+import type { DeadLetter } from '../../machines/inbox-context.js';
 import type { FileFault } from '../../machines/log-faults.js';
 import type { PulseEvent } from '../../machines/pulse-files.js';
 import type { ReplanAck } from '../../machines/replan-acks.js';

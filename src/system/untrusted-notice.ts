@@ -1,4 +1,4 @@
-import type { SourcesTrust } from '../../machines/sources.js';
+import type { SourcesTrust } from '../../machines/sources-context.js';
 import type { UntrustedStatus } from './system-status.js';
 
 const listed = (names: readonly string[]) =>

@@ -1,5 +1,5 @@
 import type { GateContext } from '../../machines/gate-context.js';
-import type { ThinkerSetting } from '../../machines/sources.js';
+import type { ThinkerSetting } from '../../machines/sources-context.js';
 
 /** Who the configured thinker is, and who judges in its place while it cannot (`note` says why). */
 export interface Judge {

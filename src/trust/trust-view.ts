@@ -1,4 +1,4 @@
-import type { ServerSummary } from '../../machines/sources.js';
+import type { ServerSummary } from '../../machines/sources-context.js';
 import { isRecord } from '../sources/config/config-parsing.js';
 import { httpSummary, stdioSummary } from '../sources/config/server-summary.js';
 import { variableReferences } from '../sources/config/variables.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AnyActorRef, waitFor } from 'xstate';
-import type { FocusContext } from '../../machines/focus.js';
+import type { FocusContext } from '../../machines/focus-context.js';
 import type { GateContext } from '../../machines/gate-context.js';
 import type { FocusResult } from '../../src/commands/focus.js';
 import { writeDaemonRecord } from '../../src/store/daemon-record.js';

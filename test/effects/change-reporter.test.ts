@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { WatchedName } from '../../machines/watcher.js';
+import type { WatchedName } from '../../machines/watcher-context.js';
 import { ATOMIC_SAVE_MS, createChangeReporter, REPORT_WINDOW_MS } from '../../src/effects/change-reporter.js';
 
 let dir: string;

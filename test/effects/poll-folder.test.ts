@@ -2,7 +2,7 @@ import { mkdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Actor, assign, createActor, setup } from 'xstate';
-import type { WatchReport } from '../../machines/watcher.js';
+import type { WatchReport } from '../../machines/watcher-context.js';
 import { createFolderPoller } from '../../src/effects/poll-folder.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { removeProject, tempProject, waitUntil } from '../support/daemon.js';

@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Actor, assign, createActor, setup } from 'xstate';
-import type { WatchReport } from '../../machines/watcher.js';
+import type { WatchReport } from '../../machines/watcher-context.js';
 import { createFolderWatcher, type WatchFolder } from '../../src/effects/watch-folder.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FORGOTTEN_SESSION, type HookSessionMemory } from '../../machines/hook-sessions.js';
+import { FORGOTTEN_SESSION, type HookSessionMemory } from '../../machines/hook-sessions-context.js';
 import { decide, type HookFacts } from '../../src/hooks/decide.js';
 import type { HookAgent } from '../../src/hooks/events.js';
 import type { HookCall } from '../../src/hooks/hook-input.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback } from 'xstate';
-import { daemonMachine, projectSystemId } from '../../machines/daemon.js';
+import { daemonMachine } from '../../machines/daemon.js';
+import { projectSystemId } from '../../machines/daemon-context.js';
 
 /** The daemon with a `project` child that records when it starts and stops. */
 const daemon = () => {

@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, fromPromise, SimulatedClock, setup, waitFor } from 'xstate';
 import { EventIndex } from '../../machines/event-index.js';
-import {
-  eventLogMachine,
-  type LoadedJournal,
-  type ReconcileInput,
-  type ReconcileOutput,
-} from '../../machines/event-log.js';
+import { eventLogMachine } from '../../machines/event-log.js';
+import type { LoadedJournal, ReconcileInput, ReconcileOutput } from '../../machines/event-log-context.js';
 import { UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import { type AckRecord, untrackedFiles } from '../../machines/pulse-files.js';
 import { nothingFound } from '../support/reconcile-output.js';

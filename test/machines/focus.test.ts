@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, assign, createActor, fromPromise, setup, waitFor } from 'xstate';
-import { focusMachine, type LoadedFocus } from '../../machines/focus.js';
+import { focusMachine } from '../../machines/focus.js';
+import type { LoadedFocus } from '../../machines/focus-context.js';
 
 type GateFocus = { type: 'gate.focus'; until: number | null; now: number };
 

@@ -28,8 +28,9 @@ import {
   RETRY_CAP_MAX_MS,
   retryDelayMs,
 } from '../../machines/gate-settings.js';
-import type { DeadLetter, inboxMachine, LoadedInbox, SettlementWrite } from '../../machines/inbox.js';
-import { CATCH_UP_MS } from '../../machines/poller.js';
+import type { inboxMachine } from '../../machines/inbox.js';
+import type { DeadLetter, LoadedInbox, SettlementWrite } from '../../machines/inbox-context.js';
+import { CATCH_UP_MS } from '../../machines/poller-decisions.js';
 import { inboxEvent } from '../support/inbox-event.js';
 
 /*

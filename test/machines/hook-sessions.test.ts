@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { FORGOTTEN_SESSION, hookSessionsMachine, memoryOf } from '../../machines/hook-sessions.js';
+import { hookSessionsMachine } from '../../machines/hook-sessions.js';
+import { FORGOTTEN_SESSION, memoryOf } from '../../machines/hook-sessions-context.js';
 
 const remembering = (limit: number) => createActor(hookSessionsMachine, { input: { limit } }).start();
 

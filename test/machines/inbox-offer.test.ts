@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, createMachine, fromPromise, sendTo, waitFor } from 'xstate';
 import type { ExternalItem } from '../../machines/external.js';
-import { type AcceptOutput, inboxMachine, type LoadedInbox, type OfferReply } from '../../machines/inbox.js';
+import { inboxMachine } from '../../machines/inbox.js';
+import type { AcceptOutput, LoadedInbox, OfferReply } from '../../machines/inbox-context.js';
 
 const item = (itemId: string): ExternalItem => ({ itemId, title: itemId, startsAt: null, detail: '' });
 

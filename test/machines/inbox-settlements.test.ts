@@ -8,15 +8,15 @@ import {
   waitFor,
 } from 'xstate';
 import type { InboxEvent } from '../../machines/external.js';
-import {
-  type AcceptInput,
-  type AcceptOutput,
-  inboxMachine,
-  type LoadedInbox,
-  type OfferReply,
-  type Settlement,
-  type SettlementWrite,
-} from '../../machines/inbox.js';
+import { inboxMachine } from '../../machines/inbox.js';
+import type {
+  AcceptInput,
+  AcceptOutput,
+  LoadedInbox,
+  OfferReply,
+  Settlement,
+  SettlementWrite,
+} from '../../machines/inbox-context.js';
 import { inboxEvent } from '../support/inbox-event.js';
 
 /*

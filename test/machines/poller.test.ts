@@ -10,9 +10,10 @@ import {
   waitFor,
 } from 'xstate';
 import type { ExternalItem, PolledSource } from '../../machines/external.js';
-import type { InboxEventMessage, OfferReply } from '../../machines/inbox.js';
-import { CATCH_UP_MS, type FetchOutcome, pollerMachine } from '../../machines/poller.js';
-import { pollRetryDelayMs, RETRY_BASE_MS } from '../../machines/poller-decisions.js';
+import type { InboxEventMessage, OfferReply } from '../../machines/inbox-context.js';
+import { pollerMachine } from '../../machines/poller.js';
+import type { FetchOutcome } from '../../machines/poller-context.js';
+import { CATCH_UP_MS, pollRetryDelayMs, RETRY_BASE_MS } from '../../machines/poller-decisions.js';
 
 /*
  * The poller on a simulated clock: a fake fetchItems answers from a script, and a fake inbox

@@ -12,7 +12,9 @@ import {
 import type { PendingReplan } from '../../machines/event-index.js';
 import { type PlanSnapshot, UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import type { AckRecord, PulseEvent } from '../../machines/pulse-files.js';
-import { ACK_ACCEPTED_REASON, needsReplan, type ReplanEvent, replanMachine } from '../../machines/replan.js';
+import { replanMachine } from '../../machines/replan.js';
+import type { ReplanEvent } from '../../machines/replan-context.js';
+import { ACK_ACCEPTED_REASON, needsReplan } from '../../machines/replan-decisions.js';
 
 type Snapshot = SnapshotFrom<typeof replanMachine>;
 type Action = ExecutableActionsFrom<typeof replanMachine>;

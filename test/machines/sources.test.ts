@@ -3,13 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, fromPromise, waitFor } from 'xstate';
 import type { PolledSource } from '../../machines/external.js';
 import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
-import { type FetchOutcome, pollerMachine } from '../../machines/poller.js';
-import {
-  type LoadedSources,
-  type ServerSummary,
-  type SourceTestResult,
-  sourcesMachine,
-} from '../../machines/sources.js';
+import { pollerMachine } from '../../machines/poller.js';
+import type { FetchOutcome } from '../../machines/poller-context.js';
+import { sourcesMachine } from '../../machines/sources.js';
+import type { LoadedSources, ServerSummary, SourceTestResult } from '../../machines/sources-context.js';
 
 const source = (name: string, server: string, enabled = true): PolledSource => ({
   name,

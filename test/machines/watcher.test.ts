@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, assign, createActor, fromCallback, SimulatedClock, setup } from 'xstate';
+import { watcherMachine } from '../../machines/watcher.js';
 import {
   RETRY_FIRST_MS,
   RETRY_MAX_MS,
   type WatchReport,
-  watcherMachine,
   watchRetryDelayMs,
-} from '../../machines/watcher.js';
+} from '../../machines/watcher-context.js';
 
 type Hint = { type: 'file.changed'; name: string } | { type: 'config.changed' } | { type: 'focus.changed' };
 

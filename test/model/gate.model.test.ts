@@ -15,7 +15,7 @@ import type { Delivery, Judgement } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
 import { gateMachine } from '../../machines/gate.js';
 import { INSERT_QUIET_MS, RETRY_CAP_MAX_MS } from '../../machines/gate-settings.js';
-import type { SettlementWrite } from '../../machines/inbox.js';
+import type { SettlementWrite } from '../../machines/inbox-context.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
 
 /*

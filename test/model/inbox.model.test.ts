@@ -13,16 +13,16 @@ import {
 } from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
 import type { ExternalItem, InboxEvent } from '../../machines/external.js';
-import {
-  type AcceptInput,
-  type AcceptOutput,
-  type DeadLetter,
-  inboxMachine,
-  type LoadedInbox,
-  type OfferReply,
-  type Settlement,
-  type SettlementWrite,
-} from '../../machines/inbox.js';
+import { inboxMachine } from '../../machines/inbox.js';
+import type {
+  AcceptInput,
+  AcceptOutput,
+  DeadLetter,
+  LoadedInbox,
+  OfferReply,
+  Settlement,
+  SettlementWrite,
+} from '../../machines/inbox-context.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
 import { offerAllSeen } from '../../src/system/wiring.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';

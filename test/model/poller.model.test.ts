@@ -22,7 +22,9 @@ import {
   type Pipeline,
 } from '../../harness/pipeline.js';
 import type { ExternalItem, PolledSource } from '../../machines/external.js';
-import { CATCH_UP_MS, type FetchOutcome, pollerMachine } from '../../machines/poller.js';
+import { pollerMachine } from '../../machines/poller.js';
+import type { FetchOutcome } from '../../machines/poller-context.js';
+import { CATCH_UP_MS } from '../../machines/poller-decisions.js';
 import { createItemFetcher } from '../../src/effects/fetch-items.js';
 import { ClientPool } from '../../src/sources/client/client-pool.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { assign, initialTransition, type SnapshotFrom, setup, transition } from 'xstate';
 import { createTestModel } from 'xstate/graph';
 import { handleParty, ONE_SHOT, type PartyKey, sessionParty } from '../../machines/agent-identity.js';
-import { owedBy, type ReplanEvent, replanMachine } from '../../machines/replan.js';
+import { replanMachine } from '../../machines/replan.js';
+import type { ReplanEvent } from '../../machines/replan-context.js';
+import { owedBy } from '../../machines/replan-decisions.js';
 
 /*
  * Several agents of both MCP eras, model-based: a model written from the rule (every agent working

@@ -1,5 +1,5 @@
 import { assign, setup } from 'xstate';
-import type { AckRejection, ReplanEvent } from '../../machines/replan.js';
+import type { AckRejection, ReplanEvent } from '../../machines/replan-context.js';
 
 /*
  * The replan lifecycle as PulseAgent's protocol describes it, written from the protocol and not

@@ -12,7 +12,8 @@ import {
 } from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
 import type { AckRecord, PulseEvent } from '../../machines/pulse-files.js';
-import { type AckRejection, type ReplanEvent, replanMachine } from '../../machines/replan.js';
+import { replanMachine } from '../../machines/replan.js';
+import type { AckRejection, ReplanEvent } from '../../machines/replan-context.js';
 import {
   callTool,
   connectClient,

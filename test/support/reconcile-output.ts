@@ -1,4 +1,4 @@
-import type { ReconcileInput, ReconcileOutput } from '../../machines/event-log.js';
+import type { ReconcileInput, ReconcileOutput } from '../../machines/event-log-context.js';
 
 /** What a scan that found nothing new and nothing wrong returns, for fake reconcilers. */
 export const nothingFound = (input: ReconcileInput): ReconcileOutput => ({

@@ -1,5 +1,5 @@
 import type { PolledSource } from '../../../machines/external.js';
-import type { ServerSummary } from '../../../machines/sources.js';
+import type { ServerSummary } from '../../../machines/sources-context.js';
 import type { ReflectionConfig } from './reflection-config.js';
 
 /** A local MCP server, spawned by pulse and spoken to over stdin/stdout. */

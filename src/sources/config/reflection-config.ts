@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type GateInput, RETRY_CAP_MAX_MS } from '../../../machines/gate-settings.js';
-import type { ThinkerKind } from '../../../machines/sources.js';
+import type { ThinkerKind } from '../../../machines/sources-context.js';
 import { ConfigError } from './config-error.js';
 import {
   type Fixes,

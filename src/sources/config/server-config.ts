@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in plain strings is the config's own syntax, not a mistaken template.
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
-import type { ServerSummary } from '../../../machines/sources.js';
+import type { ServerSummary } from '../../../machines/sources-context.js';
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from './config.js';
 import { ConfigError } from './config-error.js';
 import {

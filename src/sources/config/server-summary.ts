@@ -1,4 +1,4 @@
-import type { ServerSummary } from '../../../machines/sources.js';
+import type { ServerSummary } from '../../../machines/sources-context.js';
 
 /** A word of a command line as a shell would need it: bare when safe, else in double quotes. */
 const shellWord = (word: string) => (/^[\w@%+=:,./${}-]+$/.test(word) ? word : JSON.stringify(word));

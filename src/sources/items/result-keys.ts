@@ -1,4 +1,4 @@
-import type { KeysFound } from '../../../machines/sources.js';
+import type { KeysFound } from '../../../machines/sources-context.js';
 import { isRecord } from '../config/config-parsing.js';
 
 /** Enough to see a shape; a result with more is cut, and says so. */
