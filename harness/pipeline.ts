@@ -23,7 +23,7 @@ import type {
 } from '../machines/inbox-context.js';
 import { pollerMachine } from '../machines/poller.js';
 import type { FetchOutcome } from '../machines/poller-context.js';
-import { drainFromInbox } from '../src/effects/drain-inbox.js';
+import { drainFromInbox } from '../src/system/drain-inbox.js';
 
 /*
  * The daemon's external-events pipeline in memory: the real inbox machine, and the real gate and

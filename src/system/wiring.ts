@@ -14,7 +14,7 @@ import { sourcesMachine } from '../../machines/sources.js';
 import { steerMachine } from '../../machines/steer.js';
 import { watcherMachine } from '../../machines/watcher.js';
 import { createItemAcceptor } from '../effects/accept-items.js';
-import { drainFromInbox } from '../effects/drain-inbox.js';
+import { drainFromInbox } from './drain-inbox.js';
 import { createItemFetcher } from '../effects/fetch-items.js';
 import { createInboxLoader } from '../effects/load-inbox.js';
 import { createJournalLoader } from '../effects/load-journal.js';

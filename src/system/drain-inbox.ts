@@ -1,7 +1,7 @@
 import { waitFor } from 'xstate';
 import type { InboxEvent } from '../../machines/external.js';
 import type { PulseSystem } from '../../machines/pulse-system.js';
-import { lookUp } from '../system/actors.js';
+import { lookUp } from './actors.js';
 
 /**
  * The effect the wiring provides as the gate's `drainInbox`: asks the inbox actor (system id
