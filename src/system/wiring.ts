@@ -10,7 +10,7 @@ import { type PulseActor, pulseMachine } from '../../machines/pulse.js';
 import { replanMachine } from '../../machines/replan.js';
 import { HEARD_REFRESH_MS } from '../../machines/replan-agents.js';
 import { sourcesMachine } from '../../machines/sources.js';
-import { steerMachine } from '../../machines/steer.js';
+import { type SteerRequest, type SteerWritten, steerMachine } from '../../machines/steer.js';
 import { watcherMachine } from '../../machines/watcher.js';
 import { createItemAcceptor } from '../effects/accept-items.js';
 import { drainFromInbox } from '../effects/drain-inbox.js';
@@ -77,6 +77,8 @@ export interface SystemOptions {
   agentIdleMs?: number;
   /** Desktop notifications on (`pulse start --notify`). */
   notify?: boolean;
+  /** Told of each write through the steer writer that changed a file, before the write is answered (the fleet publishes it). */
+  onSteered?: (request: SteerRequest, written: SteerWritten) => Promise<void>;
 }
 
 /** The replan's clock: every minute, agents unheard for `idleMs` leave. */
@@ -103,6 +105,7 @@ export const createPulseSystem = async (
     samplers,
     agentIdleMs = 30 * 60_000,
     notify = false,
+    onSteered,
   }: SystemOptions = {},
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
@@ -206,7 +209,13 @@ export const createPulseSystem = async (
         guards: { enabled: () => notify },
       }),
       steer: steerMachine.provide({
-        actors: { writeSteer: fromPromise(({ input }) => writeSteerFile(paths.dir, input)) },
+        actors: {
+          writeSteer: fromPromise(async ({ input }) => {
+            const written = await writeSteerFile(paths.dir, input);
+            if (written.changed) await onSteered?.(input, written);
+            return written;
+          }),
+        },
       }),
       sources: sourcesMachine.provide({
         actors: {

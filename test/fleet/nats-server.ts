@@ -42,13 +42,13 @@ const exited = (child: ChildProcess): Promise<void> =>
     : new Promise((resolve) => child.once('exit', () => resolve()));
 
 /** Resolves once a NATS client connects to `port`, retrying while the server is still starting. */
-const connectable = async (port: number, child: ChildProcess): Promise<void> => {
+const connectable = async (port: number, child: ChildProcess, auth: Auth): Promise<void> => {
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (child.exitCode !== null)
       throw new Error(`nats-server exited with ${child.exitCode} before it answered`);
     try {
-      const nc = await connect({ servers: `127.0.0.1:${port}`, reconnect: false, timeout: 500 });
+      const nc = await connect({ servers: `127.0.0.1:${port}`, reconnect: false, timeout: 500, ...auth });
       // JetStream answers only once its store is ready: ask for its account info.
       await nc.request('$JS.API.INFO', undefined, { timeout: 1000 });
       await nc.close();
@@ -75,8 +75,13 @@ const chosenPort = async (dir: string, child: ChildProcess): Promise<number> => 
   }
 };
 
+/** The user and password a server started with `--user`/`--pass` wants. */
+type Auth = { user?: string; pass?: string };
+
 /** Starts `nats-server -js` on 127.0.0.1, a port the OS picks, and a temp store; `args` adds options (auth). */
 export const startNats = async (args: readonly string[] = []): Promise<NatsServer> => {
+  const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const auth: Auth = args.includes('--user') ? { user: flag('--user')!, pass: flag('--pass')! } : {};
   const root = mkdtempSync(join(tmpdir(), 'pulse-nats-'));
   const store = join(root, 'store');
   const run = (port: number) =>
@@ -87,7 +92,7 @@ export const startNats = async (args: readonly string[] = []): Promise<NatsServe
     );
   let child = run(-1);
   const port = await chosenPort(root, child);
-  await connectable(port, child);
+  await connectable(port, child, auth);
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
@@ -101,7 +106,7 @@ export const startNats = async (args: readonly string[] = []): Promise<NatsServe
     thaw: () => child.kill('SIGCONT'),
     async restart() {
       child = run(port);
-      await connectable(port, child);
+      await connectable(port, child, auth);
     },
     async close() {
       child.kill('SIGCONT');

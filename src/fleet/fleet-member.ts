@@ -1,0 +1,315 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  DeliverPolicy,
+  type JetStreamClient,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+} from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import type { PulseActor } from '../../machines/pulse.js';
+import type { SteerFile, SteerRequest, SteerWritten } from '../../machines/steer.js';
+import { readBoundedText } from '../store/read-bounded.js';
+import { STEER_LIMIT, steeredText, steerPath } from '../store/steer-file.js';
+import { askSteer, logOf } from '../system/ask-actors.js';
+import {
+  FLEET_STREAM,
+  FLEET_SUBJECTS,
+  type FleetMachine,
+  fleetSteer,
+  machineLabel,
+  parseFleetSteer,
+  projectSubjects,
+  projectToken,
+  STEERS_KEPT,
+} from './fleet-messages.js';
+import { type FleetOptions, fleetAuthLabel, fleetConnectOptions, fleetLabel } from './fleet-options.js';
+import { type AppliedSteer, fleetMachine, openFleetState } from './fleet-state.js';
+
+/** The KV bucket of members: `<project token>.<machine id>` → who serves the project, seen when. */
+const MEMBERS_BUCKET = 'pulse_fleet_members';
+/** How often a member says it is there. */
+const MEMBER_BEAT_MS = 15_000;
+/** Shas a member applied or published lately, per file: a scan showing one of them is no local edit. */
+const RECENT_KEPT = 32;
+const FILES: readonly SteerFile[] = ['guidance', 'constraints'];
+
+/** One member of the fleet as status shows it. */
+export interface FleetMemberSeen {
+  machine: string;
+  seenAt: string;
+}
+
+/** What `pulse status` says about the fleet for one project; never a credential. */
+export interface FleetStatus {
+  server: string;
+  auth: string;
+  key: string;
+  machine: string;
+  connection: 'connecting' | 'connected' | 'disconnected';
+  /** Since when the connection is as it is. */
+  since: string;
+  members: FleetMemberSeen[];
+  applied: Partial<Record<SteerFile, AppliedSteer>>;
+  /** Steers made here that the fleet has not stored yet. */
+  unsent: number;
+}
+
+/** What a member needs: the fleet, the project's key and id, its actor system and logger. */
+export interface FleetMemberInput {
+  options: FleetOptions;
+  key: string;
+  projectId: string;
+  pulseDir: string;
+  actor: PulseActor;
+  log: Logger;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+const newSteerId = () => `fst_${Date.now().toString(36)}_${randomBytes(6).toString('hex')}`;
+
+/**
+ * One project's member of the fleet: publishes each local change of guidance or constraints,
+ * writes each steer from the fleet through the project's own steer writer (in the stream's
+ * order, once each), and keeps what it could not send. Runs in the background; `close` ends it.
+ */
+export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log }: FleetMemberInput) => {
+  const machine: FleetMachine = fleetMachine();
+  const subjects = projectSubjects(key);
+  const token = projectToken(key);
+  const store = openFleetState(projectId);
+  const recent = new Map<SteerFile, string[]>(FILES.map((file) => [file, []]));
+  const remember = (file: SteerFile, sha: string) =>
+    recent.set(file, [...recent.get(file)!, sha].slice(-RECENT_KEPT));
+  for (const file of FILES) {
+    const sha = store.state.applied[file]?.sha256;
+    if (sha) remember(file, sha);
+  }
+  for (const steer of store.state.outbox) remember(steer.file, steer.sha256);
+  const status: FleetStatus = {
+    server: fleetLabel(options.url),
+    auth: fleetAuthLabel(options),
+    key,
+    machine: machineLabel(machine),
+    connection: 'connecting',
+    since: new Date().toISOString(),
+    members: [],
+    applied: store.state.applied,
+    unsent: store.state.outbox.length,
+  };
+  const setConnection = (connection: FleetStatus['connection']) => {
+    if (status.connection === connection) return;
+    status.connection = connection;
+    status.since = new Date().toISOString();
+    if (connection === 'disconnected')
+      log.warn({ server: status.server }, 'fleet: disconnected; retrying with backoff');
+    else log.info({ server: status.server }, 'fleet: connected');
+  };
+  let nc: NatsConnection | null = null;
+  let js: JetStreamClient | null = null;
+  let closed = false;
+
+  let flushing: Promise<void> | null = null;
+  /** Sends the outbox, oldest first; stops at the first failure and is tried again on reconnect. */
+  const flush = (): Promise<void> => {
+    flushing ??= (async () => {
+      while (!closed && js !== null && store.state.outbox.length > 0) {
+        const steer = store.state.outbox[0]!;
+        try {
+          await js.publish(subjects.steer(steer.file), JSON.stringify(steer), {
+            msgID: steer.steerId,
+            timeout: 5000,
+          });
+        } catch (error) {
+          log.warn(
+            { steerId: steer.steerId, error: String(error) },
+            'fleet: a steer could not be sent yet; kept',
+          );
+          return;
+        }
+        store.state.outbox.shift();
+        status.unsent = store.state.outbox.length;
+        await store.save();
+      }
+    })().finally(() => {
+      flushing = null;
+    });
+    return flushing;
+  };
+
+  /** Keeps a local change durably, then sends it. */
+  const publish = async (file: SteerFile, text: string) => {
+    const steer = fleetSteer(machine, file, text, newSteerId(), new Date().toISOString());
+    remember(file, steer.sha256);
+    store.state.outbox.push(steer);
+    status.unsent = store.state.outbox.length;
+    await store.save();
+    log.info({ file, steerId: steer.steerId }, 'fleet: steer published');
+    void flush();
+  };
+
+  /** The steer writer's hook: what `pulse guide`, `pulse constrain` or the page wrote goes to the fleet. */
+  const steered = async (request: SteerRequest, _written: SteerWritten) => {
+    // A steer from the fleet is never sent back to it: no echo.
+    if (closed || request.by === 'fleet') return;
+    const text = await readBoundedText(steerPath(pulseDir, request.file), STEER_LIMIT).catch(() => null);
+    if (text !== null) await publish(request.file, text);
+  };
+
+  // A hand edit reaches the fleet through the event log's scan: a hash not applied or sent lately.
+  const lastSeen = new Map<SteerFile, string | null>();
+  const scanned = () => {
+    const { files } = logOf(actor).getSnapshot().context;
+    for (const file of FILES) {
+      const tracked = files[`${file}.md`];
+      const before = lastSeen.get(file);
+      lastSeen.set(file, tracked.sha256);
+      if (before === undefined || tracked.sha256 === before || tracked.sha256 === null) continue;
+      if (tracked.truncated || tracked.text === null || recent.get(file)!.includes(tracked.sha256)) continue;
+      void publish(file, tracked.text);
+    }
+  };
+  scanned();
+  const scans = logOf(actor).subscribe(scanned);
+
+  /** Writes one steer from the fleet, once: a sequence at or before the last applied is a redelivery. */
+  const apply = async (msg: JsMsg) => {
+    const file = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+    if (!msg.subject.startsWith(`pulse.fleet.${token}.steer.`)) return;
+    const steer = parseFleetSteer(msg.data, file);
+    if (typeof steer === 'string') {
+      log.warn({ seq: msg.seq, subject: msg.subject }, `fleet: a steer was refused: ${steer}`);
+      return;
+    }
+    const applied = store.state.applied[steer.file];
+    if (applied !== undefined && msg.seq <= applied.seq) {
+      log.info({ file: steer.file, seq: msg.seq }, 'fleet: steer already applied; not written again');
+      return;
+    }
+    const from = machineLabel(steer.machine);
+    // The file will hold the text as the steer writer normalises it: neither hash is a local edit.
+    remember(steer.file, steer.sha256);
+    remember(steer.file, sha256(steeredText(null, steer.text, 'replace')));
+    try {
+      await askSteer(actor, {
+        file: steer.file,
+        text: steer.text,
+        mode: 'replace',
+        by: 'fleet',
+        origin: from,
+      });
+    } catch (error) {
+      log.error({ steerId: steer.steerId, from }, `fleet: a steer could not be written: ${String(error)}`);
+    }
+    store.state.applied[steer.file] = {
+      seq: msg.seq,
+      steerId: steer.steerId,
+      sha256: steer.sha256,
+      machine: from,
+    };
+    await store.save();
+    log.info(
+      { file: steer.file, steerId: steer.steerId, seq: msg.seq, from, pending: msg.info.pending },
+      msg.info.pending === 0 ? 'fleet: steer applied; caught up' : 'fleet: steer applied',
+    );
+  };
+
+  const beat = async (kv: Awaited<ReturnType<Kvm['create']>>) => {
+    await kv.put(
+      `${token}.${machine.id}`,
+      JSON.stringify({ machine: status.machine, at: new Date().toISOString() }),
+    );
+    const members: FleetMemberSeen[] = [];
+    for await (const name of await kv.keys(`${token}.*`)) {
+      const entry = await kv.get(name);
+      if (entry === null || entry.operation !== 'PUT') continue;
+      const seen = JSON.parse(entry.string()) as { machine?: unknown; at?: unknown };
+      if (typeof seen.machine === 'string' && typeof seen.at === 'string')
+        members.push({ machine: seen.machine.slice(0, 100), seenAt: seen.at.slice(0, 40) });
+    }
+    status.members = members;
+  };
+
+  const run = async () => {
+    const connection = await connect(fleetConnectOptions(options, `pulse ${machine.name}`));
+    if (closed) {
+      await connection.close();
+      return;
+    }
+    nc = connection;
+    setConnection('connected');
+    void (async () => {
+      for await (const event of connection.status()) {
+        if (event.type === 'disconnect') setConnection('disconnected');
+        if (event.type === 'reconnect') {
+          setConnection('connected');
+          void flush();
+        }
+      }
+    })();
+    const jsm = await jetstreamManager(connection);
+    await jsm.streams.info(FLEET_STREAM).catch(() =>
+      jsm.streams.add({
+        name: FLEET_STREAM,
+        subjects: [FLEET_SUBJECTS],
+        max_msgs_per_subject: STEERS_KEPT,
+        duplicate_window: nanos(10 * 60_000),
+      }),
+    );
+    js = jetstream(connection);
+    void flush();
+    const kv = await new Kvm(connection).create(MEMBERS_BUCKET, { history: 1 });
+    const beating = setInterval(() => void beat(kv).catch(() => undefined), MEMBER_BEAT_MS);
+    beating.unref();
+    await beat(kv).catch(() => undefined);
+    connection.closed().then(() => clearInterval(beating));
+    const consumer = await js.consumers.get(FLEET_STREAM, {
+      filter_subjects: subjects.steers,
+      deliver_policy: DeliverPolicy.LastPerSubject,
+    });
+    const messages = await consumer.consume();
+    log.info({ key }, 'fleet: following steers');
+    for await (const msg of messages) await apply(msg);
+  };
+
+  const running = (async () => {
+    // The first connect waits for the server; what fails after it is retried with backoff.
+    for (let attempt = 0; !closed; attempt++) {
+      try {
+        await run();
+        return;
+      } catch (error) {
+        if (closed) return;
+        log.warn({ error: String(error) }, 'fleet: could not join; retrying');
+        await (nc as NatsConnection | null)?.close().catch(() => undefined);
+        nc = null;
+        js = null;
+        setConnection('disconnected');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 10_000)));
+      }
+    }
+  })();
+
+  return {
+    steered,
+    status: (): FleetStatus => ({
+      ...status,
+      applied: { ...store.state.applied },
+      members: [...status.members],
+    }),
+    async close() {
+      closed = true;
+      scans.unsubscribe();
+      await flushing;
+      await nc?.drain().catch(() => undefined);
+      await running.catch(() => undefined);
+      await store.save();
+    },
+  };
+};
+
+/** A project's running fleet member. */
+export type FleetMember = ReturnType<typeof startFleetMember>;
