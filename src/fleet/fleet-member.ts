@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  type ConsumerMessages,
   DeliverPolicy,
   type JetStreamClient,
   type JsMsg,
@@ -67,6 +68,9 @@ export interface FleetMemberInput {
   log: Logger;
 }
 
+/** 250 ms doubling up to 10 s. */
+const backoffMs = (attempt: number) => Math.min(250 * 2 ** attempt, 10_000);
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const newSteerId = () => `fst_${Date.now().toString(36)}_${randomBytes(6).toString('hex')}`;
@@ -109,10 +113,23 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     else log.info({ server: status.server }, 'fleet: connected');
   };
   let nc: NatsConnection | null = null;
+  let following: ConsumerMessages | null = null;
   let js: JetStreamClient | null = null;
   let closed = false;
 
   let flushing: Promise<void> | null = null;
+  let retries = 0;
+  let retry: NodeJS.Timeout | null = null;
+  /** A send that failed on a live connection (a frozen server answers nothing) is tried again with backoff. */
+  const retryLater = () => {
+    if (retry !== null || closed) return;
+    retries = Math.min(retries + 1, 6);
+    retry = setTimeout(() => {
+      retry = null;
+      void flush();
+    }, backoffMs(retries));
+    retry.unref();
+  };
   /** Sends the outbox, oldest first; stops at the first failure and is tried again on reconnect. */
   const flush = (): Promise<void> => {
     flushing ??= (async () => {
@@ -128,8 +145,10 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
             { steerId: steer.steerId, error: String(error) },
             'fleet: a steer could not be sent yet; kept',
           );
+          retryLater();
           return;
         }
+        retries = 0;
         store.state.outbox.shift();
         status.unsent = store.state.outbox.length;
         await store.save();
@@ -247,6 +266,8 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
         if (event.type === 'reconnect') {
           setConnection('connected');
           void flush();
+          // A restarted server may have lost the consumer: follow anew rather than wait on a dead one.
+          void following?.close();
         }
       }
     })();
@@ -266,13 +287,23 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     beating.unref();
     await beat(kv).catch(() => undefined);
     connection.closed().then(() => clearInterval(beating));
-    const consumer = await js.consumers.get(FLEET_STREAM, {
-      filter_subjects: subjects.steers,
-      deliver_policy: DeliverPolicy.LastPerSubject,
-    });
-    const messages = await consumer.consume();
-    log.info({ key }, 'fleet: following steers');
-    for await (const msg of messages) await apply(msg);
+    // Followed again from each subject's last steer after every reconnect or end: what was applied is skipped.
+    for (let attempt = 0; !closed; attempt++) {
+      try {
+        const consumer = await js.consumers.get(FLEET_STREAM, {
+          filter_subjects: subjects.steers,
+          deliver_policy: DeliverPolicy.LastPerSubject,
+        });
+        following = await consumer.consume();
+        log.info({ key }, 'fleet: following steers');
+        attempt = 0;
+        for await (const msg of following) await apply(msg);
+      } catch (error) {
+        if (!closed) log.warn({ error: String(error) }, 'fleet: following steers failed; again soon');
+      }
+      following = null;
+      if (!closed) await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt + 1)));
+    }
   };
 
   const running = (async () => {
@@ -288,7 +319,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
         nc = null;
         js = null;
         setConnection('disconnected');
-        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 10_000)));
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
       }
     }
   })();
@@ -302,6 +333,8 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     }),
     async close() {
       closed = true;
+      if (retry !== null) clearTimeout(retry);
+      void following?.close();
       scans.unsubscribe();
       await flushing;
       await nc?.drain().catch(() => undefined);
