@@ -211,7 +211,8 @@ program
     ),
   )
   .option('--json', 'print JSON')
-  .action(async (options: { project?: string; port?: number; json?: boolean }) => {
+  .option('--fleet', 'with a daemon started with --fleet: also list the fleet project’s members')
+  .action(async (options: { project?: string; port?: number; json?: boolean; fleet?: boolean }) => {
     if (options.project === undefined) {
       const { formatProjectList, listServedProjects } = await import('./commands/status-list.js');
       const list = await listServedProjects(process.cwd(), options.port).catch(fail);
@@ -223,7 +224,9 @@ program
     }
     const { formatStatus, readStatus } = await import('./commands/status.js');
     const report = await readStatus(pulsePaths(options.project ?? '.'), options.port).catch(fail);
-    console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
+    console.log(
+      options.json ? JSON.stringify(report, null, 2) : formatStatus(report, Date.now(), options.fleet),
+    );
   });
 
 /** `pulse guide` and `pulse constrain`: the same command for guidance.md and constraints.md. */

@@ -100,6 +100,22 @@ const joinFleet = async (
   } catch (error) {
     const refused = error instanceof Error ? error.message : String(error);
     log.error(`fleet: this project stays out of the fleet: ${refused}`);
+    const at = new Date().toISOString();
+    const server = fleetLabel(options.url);
+    actor.send({
+      type: 'fleet.join',
+      fleet: {
+        server,
+        auth: fleetAuthLabel(options),
+        key: null,
+        machine: '',
+        refused,
+        since: at,
+        members: [],
+        applied: {},
+        unsent: 0,
+      },
+    });
     return { refused };
   }
 };

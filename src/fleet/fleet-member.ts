@@ -10,6 +10,8 @@ import {
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
+import type { FleetContext, FleetEvent, FleetMemberSeen } from '../../machines/fleet-context.js';
+import { alreadyApplied, isLocalEdit } from '../../machines/fleet-decisions.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { SteerFile, SteerRequest, SteerWritten } from '../../machines/steer.js';
 import { readBoundedText } from '../store/read-bounded.js';
@@ -27,7 +29,7 @@ import {
   STEERS_KEPT,
 } from './fleet-messages.js';
 import { type FleetOptions, fleetAuthLabel, fleetConnectOptions, fleetLabel } from './fleet-options.js';
-import { type AppliedSteer, fleetMachine, openFleetState } from './fleet-state.js';
+import { fleetMachine, openFleetState } from './fleet-state.js';
 
 /** The KV bucket of members: `<project token>.<machine id>` → who serves the project, seen when. */
 const MEMBERS_BUCKET = 'pulse_fleet_members';
@@ -36,27 +38,6 @@ const MEMBER_BEAT_MS = 15_000;
 /** Shas a member applied or published lately, per file: a scan showing one of them is no local edit. */
 const RECENT_KEPT = 32;
 const FILES: readonly SteerFile[] = ['guidance', 'constraints'];
-
-/** One member of the fleet as status shows it. */
-export interface FleetMemberSeen {
-  machine: string;
-  seenAt: string;
-}
-
-/** What `pulse status` says about the fleet for one project; never a credential. */
-export interface FleetStatus {
-  server: string;
-  auth: string;
-  key: string;
-  machine: string;
-  connection: 'connecting' | 'connected' | 'disconnected';
-  /** Since when the connection is as it is. */
-  since: string;
-  members: FleetMemberSeen[];
-  applied: Partial<Record<SteerFile, AppliedSteer>>;
-  /** Steers made here that the fleet has not stored yet. */
-  unsent: number;
-}
 
 /** What a member needs: the fleet, the project's key and id, its actor system and logger. */
 export interface FleetMemberInput {
@@ -93,25 +74,30 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     if (sha) remember(file, sha);
   }
   for (const steer of store.state.outbox) remember(steer.file, steer.sha256);
-  const status: FleetStatus = {
+  const status: FleetContext = {
     server: fleetLabel(options.url),
     auth: fleetAuthLabel(options),
     key,
     machine: machineLabel(machine),
-    connection: 'connecting',
+    refused: null,
     since: new Date().toISOString(),
     members: [],
-    applied: store.state.applied,
+    applied: { ...store.state.applied },
     unsent: store.state.outbox.length,
   };
-  const setConnection = (connection: FleetStatus['connection']) => {
-    if (status.connection === connection) return;
-    status.connection = connection;
-    status.since = new Date().toISOString();
-    if (connection === 'disconnected')
-      log.warn({ server: status.server }, 'fleet: disconnected; retrying with backoff');
+  actor.send({ type: 'fleet.join', fleet: status });
+  /** Tells the project's fleet actor (what status and the page read). */
+  const tell = (event: FleetEvent) => actor.system.get('fleet')?.send(event);
+  let connected = false;
+  const setConnection = (now: boolean) => {
+    if (connected === now) return;
+    connected = now;
+    const at = new Date().toISOString();
+    tell(now ? { type: 'fleet.connected', at } : { type: 'fleet.disconnected', at });
+    if (!now) log.warn({ server: status.server }, 'fleet: disconnected; retrying with backoff');
     else log.info({ server: status.server }, 'fleet: connected');
   };
+  const unsent = () => tell({ type: 'fleet.unsent', unsent: store.state.outbox.length });
   let nc: NatsConnection | null = null;
   let following: ConsumerMessages | null = null;
   let js: JetStreamClient | null = null;
@@ -150,7 +136,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
         }
         retries = 0;
         store.state.outbox.shift();
-        status.unsent = store.state.outbox.length;
+        unsent();
         await store.save();
       }
     })().finally(() => {
@@ -164,7 +150,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     const steer = fleetSteer(machine, file, text, newSteerId(), new Date().toISOString());
     remember(file, steer.sha256);
     store.state.outbox.push(steer);
-    status.unsent = store.state.outbox.length;
+    unsent();
     await store.save();
     log.info({ file, steerId: steer.steerId }, 'fleet: steer published');
     void flush();
@@ -186,9 +172,8 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
       const tracked = files[`${file}.md`];
       const before = lastSeen.get(file);
       lastSeen.set(file, tracked.sha256);
-      if (before === undefined || tracked.sha256 === before || tracked.sha256 === null) continue;
-      if (tracked.truncated || tracked.text === null || recent.get(file)!.includes(tracked.sha256)) continue;
-      void publish(file, tracked.text);
+      if (!isLocalEdit(tracked.sha256, before, recent.get(file)!)) continue;
+      if (!tracked.truncated && tracked.text !== null) void publish(file, tracked.text);
     }
   };
   scanned();
@@ -204,7 +189,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
       return;
     }
     const applied = store.state.applied[steer.file];
-    if (applied !== undefined && msg.seq <= applied.seq) {
+    if (alreadyApplied(applied, msg.seq)) {
       log.info({ file: steer.file, seq: msg.seq }, 'fleet: steer already applied; not written again');
       return;
     }
@@ -223,12 +208,9 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     } catch (error) {
       log.error({ steerId: steer.steerId, from }, `fleet: a steer could not be written: ${String(error)}`);
     }
-    store.state.applied[steer.file] = {
-      seq: msg.seq,
-      steerId: steer.steerId,
-      sha256: steer.sha256,
-      machine: from,
-    };
+    const done = { seq: msg.seq, steerId: steer.steerId, sha256: steer.sha256, machine: from };
+    store.state.applied[steer.file] = done;
+    tell({ type: 'fleet.applied', file: steer.file, applied: done });
     await store.save();
     log.info(
       { file: steer.file, steerId: steer.steerId, seq: msg.seq, from, pending: msg.info.pending },
@@ -236,20 +218,31 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     );
   };
 
-  const beat = async (kv: Awaited<ReturnType<Kvm['create']>>) => {
-    await kv.put(
+  type MembersKv = Awaited<ReturnType<Kvm['create']>>;
+  const beat = (kv: MembersKv) =>
+    kv.put(
       `${token}.${machine.id}`,
       JSON.stringify({ machine: status.machine, at: new Date().toISOString() }),
     );
-    const members: FleetMemberSeen[] = [];
-    for await (const name of await kv.keys(`${token}.*`)) {
-      const entry = await kv.get(name);
-      if (entry === null || entry.operation !== 'PUT') continue;
-      const seen = JSON.parse(entry.string()) as { machine?: unknown; at?: unknown };
-      if (typeof seen.machine === 'string' && typeof seen.at === 'string')
-        members.push({ machine: seen.machine.slice(0, 100), seenAt: seen.at.slice(0, 40) });
+
+  /** Keeps the members list live from the bucket: each beat, of this project only, bounded. */
+  const watchMembers = async (kv: MembersKv) => {
+    const seen = new Map<string, FleetMemberSeen>();
+    for await (const entry of await kv.watch({ key: `${token}.*` })) {
+      if (entry.operation !== 'PUT') seen.delete(entry.key);
+      else {
+        const value = (() => {
+          try {
+            return JSON.parse(entry.string()) as { machine?: unknown; at?: unknown };
+          } catch {
+            return {};
+          }
+        })();
+        if (typeof value.machine === 'string' && typeof value.at === 'string' && seen.size < 1000)
+          seen.set(entry.key, { machine: value.machine.slice(0, 100), seenAt: value.at.slice(0, 40) });
+      }
+      tell({ type: 'fleet.members', members: [...seen.values()] });
     }
-    status.members = members;
   };
 
   const run = async () => {
@@ -259,12 +252,12 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
       return;
     }
     nc = connection;
-    setConnection('connected');
+    setConnection(true);
     void (async () => {
       for await (const event of connection.status()) {
-        if (event.type === 'disconnect') setConnection('disconnected');
+        if (event.type === 'disconnect') setConnection(false);
         if (event.type === 'reconnect') {
-          setConnection('connected');
+          setConnection(true);
           void flush();
           // A restarted server may have lost the consumer: follow anew rather than wait on a dead one.
           void following?.close();
@@ -286,6 +279,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     const beating = setInterval(() => void beat(kv).catch(() => undefined), MEMBER_BEAT_MS);
     beating.unref();
     await beat(kv).catch(() => undefined);
+    void watchMembers(kv).catch(() => undefined);
     connection.closed().then(() => clearInterval(beating));
     // Followed again from each subject's last steer after every reconnect or end: what was applied is skipped.
     for (let attempt = 0; !closed; attempt++) {
@@ -318,7 +312,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
         await (nc as NatsConnection | null)?.close().catch(() => undefined);
         nc = null;
         js = null;
-        setConnection('disconnected');
+        setConnection(false);
         await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
       }
     }
@@ -326,11 +320,6 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
 
   return {
     steered,
-    status: (): FleetStatus => ({
-      ...status,
-      applied: { ...store.state.applied },
-      members: [...status.members],
-    }),
     async close() {
       closed = true;
       if (retry !== null) clearTimeout(retry);

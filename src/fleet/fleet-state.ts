@@ -2,18 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { AppliedSteer } from '../../machines/fleet-context.js';
 import type { SteerFile } from '../../machines/steer.js';
 import { ensureUserState } from '../os/user-state.js';
 import { replaceFile } from '../store/replace-file.js';
 import type { FleetMachine, FleetSteer } from './fleet-messages.js';
-
-/** The last fleet steer a member applied to one file: its stream sequence, id and hash. */
-export interface AppliedSteer {
-  seq: number;
-  steerId: string;
-  sha256: string;
-  machine: string;
-}
 
 /** What a member keeps of one fleet project across restarts, in the user's state folder. */
 export interface FleetState {

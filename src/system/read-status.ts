@@ -1,6 +1,8 @@
 import type { ActorRefFrom, SnapshotFrom, StateValue } from 'xstate';
 import { partiesByKind } from '../../machines/agent-identity.js';
 import type { InboxEvent } from '../../machines/external.js';
+import type { fleetMachine } from '../../machines/fleet.js';
+import { fleetSentence } from '../../machines/fleet-decisions.js';
 import type { focusMachine } from '../../machines/focus.js';
 import type { gateMachine } from '../../machines/gate.js';
 import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
@@ -34,6 +36,7 @@ import { DISABLED_IN_FILE, watchDownWarning } from './sentences.js';
 import {
   type DeadLetterStatus,
   type EventSummary,
+  type FleetStatus,
   type GateStatus,
   type OwingAgent,
   type PollerStatus,
@@ -55,6 +58,8 @@ interface SystemActors {
   hooks: HookSessionsRef;
   steer: SteerRef;
   notify: ActorRefFrom<typeof notifierMachine>;
+  /** Only with `pulse start --fleet`. */
+  fleet: ActorRefFrom<typeof fleetMachine>;
 }
 
 /** The actor under `id`; undefined once the system has stopped. */
@@ -366,5 +371,14 @@ export const systemStatus = (
       poll_every_sec: POLL_INTERVAL_MS / 1000,
     },
     recent_events: log.context.index.recent(RECENT_EVENTS).map(brief).reverse(),
+    ...fleetStatus(actor),
   };
+};
+
+/** The fleet actor's status, when the project is in a fleet (`pulse start --fleet`). */
+const fleetStatus = (actor: PulseActor): { fleet?: FleetStatus } => {
+  const fleet = systemActor(actor, 'fleet')?.getSnapshot();
+  if (fleet === undefined) return {};
+  const state = stateName(fleet.value);
+  return { fleet: { ...fleet.context, state, sentence: fleetSentence(fleet.context, state) } };
 };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readEvents, waitUntil } from '../support/daemon.js';
+import { readEvents, runCli, waitUntil } from '../support/daemon.js';
 import { trackStarted } from '../support/started.js';
 import {
   converged,
@@ -41,6 +41,10 @@ describe.runIf(natsOrSkip())('the fleet through faults', () => {
     const before = await storedSteers(nats.url);
     await nats.kill9();
     await Promise.all(members.map((member) => logged(member, /fleet: disconnected/)));
+    const status = await runCli(['status', '-p', members[0]!.project], { env: members[0]!.env });
+    expect(status.stdout).toMatch(
+      /fleet: {5}disconnected since \d{4}-\d\d-\d\dT[\d:.]+Z, retrying: git:github\.com\/acme\/widget/,
+    );
     const guide = await guideOn(members[0]!, 'Written while the fleet was down.');
     expect(guide.code, guide.stderr).toBe(0);
     // Steering goes on locally, and the change waits in the outbox on disk.

@@ -32,7 +32,11 @@ describe.runIf(natsOrSkip())('a fleet member under hostile input', () => {
     await logged(right, /fleet: following steers/);
     const wrong = await startMember(started, `nats://alice:${PASSWORD}x@127.0.0.1:${nats.port}`, ORIGINS[1]!);
     await logged(wrong, /fleet: could not join|Authorization/i);
+    const { runCli } = await import('../support/daemon.js');
     for (const member of [right, wrong]) {
+      const status = await runCli(['status', '-p', member.project, '--json', '--fleet'], { env: member.env });
+      expect(status.stdout).toContain('"fleet"');
+      expect(status.stdout).not.toContain(PASSWORD);
       expect(pulseLog(member)).toContain('fleet');
       expect(pulseLog(member)).not.toContain(PASSWORD);
       expect(member.daemon.output()).not.toContain(PASSWORD);

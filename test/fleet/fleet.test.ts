@@ -67,6 +67,22 @@ describe.runIf(natsOrSkip())('the fleet', () => {
       );
   });
 
+  it('shows the fleet project key and its members in pulse status, and each member with --fleet', async () => {
+    const { runCli, waitUntil } = await import('../support/daemon.js');
+    const status = () => runCli(['status', '-p', members[0]!.project, '--fleet'], { env: members[0]!.env });
+    const shown = await waitUntil(
+      async () => {
+        const { stdout } = await status();
+        return /3 member\(s\)/.test(stdout) && stdout;
+      },
+      { timeoutMs: 15_000, describe: () => 'three members in pulse status' },
+    );
+    expect(shown).toMatch(
+      /fleet: {5}connected: git:github\.com\/acme\/widget on nats:\/\/127\.0\.0\.1:\d+ \(no auth\) as \S+ \([0-9a-f]{12}\); 3 member\(s\)/,
+    );
+    expect(shown.match(/^member: {4}\S+ \([0-9a-f]{12}\), seen /gm)).toHaveLength(3);
+  });
+
   it('converges two members steering at once on the same bytes and the same last steer, the stream’s last', async () => {
     const before = await storedSteers(nats.url);
     const [one, two] = await Promise.all([
