@@ -1,5 +1,6 @@
 import type { ActorRefFrom, ActorSystem } from 'xstate';
 import type { eventLogMachine } from './event-log.js';
+import type { fleetMachine } from './fleet.js';
 import type { focusMachine } from './focus.js';
 import type { gateMachine } from './gate.js';
 import type { hookSessionsMachine } from './hook-sessions.js';
@@ -23,6 +24,8 @@ export type PulseSystemActors = {
   hooks: ActorRefFrom<typeof hookSessionsMachine>;
   steer: ActorRefFrom<typeof steerMachine>;
   notify: ActorRefFrom<typeof notifierMachine>;
+  /** Only with `pulse start --fleet`. */
+  fleet: ActorRefFrom<typeof fleetMachine>;
   [poller: `poller:${string}`]: ActorRefFrom<typeof pollerMachine>;
 };
 

@@ -1,5 +1,7 @@
-import { type Actor, setup } from 'xstate';
+import { type Actor, setup, spawnChild } from 'xstate';
 import { eventLogMachine } from './event-log.js';
+import { fleetMachine } from './fleet.js';
+import type { FleetContext } from './fleet-context.js';
 import { focusMachine } from './focus.js';
 import { gateMachine } from './gate.js';
 import { hookSessionsMachine } from './hook-sessions.js';
@@ -15,7 +17,9 @@ import { watcherMachine } from './watcher.js';
  * (and the MCP layer) can address it with `system.get(id)`.
  */
 export const pulseMachine = setup({
+  types: { events: {} as { type: 'fleet.join'; fleet: FleetContext } },
   actors: {
+    fleet: fleetMachine,
     replan: replanMachine,
     eventLog: eventLogMachine,
     watcher: watcherMachine,
@@ -44,6 +48,12 @@ export const pulseMachine = setup({
     { src: 'steer', id: 'steer', systemId: 'steer' },
     { src: 'notifier', id: 'notify', systemId: 'notify' },
   ],
+  on: {
+    // Only with `pulse start --fleet`: the project's place in the fleet, as its member reports it.
+    'fleet.join': {
+      actions: spawnChild('fleet', { id: 'fleet', systemId: 'fleet', input: ({ event }) => event.fleet }),
+    },
+  },
 });
 
 /** The root actor of one project's system: what the daemon starts, and the MCP, HTTP and CLI layers read. */

@@ -4,8 +4,8 @@ export type SteerFile = 'guidance' | 'constraints';
 /** Replace the file's text, or add a paragraph to it. */
 export type SteerMode = 'replace' | 'append';
 
-/** Who asked: `pulse guide` / `pulse constrain`, or the status page. */
-export type SteerSource = 'cli' | 'page';
+/** Who asked: `pulse guide` / `pulse constrain`, the status page, or another member of the fleet. */
+export type SteerSource = 'cli' | 'page' | 'fleet';
 
 /** One write asked for. */
 export interface SteerRequest {
@@ -14,6 +14,8 @@ export interface SteerRequest {
   text: string;
   mode: SteerMode;
   by: SteerSource;
+  /** With `by: 'fleet'`, the machine the steer came from (`laptop (3f2a9c01)`). */
+  origin?: string;
 }
 
 /** What a write left in the file: its path (`.pulse/guidance.md`), hash and size, and whether it changed. */
@@ -25,7 +27,7 @@ export interface SteerWritten {
 }
 
 /** The answer to one request: what was written, or why nothing was. */
-export type SteerReply = Pick<SteerRequest, 'requestId' | 'file' | 'mode' | 'by'> &
+export type SteerReply = Pick<SteerRequest, 'requestId' | 'file' | 'mode' | 'by' | 'origin'> &
   ({ written: SteerWritten } | { error: string });
 
 export interface SteerContext {
@@ -49,4 +51,10 @@ export const REPLIES_KEPT = 32;
 export const reply = (context: SteerContext, answer: SteerReply): SteerReply[] =>
   [...context.replies, answer].slice(-REPLIES_KEPT);
 
-export const about = ({ requestId, file, mode, by }: SteerRequest) => ({ requestId, file, mode, by });
+export const about = ({ requestId, file, mode, by, origin }: SteerRequest) => ({
+  requestId,
+  file,
+  mode,
+  by,
+  ...(origin === undefined ? {} : { origin }),
+});

@@ -126,6 +126,25 @@ program
     'with --notify, how long an agent may owe an ack before it is news (default 5m); implies --notify',
     parseDurationFlag,
   )
+  .option(
+    '--fleet <url>',
+    'join a fleet on NATS JetStream (nats://host:4222, or PULSE_FLEET): steers and acks reach every machine serving this repository; password and token only from PULSE_FLEET_PASSWORD / PULSE_FLEET_TOKEN',
+  )
+  .option('--fleet-creds <file>', "the fleet's NATS credentials file (or PULSE_FLEET_CREDS)")
+  .option('--fleet-nkey <file>', "a file with the fleet's NATS nkey seed (or PULSE_FLEET_NKEY)")
+  .option(
+    '--fleet-user <name>',
+    "the fleet's NATS user (or PULSE_FLEET_USER; the password from PULSE_FLEET_PASSWORD)",
+  )
+  .option(
+    '--fleet-ca <file>',
+    "a CA file the fleet's NATS server certificate must chain to (or PULSE_FLEET_CA)",
+  )
+  .option(
+    '--fleet-project <name>',
+    'allow .pulse/fleet-project to name this fleet project (or PULSE_FLEET_PROJECTS=a,b); repeatable',
+    (name: string, names: string[] = []) => [...names, name],
+  )
   .addOption(
     new Option(
       '--trust-sources <hash>',
@@ -192,7 +211,8 @@ program
     ),
   )
   .option('--json', 'print JSON')
-  .action(async (options: { project?: string; port?: number; json?: boolean }) => {
+  .option('--fleet', 'with a daemon started with --fleet: also list the fleet project’s members')
+  .action(async (options: { project?: string; port?: number; json?: boolean; fleet?: boolean }) => {
     if (options.project === undefined) {
       const { formatProjectList, listServedProjects } = await import('./commands/status-list.js');
       const list = await listServedProjects(process.cwd(), options.port).catch(fail);
@@ -204,7 +224,9 @@ program
     }
     const { formatStatus, readStatus } = await import('./commands/status.js');
     const report = await readStatus(pulsePaths(options.project ?? '.'), options.port).catch(fail);
-    console.log(options.json ? JSON.stringify(report, null, 2) : formatStatus(report));
+    console.log(
+      options.json ? JSON.stringify(report, null, 2) : formatStatus(report, Date.now(), options.fleet),
+    );
   });
 
 /** `pulse guide` and `pulse constrain`: the same command for guidance.md and constraints.md. */

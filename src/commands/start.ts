@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Daemon, DaemonOptions } from '../daemon/daemon.js';
 import { surviveTerminalHangup } from '../daemon/terminal-hangup.js';
+import { fleetOptionsOf } from '../fleet/fleet-options.js';
 import type { LogLevel } from '../log/levels.js';
 import { pulsePaths } from '../store/paths.js';
 
@@ -28,6 +29,13 @@ export interface StartOptions {
   sessionIdle?: number;
   notify?: boolean;
   notifyHeldAfter?: number;
+  /** `--fleet` and its auth flags (each also from its `PULSE_FLEET*` variable). */
+  fleet?: string;
+  fleetCreds?: string;
+  fleetNkey?: string;
+  fleetUser?: string;
+  fleetCa?: string;
+  fleetProject?: string[];
   /** `--trust-sources`: trusted before the daemon starts (src/commands/trust.ts), not a daemon option. */
   trustSources?: string;
 }
@@ -62,6 +70,12 @@ const daemonOptions = (options: StartOptions, detached: boolean): DaemonOptions 
     notify,
     notifyHeldAfter,
     trustSources: _trustSources,
+    fleet,
+    fleetCreds,
+    fleetNkey,
+    fleetUser,
+    fleetCa,
+    fleetProject,
     ...rest
   } = options;
   return {
@@ -72,6 +86,7 @@ const daemonOptions = (options: StartOptions, detached: boolean): DaemonOptions 
     requestTimeoutMs,
     sessionIdleMs,
     notify: notify ? { heldAfterMs: notifyHeldAfter ?? DEFAULT_HELD_AFTER_MS } : undefined,
+    fleet: fleetOptionsOf({ fleet, fleetCreds, fleetNkey, fleetUser, fleetCa, fleetProject }) ?? undefined,
     // In the background every line goes to .pulse/pulse.log only.
     ...(detached ? { terminal: { write: () => true } } : {}),
   };

@@ -59,6 +59,8 @@ export interface StatusReport {
   focus?: SystemStatus['focus'];
   /** Only from a running daemon. */
   gate?: SystemStatus['gate'];
+  /** Only from a running daemon started with `--fleet`. */
+  fleet?: SystemStatus['fleet'];
   /** Only from a running daemon: its open MCP sessions, oldest first. */
   agents?: SystemStatus['agents'];
   /** The most recent dead letters: from the running daemon, else from `.pulse/dead-letters.jsonl`. */
@@ -182,6 +184,7 @@ export const readStatus = async (paths: PulsePaths, port?: number): Promise<Stat
       gate: live.gate,
       agents: live.agents,
       dead_letters: live.gate.dead_letters,
+      ...(live.fleet ? { fleet: live.fleet } : {}),
     };
   }
   const refused = await refusedFiles(paths);
@@ -223,7 +226,7 @@ export const readStatus = async (paths: PulsePaths, port?: number): Promise<Stat
 };
 
 /** The readable form of a status report at `now`, safe for a terminal whatever the sources and clients sent. */
-export const formatStatus = (report: StatusReport, now = Date.now()): string => {
+export const formatStatus = (report: StatusReport, now = Date.now(), showFleet = false): string => {
   const lines = [
     `project:   ${report.project}`,
     `daemon:    ${report.daemon.running ? `running (pid ${report.daemon.pid}) at ${report.daemon.url}` : `not running (start it with \`${pulse(`start -p ${shellWord(report.project)}`)}\`)`}`,
@@ -240,6 +243,9 @@ export const formatStatus = (report: StatusReport, now = Date.now()): string => 
     `last ack:  ${report.last_acknowledged_event_id ? `${report.last_acknowledged_event_id} at ${report.last_acknowledged_at ?? '?'} (plan ${report.last_acknowledged_plan_sha256?.slice(0, 12) ?? 'none'})` : 'none'}`,
     ...formatAcks(report.acks, now),
   ];
+  if (report.fleet) lines.push(`fleet:     ${terminalText(report.fleet.sentence)}`);
+  if (report.fleet && showFleet)
+    lines.push(...report.fleet.members.map((m) => `member:    ${terminalText(m.machine)}, seen ${m.seenAt}`));
   if (report.inbox) {
     lines.push(
       `inbox:     ${report.inbox.size}/${report.inbox.capacity} events (${report.inbox.out ?? 0} out to the agent), ${report.inbox.inserted} received, ${report.inbox.dropped} dropped`,

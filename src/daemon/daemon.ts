@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Logger } from 'pino';
+import type { FleetOptions } from '../fleet/fleet-options.js';
 import { createDaemonApp } from '../http/app.js';
 import { checkTokenPolicy } from '../http/auth.js';
 import {
@@ -56,6 +57,8 @@ export interface DaemonOptions {
   sessionIdleMs?: number;
   /** Desktop notifications (`--notify`) for the project started, and when an agent held counts as news. */
   notify?: NotifyOptions | undefined;
+  /** The fleet to join (`--fleet`): every project this daemon serves is a member. */
+  fleet?: FleetOptions | undefined;
 }
 
 export type { SourcesAtStart } from './project.js';
@@ -173,6 +176,7 @@ export const startDaemon = async ({
   maxSessions = SESSION_DEFAULTS.maxSessions,
   sessionIdleMs = SESSION_DEFAULTS.idleMs,
   notify,
+  fleet,
 }: DaemonOptions): Promise<Daemon | JoinedDaemon> => {
   // Before anything is created: a refused start leaves no trace.
   checkTokenPolicy(host, token);
@@ -280,6 +284,7 @@ export const startDaemon = async ({
         terminal,
         agentIdleMs: sessionIdleMs,
         inspect: inspecting?.inspect,
+        fleet,
         discovery: {
           ...(inspecting ? { inspect_url: inspecting.url } : {}),
           // Whether clients need PULSE_TOKEN; never the token itself.

@@ -2,6 +2,11 @@ import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import { type InspectionEvent, waitFor } from 'xstate';
 import type { PulseActor } from '../../machines/pulse.js';
+import { type FleetMember, startFleetMember } from '../fleet/fleet-member.js';
+import { type FleetOptions, fleetAuthLabel, fleetLabel, fleetSecrets } from '../fleet/fleet-options.js';
+import { fleetProjectKey } from '../fleet/project-key.js';
+import { observeActivity } from '../system/activity.js';
+import { sourceCounts } from '../system/activity-rules.js';
 import type { LogLevel } from '../log/levels.js';
 import { createLogger, type Terminal } from '../log/logger.js';
 import { observeForNotifications } from '../notify/notifications.js';
@@ -11,8 +16,6 @@ import { writeDaemonRecord } from '../store/daemon-record.js';
 import { type PulsePaths, pulsePaths } from '../store/paths.js';
 import { projectId, realProjectRoot } from '../store/project-id.js';
 import { ensureProjectFolder, ensurePulseFolder } from '../store/pulse-folder.js';
-import { observeActivity } from '../system/activity.js';
-import { sourceCounts } from '../system/activity-rules.js';
 import { logOf, type SourcesRef, sourcesOf } from '../system/ask-actors.js';
 import type { UntrustedStatus } from '../system/system-status.js';
 import { untrustedOf } from '../system/untrusted-notice.js';
@@ -59,6 +62,8 @@ export interface OpenProject {
   notify: NotifyOptions | null;
   /** The sources' secrets, redacted from what the inspector sends. */
   secrets(): readonly string[];
+  /** The project in the fleet, or why it stays out; null without `--fleet`. */
+  fleet: FleetMember | { refused: string } | null;
   /** Stops its actors, releases its lock and its daemon record; once. */
   close(): Promise<void>;
 }
@@ -78,6 +83,41 @@ const sourcesAtStart = async (ref: SourcesRef | undefined): Promise<SourcesAtSta
     asking: false,
   });
   return { ...sourceCounts(context), error: context.error, thinker, untrusted: untrustedOf(context) };
+};
+
+/** Puts the project in the fleet under its key, or says loudly why it stays out (and runs locally). */
+const joinFleet = async (
+  options: FleetOptions,
+  paths: PulsePaths,
+  projectId: string,
+  actor: PulseActor,
+  log: Logger,
+): Promise<OpenProject['fleet']> => {
+  try {
+    const key = await fleetProjectKey(paths.projectRoot, options.projects);
+    log.info({ key, server: fleetLabel(options.url), auth: fleetAuthLabel(options) }, 'fleet: joining');
+    return startFleetMember({ options, key, projectId, pulseDir: paths.dir, actor, log });
+  } catch (error) {
+    const refused = error instanceof Error ? error.message : String(error);
+    log.error(`fleet: this project stays out of the fleet: ${refused}`);
+    const at = new Date().toISOString();
+    const server = fleetLabel(options.url);
+    actor.send({
+      type: 'fleet.join',
+      fleet: {
+        server,
+        auth: fleetAuthLabel(options),
+        key: null,
+        machine: '',
+        refused,
+        since: at,
+        members: [],
+        applied: {},
+        unsent: 0,
+      },
+    });
+    return { refused };
+  }
 };
 
 /** `pulse start --notify`: desktop notifications, and when an agent held counts as news. */
@@ -102,6 +142,8 @@ export interface ProjectOptions {
   notify?: NotifyOptions | undefined;
   /** Told the sources' secrets as soon as the system exists, before its first poll can reach the inspector. */
   onSecrets?: ((secrets: () => readonly string[]) => void) | undefined;
+  /** The fleet this daemon joined (`pulse start --fleet`); none when undefined. */
+  fleet?: FleetOptions | undefined;
 }
 
 /**
@@ -119,6 +161,7 @@ export const openProject = async ({
   discovery = {},
   notify,
   onSecrets,
+  fleet: fleetOptions,
 }: ProjectOptions): Promise<OpenProject> => {
   const paths = pulsePaths(root);
   const createdProject = await ensureProjectFolder(paths.projectRoot);
@@ -129,11 +172,13 @@ export const openProject = async ({
   const lockWarnings = lock.replaced === null ? [] : [lock.replaced];
   // The sources' secrets, redacted from every log line, come from the system once it exists.
   let secrets: () => readonly string[] = () => [];
+  let fleet: OpenProject['fleet'] = null;
+  const fleetSecretList = fleetOptions ? fleetSecrets(fleetOptions) : [];
   const logging = createLogger({
     level: logLevel,
     file: join(paths.dir, 'pulse.log'),
     terminal,
-    secrets: () => secrets(),
+    secrets: () => [...secrets(), ...fleetSecretList],
   });
   const log = logging.logger;
   // Sessions that can sample are found by the MCP layer and asked by the sampling thinker.
@@ -144,6 +189,9 @@ export const openProject = async ({
     ...(agentIdleMs === undefined ? {} : { agentIdleMs }),
     ...(inspect ? { inspect } : {}),
     log: (level, message, fields) => log[level](fields ?? {}, message),
+    // The fleet member exists once the system does: until then there is nothing to publish.
+    onSteered: (request, written) =>
+      fleet !== null && 'steered' in fleet ? fleet.steered(request, written) : Promise.resolve(),
   }).catch(async (error) => {
     logging.close();
     await lock.release();
@@ -198,6 +246,7 @@ export const openProject = async ({
   }
   const sources = await sourcesAtStart(sourcesOf(system.actor));
   log.info({ version: VERSION, project: paths.projectRoot, url }, 'pulse started');
+  if (fleetOptions !== undefined) fleet = await joinFleet(fleetOptions, paths, id, system.actor, log);
   let closing: Promise<void> | null = null;
   return {
     id,
@@ -213,10 +262,14 @@ export const openProject = async ({
     logFile: logging.file,
     logLevel,
     notify: notify ?? null,
+    get fleet() {
+      return fleet;
+    },
     secrets: () => secrets(),
     close() {
       closing ??= (async () => {
         // Each step runs even if one throws.
+        if (fleet !== null && 'close' in fleet) await fleet.close().catch(() => undefined);
         await system.stop().catch(() => undefined);
         await lock.release();
         unobserve();

@@ -272,7 +272,12 @@ export const steerRule: Rule<SnapshotFrom<typeof steerMachine>> = (previous, nex
   const seen = new Set(previous.context.replies);
   for (const reply of next.context.replies) {
     if (seen.has(reply)) continue;
-    const from = reply.by === 'page' ? 'the status page' : 'the command line';
+    const from =
+      reply.by === 'fleet'
+        ? `the fleet (from ${reply.origin ?? 'a member'})`
+        : reply.by === 'page'
+          ? 'the status page'
+          : 'the command line';
     if ('error' in reply)
       log.warn({ file: reply.file, from }, `write of .pulse/${reply.file}.md refused: ${reply.error}`);
     else if (reply.written.changed)

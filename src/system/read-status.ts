@@ -1,6 +1,7 @@
 import type { SnapshotFrom, StateValue } from 'xstate';
 import { partiesByKind } from '../../machines/agent-identity.js';
 import type { InboxEvent } from '../../machines/external.js';
+import { fleetSentence } from '../../machines/fleet-decisions.js';
 import type { gateMachine } from '../../machines/gate.js';
 import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
 import type { DeadLetter, InboxContext } from '../../machines/inbox-context.js';
@@ -23,6 +24,7 @@ import type { SessionFacts } from './session-table.js';
 import {
   type DeadLetterStatus,
   type EventSummary,
+  type FleetStatus,
   type GateStatus,
   type OwingAgent,
   type PollerStatus,
@@ -341,5 +343,14 @@ export const systemStatus = (
       poll_every_sec: POLL_INTERVAL_MS / 1000,
     },
     recent_events: log.context.index.recent(RECENT_EVENTS).map(brief).reverse(),
+    ...fleetStatus(actor),
   };
+};
+
+/** The fleet actor's status, when the project is in a fleet (`pulse start --fleet`). */
+const fleetStatus = (actor: PulseActor): { fleet?: FleetStatus } => {
+  const fleet = systemActor(actor, 'fleet')?.getSnapshot();
+  if (fleet === undefined) return {};
+  const state = stateName(fleet.value);
+  return { fleet: { ...fleet.context, state, sentence: fleetSentence(fleet.context, state) } };
 };

@@ -1,6 +1,7 @@
 import type { StateValue } from 'xstate';
 import type { ClientInfo } from '../../machines/agent-identity.js';
 import type { ToolSafety } from '../../machines/external.js';
+import type { FleetContext } from '../../machines/fleet-context.js';
 import type { HoldReason } from '../../machines/gate-context.js';
 import type { GateSettings } from '../../machines/gate-settings.js';
 import type { DeadLetter } from '../../machines/inbox-context.js';
@@ -139,7 +140,12 @@ export interface SystemStatus {
   recent_events: Pick<PulseEvent, 'id' | 'path' | 'kind' | 'timestamp'>[];
   /** The open MCP sessions, oldest first: who is connected and when each last checked in. */
   agents: AgentStatus[];
+  /** With `pulse start --fleet`: the project's place in the fleet (`machines/fleet.ts`), never a credential. */
+  fleet?: FleetStatus;
 }
+
+/** The fleet actor's context, its state, and the sentence `pulse status` prints. */
+export type FleetStatus = FleetContext & { state: string; sentence: string };
 
 /** One agent as the replan lifecycle knows it: its parties, how they were tied, and what it owes. */
 export interface ReplanAgentStatus {

@@ -12,6 +12,7 @@ import { replanMachine } from '../../machines/replan.js';
 import { HEARD_REFRESH_MS } from '../../machines/replan-agents.js';
 import { sourcesMachine } from '../../machines/sources.js';
 import { steerMachine } from '../../machines/steer.js';
+import type { SteerRequest, SteerWritten } from '../../machines/steer-context.js';
 import { watcherMachine } from '../../machines/watcher.js';
 import { createItemAcceptor } from '../effects/accept-items.js';
 import { drainFromInbox } from './drain-inbox.js';
@@ -78,6 +79,8 @@ export interface SystemOptions {
   agentIdleMs?: number;
   /** Desktop notifications on (`pulse start --notify`). */
   notify?: boolean;
+  /** Told of each write through the steer writer that changed a file, before the write is answered (the fleet publishes it). */
+  onSteered?: (request: SteerRequest, written: SteerWritten) => Promise<void>;
 }
 
 /** The replan's clock: every minute, agents unheard for `idleMs` leave. */
@@ -104,6 +107,7 @@ export const createPulseSystem = async (
     samplers,
     agentIdleMs = 30 * 60_000,
     notify = false,
+    onSteered,
   }: SystemOptions = {},
 ): Promise<PulseSystem> => {
   const { file: stateFile, state } = await StateFile.load(paths.state, paths.projectRoot);
@@ -207,7 +211,13 @@ export const createPulseSystem = async (
         guards: { enabled: () => notify },
       }),
       steer: steerMachine.provide({
-        actors: { writeSteer: fromPromise(({ input }) => writeSteerFile(paths.dir, input)) },
+        actors: {
+          writeSteer: fromPromise(async ({ input }) => {
+            const written = await writeSteerFile(paths.dir, input);
+            if (written.changed) await onSteered?.(input, written);
+            return written;
+          }),
+        },
       }),
       sources: sourcesMachine.provide({
         actors: {
