@@ -12,7 +12,7 @@ const LAYERS = [
   ['src/log/', 'src/store/'],
   ['src/effects/', 'src/sources/', 'src/trust/', 'src/thinkers/'],
   ['src/system/', 'src/notify/'],
-  ['src/mcp/', 'src/hooks/', 'src/http/', 'src/inspect/'],
+  ['src/mcp/', 'src/hooks/', 'src/http/', 'src/inspect/', 'src/fleet/'],
   ['src/setup/'],
   ['src/daemon/'],
   ['src/doctor/', 'src/commands/'],
