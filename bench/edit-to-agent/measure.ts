@@ -1,7 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { CONTEXT_URI } from '../../src/mcp/context-resource.js';
 import { type BenchDaemon, startDaemon } from '../lib/daemon.js';
 import { connectSession, shouldInterrupt } from '../lib/session.js';
@@ -42,7 +41,7 @@ const QUIET_MS = 50;
 const notificationsOf = (client: Client) => {
   let arrivals = 0;
   let waiter: (() => void) | null = null;
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+  client.setNotificationHandler('notifications/resources/updated', (notification) => {
     if (notification.params.uri !== CONTEXT_URI) return;
     arrivals++;
     waiter?.();

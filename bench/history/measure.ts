@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { type BenchDaemon, startDaemon } from '../lib/daemon.js';
 import { type GeneratedHistory, writeHistory } from '../lib/generated-history.js';
 import { type Block, timeInterleaved } from '../lib/latency.js';

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { startReadyChild } from '../lib/child-process.js';
 import { type BenchDaemon, BUNDLED, startDaemon } from '../lib/daemon.js';
 import { timeInterleaved } from '../lib/latency.js';
