@@ -13,7 +13,7 @@ import type { AckReply, replanMachine } from '../../machines/replan.js';
 import { needsHearing, type TieWay } from '../../machines/replan-agents.js';
 import type { SourceTestReply, sourcesMachine } from '../../machines/sources.js';
 import type { SteerRequest, SteerWritten, steerMachine } from '../../machines/steer.js';
-import { DEFAULT_SERVER_TIMEOUT_SEC } from '../sources/config/server-config.js';
+import { DEFAULT_SERVER_TIMEOUT_SEC } from '../sources/config/config.js';
 import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
 import { formatMicros, systemMicroClock } from '../store/event-id.js';
 
