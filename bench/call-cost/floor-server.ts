@@ -1,20 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { serve } from '@hono/node-server';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import {
+  createMcpHandler,
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { jsonResult } from '../../src/mcp/json-result.js';
 import { type InterruptAnswer, interruptOutputSchema } from '../../src/mcp/should-interrupt.js';
 
 /**
- * The floor: the thinnest MCP server the SDK allows over streamable HTTP, with one tool of the
- * same shape as `pulse_should_interrupt` (same input and output schemas, which the SDK
+ * The floor: the thinnest MCP server the v2 SDK allows over streamable HTTP, with one tool of
+ * the same shape as `pulse_should_interrupt` (same input and output schemas, which the SDK
  * validates) that returns a fixed answer captured from the real daemon, so both send the same
- * bytes. Sessions and one-shot POSTs as the daemon serves them; no actors, no files, no checks.
- * Run: `node dist/bench/call-cost/floor-server.js ANSWER.json`; prints `FLOOR <url>`.
+ * bytes. Two endpoints on one Hono app: `/mcp` serves the 2025 era as the daemon does (sessions
+ * on `WebStandardStreamableHTTPServerTransport`, and one-shot POSTs), `/modern` serves
+ * 2026-07-28 per request (`createMcpHandler(factory, { legacy: 'reject' })`); no actors, no
+ * files, no checks. Run: `node dist/bench/call-cost/floor-server.js ANSWER.json`; prints
+ * `FLOOR <origin>`.
  */
 
 const answer = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as InterruptAnswer;
@@ -30,18 +36,17 @@ const createServer = () => {
   const server = new McpServer({ name: 'floor', version: '1.0.0' }, { jsonSchemaValidator: validator });
   server.registerTool(
     'pulse_should_interrupt',
-    {
-      inputSchema,
-      outputSchema: interruptOutputSchema,
-    },
+    { inputSchema, outputSchema: interruptOutputSchema },
     async () => jsonResult(answer),
   );
   return server;
 };
 
 const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+const modern = createMcpHandler(createServer, { legacy: 'reject' });
 
 const app = new Hono();
+app.all('/modern', (c) => modern.fetch(c.req.raw));
 app.all('/mcp', async (c) => {
   const request = c.req.raw;
   const body = (request.method === 'POST' ? await request.json() : undefined) as
@@ -71,5 +76,5 @@ app.all('/mcp', async (c) => {
 });
 
 serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) => {
-  console.log(`FLOOR http://127.0.0.1:${info.port}/mcp`);
+  console.log(`FLOOR http://127.0.0.1:${info.port}`);
 });

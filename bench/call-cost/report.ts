@@ -1,11 +1,12 @@
 import { count, markdownTable, ms, type RunInfo, ratio, runLines, verdict } from '../lib/format.js';
 import type { CallCase, CallCostPlan } from './measure.js';
 
+/** Issue 33: at the floor's speed, for both eras. */
 export const TARGETS = {
   /** Daemon p50 over the floor's. */
-  p50Ratio: 1.15,
+  p50Ratio: 1.0,
   /** Daemon calls/s over the floor's. */
-  throughputRatio: 0.9,
+  throughputRatio: 1.0,
 };
 
 export interface CallCostReport extends RunInfo {
@@ -13,8 +14,17 @@ export interface CallCostReport extends RunInfo {
   cases: CallCase[];
 }
 
-const bracket = (s: { median: number; low: number; high: number }) =>
-  `${ratio(s.median)} (${ratio(s.low)}–${ratio(s.high)})`;
+const NOT_SERVED = 'not served';
+
+const bracket = (s: { median: number; low: number; high: number } | null) =>
+  s === null ? NOT_SERVED : `${ratio(s.median)} (${ratio(s.low)}–${ratio(s.high)})`;
+
+const daemonCell = (c: CallCase, pick: (side: NonNullable<CallCase['daemon']>) => string) =>
+  c.daemon === null ? NOT_SERVED : pick(c.daemon);
+
+const p50Met = (c: CallCase) => c.p50Ratio !== null && c.p50Ratio.median <= TARGETS.p50Ratio;
+const throughputMet = (c: CallCase) =>
+  c.throughputRatio !== null && c.throughputRatio.median >= TARGETS.throughputRatio;
 
 export const formatTable = ({ cases }: CallCostReport): string =>
   markdownTable(
@@ -26,53 +36,69 @@ export const formatTable = ({ cases }: CallCostReport): string =>
       'target',
       'result',
     ],
-    cases.flatMap((c) => [
-      [
-        `${c.name}: p50`,
-        ms(c.daemon.p50),
-        ms(c.floor.p50),
-        bracket(c.p50Ratio),
-        `≤ ${ratio(TARGETS.p50Ratio)}`,
-        verdict(c.p50Ratio.median <= TARGETS.p50Ratio),
-      ],
-      [`${c.name}: p99`, ms(c.daemon.p99), ms(c.floor.p99), ratio(c.daemon.p99 / c.floor.p99), '', ''],
-      [
-        `${c.name}: calls/s`,
-        count(Math.round(c.daemon.callsPerSecond)),
-        count(Math.round(c.floor.callsPerSecond)),
-        bracket(c.throughputRatio),
-        `≥ ${ratio(TARGETS.throughputRatio)}`,
-        verdict(c.throughputRatio.median >= TARGETS.throughputRatio),
-      ],
-    ]),
+    cases.flatMap((c) => {
+      const name = `${c.era}, ${c.name}`;
+      return [
+        [
+          `${name}: p50`,
+          daemonCell(c, (d) => ms(d.p50)),
+          ms(c.floor.p50),
+          bracket(c.p50Ratio),
+          `≤ ${ratio(TARGETS.p50Ratio)}`,
+          c.p50Ratio === null ? NOT_SERVED : verdict(p50Met(c)),
+        ],
+        [
+          `${name}: p99`,
+          daemonCell(c, (d) => ms(d.p99)),
+          ms(c.floor.p99),
+          daemonCell(c, (d) => ratio(d.p99 / c.floor.p99)),
+          '',
+          '',
+        ],
+        [
+          `${name}: calls/s`,
+          daemonCell(c, (d) => count(Math.round(d.callsPerSecond))),
+          count(Math.round(c.floor.callsPerSecond)),
+          bracket(c.throughputRatio),
+          `≥ ${ratio(TARGETS.throughputRatio)}`,
+          c.throughputRatio === null ? NOT_SERVED : verdict(throughputMet(c)),
+        ],
+      ];
+    }),
   );
 
 export const missedTargets = ({ cases }: CallCostReport): string[] =>
-  cases.flatMap((c) => [
-    ...(c.p50Ratio.median > TARGETS.p50Ratio
-      ? [`${c.name}: p50 ${ratio(c.p50Ratio.median)} of the floor`]
-      : []),
-    ...(c.throughputRatio.median < TARGETS.throughputRatio
-      ? [`${c.name}: calls/s ${ratio(c.throughputRatio.median)} of the floor`]
-      : []),
-  ]);
+  cases.flatMap((c) => {
+    const name = `${c.era}, ${c.name}`;
+    if (c.p50Ratio === null || c.throughputRatio === null)
+      return [`${name}: the daemon does not serve ${c.era}`];
+    return [
+      ...(p50Met(c) ? [] : [`${name}: p50 ${ratio(c.p50Ratio.median)} of the floor`]),
+      ...(throughputMet(c) ? [] : [`${name}: calls/s ${ratio(c.throughputRatio.median)} of the floor`]),
+    ];
+  });
 
 export const formatSection = (report: CallCostReport): string => {
   const { plan } = report;
   return `## MCP call cost vs the floor
 
-What \`pulse_should_interrupt\` costs an agent over the cheapest MCP call this stack can make.
-The floor is built by the bench (\`bench/call-cost/floor-server.ts\`): Hono + \`@hono/node-server\` + the
-SDK's \`WebStandardStreamableHTTPServerTransport\`, sessions and one-shot POSTs served as the
-daemon serves them, and one tool with \`pulse_should_interrupt\`'s input and output schemas that
-returns the daemon's own answer (captured at the start of the run), so both send the same bytes.
-It is built as thin as the SDK allows, with the two savings the daemon uses too: one JSON
-Schema validator shared by every server (the SDK otherwise builds an Ajv instance per server,
-that is per session and per one-shot request) and the tool's zod schemas built once.
+What \`pulse_should_interrupt\` costs an agent over the cheapest MCP call this stack can make,
+for both protocol eras. The floor is built by the bench (\`bench/call-cost/floor-server.ts\`) on
+the same v2 SDK and Hono the daemon is to run on (\`@modelcontextprotocol/server\` 2.4.0, Hono +
+\`@hono/node-server\`), one process with two endpoints: for 2025-11-25, a sessionful server on
+\`WebStandardStreamableHTTPServerTransport\` that also answers one-shot POSTs as the daemon does;
+for 2026-07-28, \`createMcpHandler(factory, { legacy: 'reject' })\` mounted in Hono, a server per
+request. Each has one tool with \`pulse_should_interrupt\`'s input and output schemas that
+returns the daemon's own answer (captured at the start of the run), so both send the same bytes,
+built as thin as the SDK allows with the two savings the daemon uses too: one JSON Schema
+validator shared by every server and the tool's zod schemas built once. The daemon's 2026-07-28
+rows are measured when it answers \`server/discover\` with that revision, and say "not served"
+when it does not.
 
 ${runLines(report)}
-- Servers: the real daemon (\`node dist/bundle/pulse.mjs start --port 0 --log-level warn\` on a fresh temp project) and the floor, two child processes running side by side in the same run.
-- Calls: ${plan.warmup} warm-up calls per server and way of calling, then ${plan.rounds} rounds. In each round: ${plan.block} calls per server from one session client, the servers alternating call by call; ${plan.block} one-shot POSTs per server alternating the same way; then ${plan.concurrency} session clients per server calling ${plan.block} times each at once, one server's block after the other's, the first server changing each round. Every call is the SDK Client's \`callTool\` (one-shot: \`fetch\` of a JSON-RPC \`tools/call\`, no initialize) with \`last_seen_event_id\` = the latest id.
+- Servers: the real daemon (\`node dist/bundle/pulse.mjs start --port 0 --log-level warn\` on a fresh temp project, one endpoint for both eras) and the floor, two child processes running side by side in the same run.
+- Clients: \`@modelcontextprotocol/client\` 2.4.0: for 2025-11-25 its default (initialize, then \`Mcp-Session-Id\`), for 2026-07-28 \`versionNegotiation: { mode: { pin: '2026-07-28' } }\` (\`server/discover\`, then each request alone). One-shot POSTs: for 2025-11-25 \`fetch\` of a bare JSON-RPC \`tools/call\` (no initialize), for 2026-07-28 the pinned client's own \`tools/call\` POST (its headers and \`_meta\` envelope) recorded once and sent again with \`fetch\`.
+- Calls: ${plan.warmup} warm-up calls per server, era and way of calling, then ${plan.rounds} rounds. In each round: ${plan.block} calls per server and era from one client, all of them alternating call by call; ${plan.block} one-shot POSTs each alternating the same way; then ${plan.concurrency} clients per server and era calling ${plan.block} times each at once, one block after another. The order rotates each round, so none always goes first. Every call has \`last_seen_event_id\` = the latest id.
 
 ${formatTable(report)}
 

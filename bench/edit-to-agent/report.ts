@@ -54,7 +54,7 @@ How soon an agent learns that the user edited \`.pulse/guidance.md\`, measured f
 write (\`fs.promises.writeFile\`) returns in the bench process.
 
 ${runLines(report)}
-- Daemon: \`node dist/bundle/pulse.mjs start --port 0 --log-level warn\` on a fresh temp project; one session client (\`@modelcontextprotocol/client\` Client over streamable HTTP) subscribed to \`${'pulse://context/latest'}\` with \`resources/subscribe\`.
+- Daemon: \`node dist/bundle/pulse.mjs start --port 0 --log-level warn\` on a fresh temp project; one session client (\`@modelcontextprotocol/client\` 2.4.0 Client over streamable HTTP) subscribed to \`${'pulse://context/latest'}\` with \`resources/subscribe\`.
 - Next call: ${count(plan.staleRounds)} rounds; each writes new guidance, calls \`pulse_should_interrupt\` at once and counts it stale unless \`pending_replan_event_id\` is set and differs from the previous round's, then acknowledges with \`pulse_ack_replan\` (a stale round would call again until the replan shows, so the next round starts clean).
 - Push: ${count(plan.pushRounds)} rounds; each waits until no notification came for 50 ms (the previous ack's push is over), writes new guidance, and times until the client's \`notifications/resources/updated\` handler runs; then takes and acknowledges the replan.
 

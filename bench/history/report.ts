@@ -107,7 +107,7 @@ little at startup and nothing per call.
 
 ${runLines(report)}
 - Startup: ${plan.startups} cold starts per size, round-robin over the sizes; a new session client makes the first call.
-- Calls: one daemon per size, all running; one session client each (\`@modelcontextprotocol/client\` Client over streamable HTTP) calls \`pulse_should_interrupt\` with \`last_seen_event_id\` = the latest id. ${plan.warmup} warm-up calls each, then ${plan.rounds} rounds of ${plan.block} calls per size (${count(calls)} timed calls per size); within a round the daemons take turns call by call, and the order rotates from round to round.
+- Calls: one daemon per size, all running; one session client each (\`@modelcontextprotocol/client\` 2.4.0 Client over streamable HTTP) calls \`pulse_should_interrupt\` with \`last_seen_event_id\` = the latest id. ${plan.warmup} warm-up calls each, then ${plan.rounds} rounds of ${plan.block} calls per size (${count(calls)} timed calls per size); within a round the daemons take turns call by call, and the order rotates from round to round.
 - History: PulseAgent-format lines with increasing ids, about 55% plan.md, 15% task.md, 20% guidance.md and 10% constraints.md edits (a few plan/task deletions and re-creations), real sha256 and sizes of each version. The files on disk and state.json's hashes match the last events, so the daemon logs nothing on start. **No replan is pending**: state.json acknowledges the latest guidance/constraints event, and the last 10% of the log are plan/task edits made after that ack. Each call is checked to answer \`needs_replan: false\`, \`has_new_events: false\` and the generated latest id.
 
 ${formatTable(report)}

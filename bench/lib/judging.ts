@@ -7,7 +7,13 @@ export const MISSED = '**missed**';
 export const NOT_JUDGED = 'not judged';
 
 /** Every result a target row can end with. */
-export const RESULTS: ReadonlySet<string> = new Set(['met', MISSED, NOT_JUDGED, 'not measured']);
+export const RESULTS: ReadonlySet<string> = new Set([
+  'met',
+  MISSED,
+  NOT_JUDGED,
+  'not measured',
+  'not served',
+]);
 
 /** `met` or `**missed**`, the result cell of a target row. */
 export const verdict = (met: boolean): string => (met ? 'met' : MISSED);

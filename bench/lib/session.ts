@@ -1,10 +1,42 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { InterruptAnswer } from '../../src/mcp/should-interrupt.js';
 
-/** A session client (initialize, then Mcp-Session-Id), as Claude Code connects. */
+/** The MCP revision a modern client pins: no initialize, no session, `server/discover` first. */
+export const MODERN_REVISION = '2026-07-28';
+
+/** A session client (initialize, then Mcp-Session-Id), as Claude Code connects on 2025-11-25. */
 export const connectSession = async (url: string): Promise<Client> => {
   const client = new Client({ name: 'pulse-bench', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+};
+
+/** The POSTs a client sent, as `fetch` was given them: to replay one without the client. */
+export interface SentRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * A 2026-07-28 client (`server/discover`, then every request stands alone); rejects when the
+ * server does not offer that revision. `sent` receives each POST it makes.
+ */
+export const connectModern = async (url: string, sent?: SentRequest[]): Promise<Client> => {
+  const client = new Client(
+    { name: 'pulse-bench', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: MODERN_REVISION } } },
+  );
+  const recording: typeof fetch = (input, init) => {
+    if (sent !== undefined && init?.method === 'POST' && typeof init.body === 'string')
+      sent.push({
+        url: String(input),
+        headers: Object.fromEntries(new Headers(init.headers).entries()),
+        body: init.body,
+      });
+    return fetch(input, init);
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: recording }));
   return client;
 };
 
@@ -18,7 +50,7 @@ export const shouldInterrupt = async (
     arguments: { last_seen_event_id: lastSeenEventId },
   });
   if (result.isError) throw new Error(`pulse_should_interrupt failed: ${JSON.stringify(result.content)}`);
-  return result.structuredContent as InterruptAnswer;
+  return result.structuredContent as unknown as InterruptAnswer;
 };
 
 /**

@@ -70,6 +70,7 @@ const body = (document: string, { date, machine }: RunInfo): string => {
   const missed = counted(MISSED);
   const notJudged = counted(NOT_JUDGED);
   const unmeasured = counted('not measured');
+  const unserved = counted('not served');
   return `## Summary: every target
 
 Rebuilt by each \`npm run bench\` run from the target rows of the sections below, whichever run
@@ -77,7 +78,7 @@ measured them: each section states its own date, command and load average. A sec
 load average above the core count marks a row it missed *${NOT_JUDGED}*, not missed. The last run began
 ${date} at a load average of ${machine.loadAverage.toFixed(2)} on ${machine.cores} cores${loadNote(machine)}
 
-${rows.length} targets, ${counted('met')} met, ${missed} missed, ${notJudged} ${NOT_JUDGED}${unmeasured > 0 ? `, ${unmeasured} not measured` : ''}.
+${rows.length} targets, ${counted('met')} met, ${missed} missed, ${notJudged} ${NOT_JUDGED}${unmeasured > 0 ? `, ${unmeasured} not measured` : ''}${unserved > 0 ? `, ${unserved} not served (an era the daemon does not speak yet)` : ''}.
 
 ${markdownTable(['measure', 'figure', 'target', 'result', 'section'], rows)}
 `;

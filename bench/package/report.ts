@@ -8,6 +8,8 @@ export const TARGETS = {
   rssAtEndpointBytes: 70e6,
   firstCallEmptyMs: 250,
   firstCallLargeMs: 500,
+  /** Issue 33: spawn → first tool call over `node -e 0` in the same run, installed, empty project. */
+  firstCallOverNode: 2.5,
 };
 
 export interface PackageReport extends RunInfo {
@@ -32,6 +34,8 @@ const figures = (result: PackageResult, variant: Variant, size: number) => {
     endpoint: medianOf(samples, (s) => s.endpointMs),
     firstCall: medianOf(samples, (s) => s.firstCallMs),
     cpu: medianOf(samples, (s) => s.cpuMs),
+    run: medianOf(samples, (s) => s.mainThread?.runMs ?? null),
+    wait: medianOf(samples, (s) => s.mainThread?.waitMs ?? null),
     rss: medianOf(samples, (s) => s.rssAtEndpoint),
     rssAfterCall: medianOf(samples, (s) => s.rssAfterFirstCall),
   };
@@ -43,9 +47,17 @@ const judged = (result: PackageResult) => ({
   large: figures(result, 'installed', 1).firstCall,
 });
 
+/** The judged start over `node -e 0`, both medians of the same rounds. */
+const overNode = (result: PackageResult): number | null => {
+  const { empty } = judged(result);
+  return empty === null ? null : empty / median(result.nodeFloorMs);
+};
+
 const checks = (result: PackageResult) => {
   const { rss, empty, large } = judged(result);
+  const ratioToNode = overNode(result);
   return {
+    overNode: ratioToNode !== null && ratioToNode <= TARGETS.firstCallOverNode,
     rss: rss !== null && rss <= TARGETS.rssAtEndpointBytes,
     empty: empty !== null && empty <= TARGETS.firstCallEmptyMs,
     large: large !== null && large <= TARGETS.firstCallLargeMs,
@@ -80,6 +92,15 @@ const startupRows = (result: PackageResult): string[][] => {
       verdict(index === 0 ? met.empty : met.large),
     ]);
     rows.push([`${at}: daemon CPU time at that answer (median)`, ...of((f) => f.cpu, ms), '', '']);
+    rows.push([
+      `${at}: its main thread at that answer: on a CPU / runnable, waiting for one (median)`,
+      ...VARIANTS.map((variant) => {
+        const { run, wait } = figures(result, variant, index);
+        return run === null || wait === null ? 'n/a' : `${ms(run)} / ${ms(wait)}`;
+      }),
+      '',
+      '',
+    ]);
     rows.push([`${at}: RSS once that answer is read (median)`, ...of((f) => f.rssAfterCall, mb), '', '']);
   });
   return rows;
@@ -87,11 +108,12 @@ const startupRows = (result: PackageResult): string[][] => {
 
 export const formatTable = ({ result }: PackageReport): string => {
   const floor = median(result.nodeFloorMs);
+  const met = checks(result);
   const ratioRow = (size: number): string[] => [
     `${count(PACKAGE_SIZES[size]!)} events: first tool call ÷ \`node -e 0\` (median of each; \`node -e 0\`: ${ms(floor)})`,
     ...VARIANTS.map((variant) => cell(figures(result, variant, size).firstCall, (v) => ratio(v / floor))),
-    '',
-    '',
+    size === 0 ? `≤ ${ratio(TARGETS.firstCallOverNode)} (installed)` : '',
+    size === 0 ? verdict(met.overNode) : '',
   ];
   return markdownTable(
     ['measure', ...VARIANTS.map((v) => VARIANT_LABELS[v]), 'target', 'result'],
@@ -165,6 +187,11 @@ export const missedTargets = ({ result }: PackageReport): string[] => {
     ...(met.large
       ? []
       : [`first call at 100,000 events ${cell(large, ms)} > ${ms(TARGETS.firstCallLargeMs)}`]),
+    ...(met.overNode
+      ? []
+      : [
+          `first call on an empty project ${cell(overNode(result), ratio)} of \`node -e 0\` > ${ratio(TARGETS.firstCallOverNode)}`,
+        ]),
     ...(met.maps ? [] : ['the tarball holds source maps']),
     ...(met.warnings ? [] : ['npm warned while installing the tarball']),
   ];
@@ -226,6 +253,30 @@ project), so the 250 ms target is met on a quiet machine and missed whenever the
 waits for a core. At the endpoint the MCP SDK is not loaded yet (it is at the first \`/mcp\`
 request: hooks, the status page and \`/healthz\` never need it), nor sources.json's schemas
 (built when there is a file to parse).
+
+**Where the extra start-up cost of 2026-12-03 came from (issue 33).** The ratio to \`node -e 0\`
+rose from 2.48× to 3.2–3.6× between runs; by hand on 2026-12-03, what the code added since
+before issue 32 is within the noise, and the rest is the machine's load. Side by side in one run (9 rounds, load 12.1), the bundle from before issue 32 (\`8c7795b\`)
+and today's: first call 796 against 771 ms, 240 against 250 ms of CPU, 3.63× against 3.52× a
+\`node -e 0\` of 219 ms. What issue 32 put on the path, timed in process (medians of 15, load
+about 10): the peer-uid check 1.6 ms of CPU per connection (\`/proc/net/tcp\` makes the kernel
+walk its 262,144-bucket TCP hash; the client opens 3–4 connections), 4.2 ms when the peer is
+gone (both tables); writing the daemon record 0.8 ms of CPU (4 ms of wall), the lock 1.2 ms,
+the user-state folder and the trust check 0.04 ms each: under 10 ms of a 250 ms start, less
+than the noise (the same bundle with the peer check cut out measured 855 ms against 771).
+\`readBounded\`'s symlink-safe reads made each \`.pulse/\` file 7 thread-pool round trips (134
+promise fs requests to the first answer, 110 before); done synchronously they drop to 39, but
+the main thread's voluntary context switches stayed at 25–26 and its CPU time did not move (291
+against 282 ms), so that was reverted. The moving part is the wait for a core, which the row
+"on a CPU / runnable" shows: at load 16.5 the main thread ran 282 ms and waited 829 ms of an
+1,143 ms first call (\`node -e 0\` 335 ms); the wait grows with the load and with the time a
+start needs a core, which is why the wall-time ratio is judged only at a load within the core
+count. One regression was real and is cut: since 2026-12-02 \`src/system/ask-actors.ts\` took a
+default from \`sources/config/server-config.ts\` and so built sources.json's zod schemas on every
+start (3–5 ms of profile samples); the default now lives in \`config.ts\`, and
+\`test/package/start-path.test.ts\` keeps that module off the daemon's static imports. The rest
+of a start, counted in CPU profile samples (3 starts): reading the code cache 12 ms, Node's own
+modules 21 ms (undici, for \`@hono/node-server\`'s Request and Response, 9–13 ms of it), GC 7 ms.
 
 At 100,000 events the log is read once as latin1 text, each line as pulse writes it checked by
 one regular expression and kept unparsed (ids and paths are read from it without parsing; an

@@ -10,7 +10,7 @@ import { needsHearing, type TieWay } from '../../machines/replan-agents.js';
 import type { AckReply } from '../../machines/replan-context.js';
 import type { SourceTestReply } from '../../machines/sources-context.js';
 import type { SteerRequest, SteerWritten } from '../../machines/steer-context.js';
-import { DEFAULT_SERVER_TIMEOUT_SEC } from '../sources/config/server-config.js';
+import { DEFAULT_SERVER_TIMEOUT_SEC } from '../sources/config/config.js';
 import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
 import { formatMicros, systemMicroClock } from '../store/event-id.js';
 import { actorOf, PulseUnavailableError } from './actors.js';

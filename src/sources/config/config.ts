@@ -2,6 +2,9 @@ import type { PolledSource } from '../../../machines/external.js';
 import type { ServerSummary } from '../../../machines/sources-context.js';
 import type { ReflectionConfig } from './reflection-config.js';
 
+/** How long a server's call may take when its `timeout_sec` is not set (here, not beside the zod schemas, so a daemon with no sources.json never builds them). */
+export const DEFAULT_SERVER_TIMEOUT_SEC = 30;
+
 /** A local MCP server, spawned by pulse and spoken to over stdin/stdout. */
 export interface StdioServerConfig {
   kind: 'stdio';

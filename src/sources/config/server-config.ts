@@ -3,6 +3,7 @@ import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import type { ServerSummary } from '../../../machines/sources-context.js';
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from './config.js';
+import { DEFAULT_SERVER_TIMEOUT_SEC } from './config.js';
 import { ConfigError } from './config-error.js';
 import {
   type Fixes,
@@ -18,9 +19,6 @@ import {
 import { expand, expandValues, unsetVariables } from './expand-env.js';
 import { httpSummary, stdioSummary } from './server-summary.js';
 import { unsetVariablesReason } from './variables.js';
-
-/** How long a server's call may take when its `timeout_sec` is not set. */
-export const DEFAULT_SERVER_TIMEOUT_SEC = 30;
 
 const timeoutSec = z.number().positive().max(MAX_TIMER_SEC).default(DEFAULT_SERVER_TIMEOUT_SEC);
 
