@@ -1,6 +1,5 @@
 import type { SourceTestResult } from '../../machines/sources-context.js';
 import { failedTest, sourceBlocked } from '../../machines/sources-decisions.js';
-import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../store/daemon-token.js';
 import { daemonServing } from '../hooks/find-daemon.js';
 import { ClientPool } from '../sources/client/client-pool.js';
 import { toolSummary } from '../sources/client/tool-safety.js';
@@ -8,6 +7,7 @@ import { parseSourcesFile, readSourcesFile } from '../sources/config/load-config
 import { readingOf } from '../sources/items/reading.js';
 import { MAX_SOURCE_TEST_MS, runSourceTest } from '../sources/source-test.js';
 import type { Discovery } from '../store/daemon-record.js';
+import { DaemonTokenError, tokenHeaders, tokenRefusal } from '../store/daemon-token.js';
 import type { PulsePaths } from '../store/paths.js';
 import { terminalText } from '../text/terminal-text.js';
 import { trustCommand } from '../trust/trust-command.js';

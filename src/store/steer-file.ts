@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SteerFile, SteerMode, SteerWritten } from '../../machines/steer-context.js';
-import { INLINE_LIMIT } from './read-tracked-file.js';
 import { readBoundedText, UnreadableFileError } from './read-bounded.js';
+import { INLINE_LIMIT } from './read-tracked-file.js';
 import { assertRealFolder, FolderProblemError } from './real-folder.js';
 import { replaceFile } from './replace-file.js';
 

@@ -15,7 +15,6 @@ import { pollerId, type ServerSummary } from '../../machines/sources-context.js'
 import { sourceBlocked } from '../../machines/sources-decisions.js';
 import { POLL_INTERVAL_MS } from '../effects/poll-folder.js';
 import { type ThinkerStatus, thinkerInForce } from '../thinkers/thinker-in-force.js';
-import { untrustedOf } from './untrusted-notice.js';
 import { lookUp, systemOf } from './actors.js';
 import { agentLabel } from './agent-label.js';
 import { logOf, replanOf } from './ask-actors.js';
@@ -33,6 +32,7 @@ import {
   type ServerStatus,
   type SystemStatus,
 } from './system-status.js';
+import { untrustedOf } from './untrusted-notice.js';
 
 /** The actor under `id`; undefined once the system has stopped. */
 const systemActor = <K extends PulseSystemId>(actor: PulseActor, id: K): PulseSystemActors[K] | undefined =>

@@ -15,7 +15,6 @@ import { steerMachine } from '../../machines/steer.js';
 import type { SteerRequest, SteerWritten } from '../../machines/steer-context.js';
 import { watcherMachine } from '../../machines/watcher.js';
 import { createItemAcceptor } from '../effects/accept-items.js';
-import { drainFromInbox } from './drain-inbox.js';
 import { createItemFetcher } from '../effects/fetch-items.js';
 import { createInboxLoader } from '../effects/load-inbox.js';
 import { createJournalLoader } from '../effects/load-journal.js';
@@ -44,6 +43,7 @@ import { withTimeout } from '../thinkers/thinker.js';
 import { thoughtError } from '../thinkers/thought-error.js';
 import { trustCommand } from '../trust/trust-command.js';
 import { isTrusted } from '../trust/trust-store.js';
+import { drainFromInbox } from './drain-inbox.js';
 
 /**
  * The inbox's `offerAllSeen` guard: an offer is answered at once only when each of its items was
