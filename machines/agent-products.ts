@@ -31,8 +31,10 @@ export const hookProduct = (host: string): string | undefined =>
   Object.hasOwn(HOOK_PRODUCTS, host) ? HOOK_PRODUCTS[host] : undefined;
 
 /**
- * Whether an MCP client and a host's hook session may be one agent: a client that named itself
- * says which product it is, and a hook session is its host's product.
+ * Whether an MCP client and a host's hook session may be one agent: not when the client named a
+ * product pulse knows and it is another (the hosts' own clients all name theirs).
  */
-export const mayBeOneAgent = (client: ClientInfo | null, host: string): boolean =>
-  client === null || clientProduct(client) === hookProduct(host);
+export const mayBeOneAgent = (client: ClientInfo | null, host: string): boolean => {
+  const product = client === null ? undefined : clientProduct(client);
+  return product === undefined || product === hookProduct(host);
+};

@@ -133,8 +133,8 @@ export const hear = (
 
 /**
  * The only agent heard only through hooks and the only one heard only over MCP are one agent, unless
- * the MCP client named another product: a single agent in a project is tied at once, whatever its
- * host's hooks show of pulse's tools.
+ * the MCP client named another known product: a single agent in a project is tied at once, whatever
+ * its host's hooks show of pulse's tools.
  */
 const tieLonePair = (book: AgentBook): AgentBook => {
   const hooksOnly: string[] = [];
@@ -147,7 +147,7 @@ const tieLonePair = (book: AgentBook): AgentBook => {
   if (hooksOnly.length !== 1 || mcpOnly.length !== 1) return book;
   const client = clientOf(book[mcpOnly[0]!]!);
   const hosts = Object.keys(book[hooksOnly[0]!]!.parties).map((key) => readParty(key));
-  // A client that named another product (a script, a second agent) is not this host's agent.
+  // A client that named another product pulse knows (a second agent without hooks) is not this host's agent.
   const same = hosts.every((p) => p.kind === 'hook' && mayBeOneAgent(client, p.host));
   return same ? tie(book, mcpOnly[0]!, hooksOnly[0]!, 'only-pair') : book;
 };

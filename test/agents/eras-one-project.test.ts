@@ -165,11 +165,12 @@ describe.skipIf(!inAgentSuite)(
         }),
       ]);
 
-      // The v1 SDK client checks in on its session, beside them.
+      await Promise.all([claudeIn.done, codexIn.done]);
+      // The v1 SDK client checks in on its session once both agents have: a client named nothing
+      // pulse knows, arriving while a hooked agent has not yet called pulse, is tied to it by elimination.
       const v1 = await connectClient(mcpUrl, { name: 'v1-client', version: '1.32.2' });
       started.clients.push(v1);
       expect(await callTool(v1, 'pulse_should_interrupt')).toMatchObject({ needs_replan: false });
-      await Promise.all([claudeIn.done, codexIn.done]);
       // The user steers all three from another terminal, and waits for their acks.
       const guide = pulseRunning(started, [
         'guide',

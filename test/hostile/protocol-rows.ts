@@ -17,12 +17,12 @@ const refused =
     expect(error.message).toMatch(words);
   };
 
-/** A tool call with wrong arguments: an isError result naming -32602 and the argument. */
+/** A tool call with wrong arguments: an isError result saying the input is invalid and naming the argument. */
 const badArgument = (tool: string, args: unknown, argument: string) => async (d: { url: string }) => {
   const answer = await callOneShot(d as never, tool, args);
   expect(answer.result?.isError, JSON.stringify(answer)).toBe(true);
   const text = answer.result!.content![0]!.text;
-  expect(text).toContain('-32602');
+  expect(text).toContain('Input validation error');
   expect(text).toContain(argument);
 };
 
@@ -272,12 +272,12 @@ export const protocolRows: HostileCase[] = [
     },
   },
   {
-    name: 'an unknown tool is an isError result naming it',
+    name: 'an unknown tool is a -32602 error naming it',
     covered: 'test/e2e/http-surface.test.ts (pulse_nope)',
     run: async (d) => {
-      const answer = await callOneShot(d as never, 'rm -rf /');
-      expect(answer.result!.isError).toBe(true);
-      expect(answer.result!.content![0]!.text).toContain('Tool rm -rf / not found');
+      const answer = (await callOneShot(d as never, 'rm -rf /')) as { result?: unknown; error?: unknown };
+      expect(answer.result).toBeUndefined();
+      expect(answer.error).toMatchObject({ code: -32602, message: 'Tool rm -rf / not found' });
     },
   },
   {
@@ -286,7 +286,7 @@ export const protocolRows: HostileCase[] = [
       rpc('resources/read', { uri: 'file:///etc/passwd' }),
       200,
       -32602,
-      /Resource file:\/\/\/etc\/passwd not found/,
+      /Resource not found: file:\/\/\/etc\/passwd/,
     ),
   },
   {

@@ -37,12 +37,16 @@ describe('the only hook session and the only MCP caller', () => {
     expect(agentsOf(snapshot)).toEqual([['hook:claude:h1', 'session:s1']]);
   });
 
-  it('stay two agents when the client names another product, such as a script beside Codex', () => {
-    const snapshot = heard(
-      heard(restored(), 'session:s1', { name: 'v1-client', version: '1.32.2' }),
-      'hook:codex:h1',
-    );
+  it('stay two agents when the client names another known product, such as Cursor beside Codex', () => {
+    const cursor = { name: 'cursor-vscode', version: '1.0' };
+    const snapshot = heard(heard(restored(), 'session:s1', cursor), 'hook:codex:h1');
     expect(agentsOf(snapshot)).toEqual([['session:s1'], ['hook:codex:h1']]);
+  });
+
+  it('are tied when the client names a product pulse does not know, by elimination as before', () => {
+    const script = { name: 'my-script', version: '1' };
+    const snapshot = heard(heard(restored(), 'session:s1', script), 'hook:codex:h1');
+    expect(agentsOf(snapshot)).toEqual([['hook:codex:h1', 'session:s1']]);
   });
 
   it('stay two agents when Claude Code’s client meets a Codex hook session', () => {
