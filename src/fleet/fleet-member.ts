@@ -16,6 +16,7 @@ import type { PulseActor } from '../../machines/pulse.js';
 import type { SteerFile, SteerRequest, SteerWritten } from '../../machines/steer-context.js';
 import { readBoundedText } from '../store/read-bounded.js';
 import { STEER_LIMIT, steeredText, steerPath } from '../store/steer-file.js';
+import { lookUp, systemOf } from '../system/actors.js';
 import { askSteer, logOf } from '../system/ask-actors.js';
 import {
   FLEET_STREAM,
@@ -87,7 +88,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
   };
   actor.send({ type: 'fleet.join', fleet: status });
   /** Tells the project's fleet actor (what status and the page read). */
-  const tell = (event: FleetEvent) => actor.system.get('fleet')?.send(event);
+  const tell = (event: FleetEvent) => lookUp(systemOf(actor), 'fleet')?.send(event);
   let connected = false;
   const setConnection = (now: boolean) => {
     if (connected === now) return;
