@@ -6,6 +6,7 @@ import {
   type McpHttpHandler,
   type McpServer,
   type ServerNotifier,
+  SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Context } from 'hono';
@@ -76,6 +77,27 @@ const withAccept = (request: Request): Request => {
 };
 
 const messagesOf = (body: unknown): unknown[] => (Array.isArray(body) ? body : [body]);
+
+/**
+ * Whether 2026-07-28 is served (`PULSE_MCP_2026=1`): off by default, since a 2026 agent must pass
+ * back the handle pulse mints, and agents whose model does not are refused their acks.
+ */
+const modernServed = (): boolean => process.env.PULSE_MCP_2026 === '1';
+
+/** The answer a 2025-only server gives a 2026-07-28 request: clients fall back to `initialize` on it. */
+const modernRefused = (request: Request): Response =>
+  new Response(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      error: {
+        code: -32022,
+        message: `Unsupported protocol version: ${request.headers.get('mcp-protocol-version') ?? '2026-07-28'}`,
+        data: { supported: SUPPORTED_PROTOCOL_VERSIONS },
+      },
+      id: null,
+    }),
+    { status: 400, headers: { 'content-type': 'application/json' } },
+  );
 
 const stringField = (value: unknown, key: string): string | undefined => {
   const field = (value as Record<string, unknown> | null | undefined)?.[key];
@@ -227,6 +249,7 @@ export const createMcpRoute = (
     }
     // A 2026-07-28 request carries its protocol revision in each message's _meta: no session, no GET stream.
     if (request.method === 'POST' && !sessionId && !(await isLegacyRequest(request, body))) {
+      if (!modernServed()) return modernRefused(request);
       return modernLeg(project).handler.fetch(withAccept(request), { parsedBody: body });
     }
     if (sessionId) {

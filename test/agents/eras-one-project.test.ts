@@ -14,6 +14,9 @@ import { type FunctionCall, type ModelRequest, startScriptedModel } from './open
 import { pulseProjectForClaude, setUpAgent } from './pulse-project.js';
 import { pulseAnswer as answer, revisionIn } from './revision.js';
 
+// 2026-07-28 is served only when asked for; the daemons this file starts inherit it.
+process.env.PULSE_MCP_2026 = '1';
+
 /*
  * Both eras of MCP in one project on one daemon: the real Claude Code 2.1.332 and the real Codex
  * 0.171.0 on 2026-07-28 (no protocol session: pulse knows each by the clientInfo in its requests'

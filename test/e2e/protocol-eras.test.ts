@@ -5,6 +5,9 @@ import { connectClient, type RunningDaemon, startDaemon, tempProject, waitUntil 
 import { save } from '../support/files.js';
 import { trackStarted } from '../support/started.js';
 
+// 2026-07-28 is served only when asked for; the daemons this file starts inherit it.
+process.env.PULSE_MCP_2026 = '1';
+
 /*
  * Both MCP eras on one endpoint of a real daemon: clients of 2026-07-28 (the v2 SDK's Client pinned
  * to it: no initialize, no Mcp-Session-Id, clientInfo in each request's _meta) next to a 2025-11-25
