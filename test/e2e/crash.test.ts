@@ -1,4 +1,4 @@
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -28,13 +28,19 @@ const track = async (project: string) => {
 };
 
 // The kill -9 storm (edits, acks, polls and deliveries) is the crash suite: test/crash/storm.test.ts.
+/** Writes a file whole by rename, so a scan under load never sees it half written (this test is about the log). */
+const replaceWhole = async (path: string, text: string) => {
+  await writeFile(`${path}.tmp`, text);
+  await rename(`${path}.tmp`, path);
+};
+
 describe('crash safety', () => {
   it('repairs a torn last line in events.jsonl on start, warns about it, and keeps logging', async () => {
     const project = await tempProject('pulse-torn-');
     projects.push(project);
     const pulse = join(project, '.pulse');
     let daemon = await track(project);
-    await writeFile(join(pulse, 'guidance.md'), 'first guidance\n');
+    await replaceWhole(join(pulse, 'guidance.md'), 'first guidance\n');
     let client = await connectClient(daemon.url);
     const before = await callTool<Decision>(client, 'pulse_should_interrupt');
     await client.close();
@@ -50,7 +56,7 @@ describe('crash safety', () => {
     expect(daemon.output()).toMatch(/warning: .*events\.jsonl.*torn line/);
     expect(await readFile(join(pulse, 'events.jsonl'), 'utf8')).toBe(intact);
 
-    await writeFile(join(pulse, 'guidance.md'), 'second guidance\n');
+    await replaceWhole(join(pulse, 'guidance.md'), 'second guidance\n');
     client = await connectClient(daemon.url);
     const after = await callTool<Decision>(client, 'pulse_should_interrupt');
     await client.close();
