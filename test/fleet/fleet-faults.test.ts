@@ -7,12 +7,11 @@ import {
   guideOn,
   logged,
   type Member,
-  ORIGINS,
   pulseLog,
-  startMember,
+  startFleetOfThree,
   storedSteers,
 } from './members.js';
-import { type NatsServer, natsOrSkip, startNats } from './nats-server.js';
+import { type NatsServer, natsOrSkip } from './nats-server.js';
 
 /*
  * The fault runs of issue 35 on three members and a real nats-server: each ends with the same
@@ -28,9 +27,7 @@ describe.runIf(natsOrSkip())('the fleet through faults', () => {
   let members: Member[];
 
   beforeAll(async () => {
-    nats = await startNats();
-    members = await Promise.all(ORIGINS.map((origin) => startMember(started, nats.url, origin)));
-    await Promise.all(members.map((member) => logged(member, /fleet: following steers/)));
+    ({ nats, members } = await startFleetOfThree(started));
   }, 60_000);
   afterAll(async () => {
     await started.cleanUp();

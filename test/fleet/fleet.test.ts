@@ -10,11 +10,10 @@ import {
   guideOn,
   logged,
   type Member,
-  ORIGINS,
-  startMember,
+  startFleetOfThree,
   storedSteers,
 } from './members.js';
-import { type NatsServer, natsOrSkip, startNats } from './nats-server.js';
+import { type NatsServer, natsOrSkip } from './nats-server.js';
 
 /*
  * Three machines (three daemons, each with its own HOME and its own clone of one repository, the
@@ -32,9 +31,7 @@ describe.runIf(natsOrSkip())('the fleet', () => {
   let members: Member[];
 
   beforeAll(async () => {
-    nats = await startNats();
-    members = await Promise.all(ORIGINS.map((origin) => startMember(started, nats.url, origin)));
-    await Promise.all(members.map((member) => logged(member, /fleet: following steers/)));
+    ({ nats, members } = await startFleetOfThree(started));
   }, 60_000);
   afterAll(async () => {
     await started.cleanUp();

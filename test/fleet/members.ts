@@ -16,6 +16,7 @@ import {
   waitUntil,
 } from '../support/daemon.js';
 import type { trackStarted } from '../support/started.js';
+import { startNats } from './nats-server.js';
 
 /** The one repository every member clones, under the three spellings of its remote a user may have. */
 export const ORIGINS = [
@@ -148,3 +149,11 @@ export const converged = async (
         `convergence: ${JSON.stringify(members.map((m) => [guidanceOf(m), fleetStateOf(m).applied.guidance?.steerId]))}`,
     },
   );
+
+/** A nats-server and one member per origin, each following steers: the three machines the fleet tests run. */
+export const startFleetOfThree = async (started: ReturnType<typeof trackStarted>) => {
+  const nats = await startNats();
+  const members = await Promise.all(ORIGINS.map((origin) => startMember(started, nats.url, origin)));
+  await Promise.all(members.map((member) => logged(member, /fleet: following steers/)));
+  return { nats, members };
+};
