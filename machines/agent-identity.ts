@@ -96,6 +96,8 @@ export interface CallerMarks {
    * and never tells one apart from another.
    */
   client?: ClientInfo | undefined;
+  /** The agent's own id of this tool call, when its client sends it in `_meta` (Claude Code's `claudecode/toolUseId`). */
+  useId?: string | undefined;
 }
 
 /**

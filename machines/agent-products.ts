@@ -22,6 +22,12 @@ const HOOK_PRODUCTS: Readonly<Record<string, string>> = {
   vscode: 'Visual Studio Code',
 };
 
+/** Hosts whose MCP client sends, in each tool call's `_meta`, the id its hooks name the call by (Claude Code's `claudecode/toolUseId`). */
+const ECHOES_USE_ID: ReadonlySet<string> = new Set(['claude']);
+
+/** Whether a host's MCP requests carry the tool-call id its hook input gives (`tool_use_id`). */
+export const echoesUseId = (host: string): boolean => ECHOES_USE_ID.has(host);
+
 /** The product a client's `clientInfo` names, or undefined for a client pulse does not know. */
 export const clientProduct = (client: ClientInfo): string | undefined =>
   CLIENT_PRODUCTS.find(([name]) => name.test(client.name))?.[1];

@@ -5,6 +5,7 @@ import {
   type HookSessionsContext,
   type HookSessionsEvent,
 } from './hook-sessions-context.js';
+import { endedCall, startedCall } from './hook-sessions-decisions.js';
 
 /**
  * What pulse's hooks have said to each agent session: the stop held for a pending event (held
@@ -31,18 +32,28 @@ export const hookSessionsMachine = setup({
   },
 }).createMachine({
   id: 'hookSessions',
-  context: ({ input }) => ({ sessions: {}, limit: input.limit ?? 1000 }),
+  context: ({ input }) => ({ sessions: {}, limit: input.limit ?? 1000, pulseCalls: [] }),
   initial: 'listening',
   states: {
     listening: {
       description:
-        'Remembers, per agent session, what its hooks were last told; the hook route reads it to say each thing once.',
+        "Remembers, per agent session, what its hooks were last told (the hook route reads it to say each thing once), and which of pulse's own tool calls each has announced and not yet ended (a 2026-07-28 request without a handle is known by it).",
       on: {
         'hook.remember': {
           actions: {
             type: 'remember',
             params: ({ event }) => ({ session: event.session, memory: event.memory }),
           },
+        },
+        'hook.pulseCallStarted': {
+          actions: assign(({ context, event }) => ({
+            pulseCalls: startedCall(context.pulseCalls, event.call),
+          })),
+        },
+        'hook.pulseCallEnded': {
+          actions: assign(({ context, event }) => ({
+            pulseCalls: endedCall(context.pulseCalls, event.party, event.tool),
+          })),
         },
       },
     },

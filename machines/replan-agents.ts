@@ -5,10 +5,11 @@ import type { PlanSnapshot } from './plan-diff.js';
 
 /**
  * How pulse learned that two parties are one agent: pulse's own answer seen in the hook session's
- * input, the hook session named in a tool call's `agent`, or by elimination (the only hook session
- * and the only MCP caller not yet tied to another when one of them arrived).
+ * input, the hook session named in a tool call's `agent`, the hook session whose pre-tool hook
+ * announced the very MCP request (a 2026-07-28 caller that passed no handle), or by elimination (the
+ * only hook session and the only MCP caller not yet tied to another when one of them arrived).
  */
-export type TieWay = 'tool-output' | 'agent-argument' | 'only-pair';
+export type TieWay = 'tool-output' | 'agent-argument' | 'hook-announced' | 'only-pair';
 
 /** One party of an agent, and whether the session table tells when it ends or it is swept when idle. */
 export interface Party {
@@ -232,6 +233,13 @@ export const acknowledge = (book: AgentBook, party: PartyKey, at: string): Agent
   return id === undefined
     ? book
     : { ...book, [id]: { ...book[id]!, owes: null, ackedAt: at, planBase: null, owingSince: null } };
+};
+
+/** The handle pulse minted for the agent `party` belongs to, if that agent has one. */
+export const handleOfAgent = (book: AgentBook, party: PartyKey): string | undefined => {
+  const id = agentIdOf(book, party);
+  const parties = id === undefined ? [] : Object.keys(book[id]!.parties).map(readParty);
+  return parties.find((p) => p.kind === 'handle')?.handle;
 };
 
 /** The client an agent's parties said it is (the first that said), or null. */

@@ -5,6 +5,8 @@ import { type Finding, holds } from './finding.js';
 const WAYS: Record<NonNullable<ReplanAgentStatus['tied_by']>, string> = {
   'tool-output': "pulse's answer seen in its after-tool hook's input (PostToolUse, AfterTool)",
   'agent-argument': 'the hook session it named in a tool call',
+  'hook-announced':
+    "its before-tool hook announcing the very call to pulse's tool (Claude Code's tool_use_id, or the only such call in flight)",
   'only-pair': 'elimination: the only hook session and the only MCP client when one arrived',
 };
 

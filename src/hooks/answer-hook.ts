@@ -1,13 +1,24 @@
 import { hookParty } from '../../machines/agent-identity.js';
+import { echoesUseId } from '../../machines/agent-products.js';
 import { memoryOf } from '../../machines/hook-sessions-context.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { owedBy } from '../../machines/replan-decisions.js';
 import { headline } from '../mcp/external-section.js';
-import { gateOf, hearAgent, hooksOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
+import {
+  gateOf,
+  type HookSessionsRef,
+  hearAgent,
+  hooksOf,
+  reconcile,
+  replanOf,
+  tieAgents,
+} from '../system/ask-actors.js';
 import { decide } from './decide.js';
+import type { ToolCall } from './dialect.js';
 import { PROBE_SESSION } from './events.js';
 import type { HookCall } from './hook-input.js';
 import { formatVerdict } from './hook-output.js';
+import { PULSE_TOOLS } from './pulse-tools.js';
 import { isPulseTool, judgeTool } from './tool-rule.js';
 
 /**
@@ -42,6 +53,27 @@ export const reconcileWithin = async (actor: PulseActor, ms = RECONCILE_BUDGET_M
 };
 
 /**
+ * Keeps which of pulse's tools a session is calling, from its pre-tool hook to its post-tool hook:
+ * the MCP request in between is that session's, even from a 2026-07-28 client that passed no handle.
+ */
+const trackPulseCall = (hooks: HookSessionsRef, call: HookCall, used: ToolCall, party: string): void => {
+  const tool = PULSE_TOOLS.find((name) => used.name.endsWith(name));
+  if (tool === undefined) return;
+  if (call.phase === 'pre-tool')
+    hooks.send({
+      type: 'hook.pulseCallStarted',
+      call: {
+        party,
+        host: call.agent,
+        tool,
+        useId: echoesUseId(call.agent) ? (used.useId ?? null) : null,
+        at: Date.now(),
+      },
+    });
+  else if (call.phase === 'post-tool') hooks.send({ type: 'hook.pulseCallEnded', party, tool });
+};
+
+/**
  * Answers one agent hook, its input already read, in the agent's own format: holds a tool call or
  * a stop while a replan is pending, tells each session of the replan and of a delivery once.
  * `server` is the name the agent gives pulse's MCP server (`?server=`).
@@ -62,9 +94,11 @@ export const answerHook = async (
   // pulse's own answer, seen in this session's hook input, names the MCP caller: one agent.
   if (pulseTool && call.answeredAgentId !== null && call.answeredAgentId !== party)
     tieAgents(actor, party, call.answeredAgentId, 'tool-output');
+  const hooks = hooksOf(actor);
+  if (pulseTool && call.tool !== null && call.session !== PROBE_SESSION)
+    trackPulseCall(hooks, call, call.tool, party);
   const replan = replanOf(actor).getSnapshot().context;
   const out = gateOf(actor).getSnapshot().context.delivery;
-  const hooks = hooksOf(actor);
   const owed = owedBy(replan, party);
   const pending =
     owed === null ? null : { event_id: owed.pendingEventId!, files: owed.pendingFiles, agent: session };

@@ -6,6 +6,8 @@ export interface ToolCall {
   name: string;
   command?: string;
   paths?: string[];
+  /** The host's own id of this call (Claude Code's and Codex's `tool_use_id`), when its input gives one. */
+  useId?: string;
 }
 
 /**

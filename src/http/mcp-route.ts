@@ -78,11 +78,8 @@ const withAccept = (request: Request): Request => {
 
 const messagesOf = (body: unknown): unknown[] => (Array.isArray(body) ? body : [body]);
 
-/**
- * Whether 2026-07-28 is served (`PULSE_MCP_2026=1`): off by default, since a 2026 agent must pass
- * back the handle pulse mints, and agents whose model does not are refused their acks.
- */
-const modernServed = (): boolean => process.env.PULSE_MCP_2026 === '1';
+/** Whether 2026-07-28 is served: on unless `PULSE_MCP_2026=0` makes every client fall back to 2025-11-25. */
+const modernServed = (): boolean => process.env.PULSE_MCP_2026 !== '0';
 
 /** The answer a 2025-only server gives a 2026-07-28 request: clients fall back to `initialize` on it. */
 const modernRefused = (request: Request): Response =>

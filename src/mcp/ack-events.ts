@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { PulseActor } from '../../machines/pulse.js';
 import { ackEvents } from '../system/ask-actors.js';
+import { announcedMarks } from './announced-caller.js';
 import { jsonResult } from './json-result.js';
 import { callerOf, HANDLE_SCHEMA, marksOf } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';
@@ -45,7 +46,7 @@ export const registerAckEvents = (server: McpServer, actor: PulseActor): void =>
       annotations: ACK_ANNOTATIONS,
     },
     async ({ delivery_id, outcomes, agent, handle }, ctx) => {
-      const caller = callerOf(marksOf(ctx, { handle, agent }));
+      const caller = callerOf(announcedMarks(actor, 'pulse_ack_events', marksOf(ctx, { handle, agent })));
       const reply = await ackEvents(actor, delivery_id, outcomes, caller);
       return jsonResult({
         accepted: reply.accepted,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { needsHandle, ONE_SHOT } from '../../machines/agent-identity.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import { ackReplan } from '../system/ask-actors.js';
+import { announcedMarks } from './announced-caller.js';
 import { jsonResult } from './json-result.js';
 import { HANDLE_SCHEMA, marksOf, replanPartyOf } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';
@@ -71,7 +72,7 @@ const MISSING_HANDLE: z.infer<typeof ackOutputSchema> = {
   acknowledged_event_id: null,
   plan_sha256: null,
   reason:
-    'This client speaks MCP 2026-07-28, which has no sessions: pass the agent_handle pulse_should_interrupt answered as handle, so the ack frees this agent alone.',
+    'This client speaks MCP 2026-07-28, which has no sessions, and no hook of this agent announced the call: pass the agent_handle pulse_should_interrupt answered as handle, so the ack frees this agent alone.',
   code: 'missing_handle',
   agent_id: ONE_SHOT,
 };
@@ -87,7 +88,7 @@ export const registerAckReplan = (server: McpServer, actor: PulseActor): void =>
       annotations: ACK_ANNOTATIONS,
     },
     async ({ event_id, agent, handle }, ctx) => {
-      const marks = marksOf(ctx, { handle, agent });
+      const marks = announcedMarks(actor, 'pulse_ack_replan', marksOf(ctx, { handle, agent }));
       // Without its handle a 2026-07-28 caller would ack as the one-shot client, freeing nobody it means.
       if (needsHandle(marks)) return jsonResult(MISSING_HANDLE);
       const party = replanPartyOf(actor, marks);

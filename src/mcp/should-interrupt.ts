@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   CLIENT_INFO_META_KEY,
   type McpServer,
@@ -24,6 +23,7 @@ import { owedBy } from '../../machines/replan-decisions.js';
 import { isHookAgent } from '../hooks/events.js';
 import { checkIn, hearAgent, logOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { blindReason } from '../system/blind-reason.js';
+import { announcedMarks, mintHandle } from './announced-caller.js';
 import { jsonResult } from './json-result.js';
 import { TOOL_ANNOTATIONS } from './tool-annotations.js';
 
@@ -212,9 +212,6 @@ export const callerOf = (marks: CallerMarks): Caller => ({
   session: marks.session ?? null,
 });
 
-/** A fresh handle for a caller without MCP sessions: unguessable, so no other agent acks with it by chance. */
-export const mintHandle = (): string => randomBytes(12).toString('base64url');
-
 const said = (value: unknown): string | undefined =>
   typeof value === 'string' ? value.slice(0, 200) : undefined;
 
@@ -227,7 +224,20 @@ const envelopeClient = (ctx: ServerContext): ClientInfo | undefined => {
   return { name: said(info?.name) ?? '', version: said(info?.version) ?? '', protocol };
 };
 
-/** The marks a tool call carries: its session, the handle and name it passed, and what its `_meta` says of its client. */
+/** The `_meta` keys in which an agent's MCP client sends its own id of the tool call (Claude Code's). */
+const USE_ID_KEYS = ['claudecode/toolUseId'];
+
+/** The agent's own id of this tool call, as the hook input names it too; undefined when the client sends none. */
+const useIdOf = (ctx: ServerContext): string | undefined => {
+  const meta = ctx.mcpReq._meta as Record<string, unknown> | undefined;
+  for (const key of USE_ID_KEYS) {
+    const id = meta?.[key];
+    if (typeof id === 'string' && id.length <= 200) return id;
+  }
+  return undefined;
+};
+
+/** The marks a tool call carries: its session, the handle and name it passed, what its `_meta` says of its client and its tool-call id. */
 export const marksOf = (
   ctx: ServerContext,
   { handle, agent }: { handle?: string; agent?: string },
@@ -236,6 +246,7 @@ export const marksOf = (
   handle,
   name: agent,
   client: envelopeClient(ctx),
+  useId: useIdOf(ctx),
 });
 
 /**
@@ -266,8 +277,8 @@ export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): v
     },
     async ({ last_seen_event_id, agent, handle }, ctx) => {
       await reconcile(actor);
-      const given = marksOf(ctx, { handle, agent });
-      // A 2026-07-28 caller with no other mark is known from its first call on by the handle minted here.
+      const given = announcedMarks(actor, 'pulse_should_interrupt', marksOf(ctx, { handle, agent }));
+      // A 2026-07-28 caller with no other mark (and no hook that announced it) is known from now on by the handle minted here.
       const marks = needsHandle(given) ? { ...given, handle: mintHandle() } : given;
       const party = replanPartyOf(actor, marks);
       const owes = owedBy(replanOf(actor).getSnapshot().context, party) !== null;

@@ -37,7 +37,12 @@ const ackOf = (raw: Raw): AckRecord | null => {
   };
 };
 
-const TIE_WAYS: ReadonlySet<unknown> = new Set<TieWay>(['tool-output', 'agent-argument', 'only-pair']);
+const TIE_WAYS: ReadonlySet<unknown> = new Set<TieWay>([
+  'tool-output',
+  'agent-argument',
+  'hook-announced',
+  'only-pair',
+]);
 
 /** The `agents` key as pulse writes it; an entry that does not read as one is dropped. */
 const agentsOf = (raw: Raw): SavedAgent[] => {

@@ -17,9 +17,6 @@ import { userEdits } from './cli-process.js';
 import { pulseProjectForClaude } from './pulse-project.js';
 import { pulseAnswer, revisionIn } from './revision.js';
 
-// 2026-07-28 is served only when asked for; the daemons this file starts inherit it.
-process.env.PULSE_MCP_2026 = '1';
-
 /*
  * Two real Claude Code sessions in one project at once, each with its own scripted model: agent A
  * replans and acknowledges a guidance change; agent B, which was working too, is still held until

@@ -115,9 +115,10 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)(
           .sort(),
       ).toEqual(PULSE_TOOLS.map((tool) => `pulse-${tool}`).sort());
       expect(first!.texts('system').join('\n')).toContain(AGENT_RULE_LINES.join('\n'));
+      // Copilot CLI 1.0.102 speaks MCP 2026-07-28 to pulse: no session, so pulse knows it by a handle.
       expect(JSON.parse(outputs['check-in'] ?? '{}')).toMatchObject({
         needs_replan: false,
-        agent_id: expect.stringMatching(/^session:/),
+        agent_id: expect.stringMatching(/^handle:/),
       });
       // pulse approves nothing else: Copilot refuses the shell command nobody allowed.
       expect(outputs.touch, context).toBe(NOT_APPROVED);

@@ -14,13 +14,11 @@ import { type FunctionCall, type ModelRequest, startScriptedModel } from './open
 import { pulseProjectForClaude, setUpAgent } from './pulse-project.js';
 import { pulseAnswer as answer, revisionIn } from './revision.js';
 
-// 2026-07-28 is served only when asked for; the daemons this file starts inherit it.
-process.env.PULSE_MCP_2026 = '1';
-
 /*
  * Both eras of MCP in one project on one daemon: the real Claude Code 2.1.332 and the real Codex
  * 0.171.0 on 2026-07-28 (no protocol session: pulse knows each by the clientInfo in its requests'
- * _meta and the agent_handle it minted), and a v1 SDK client on 2025-11-25 (a session). The user
+ * _meta and the agent_handle it minted; their models never pass it back, because each host's
+ * PreToolUse hook announces the call), and a v1 SDK client on 2025-11-25 (a session). The user
  * changes the guidance; all three owe it; each is freed only by its own ack, one after another.
  * Codex speaks 2026-07-28 only with its mcp_2026_07_28 feature on (era-negotiation.test.ts), which
  * the user turns on in their own config.toml.
@@ -92,11 +90,9 @@ describe.skipIf(!inAgentSuite)(
           },
           () => claude('Read', { file_path: join(project, '.pulse', 'guidance.md') }),
           (request) => {
-            const [check, held] = toolCalls(request);
-            return claude('mcp__pulse__pulse_ack_replan', {
-              event_id: eventIn(held?.result),
-              handle: answer(check?.result)?.agent_handle ?? undefined,
-            });
+            const [, held] = toolCalls(request);
+            // No handle: Claude Code's PreToolUse hook announced this very call (its tool_use_id rides in _meta).
+            return claude('mcp__pulse__pulse_ack_replan', { event_id: eventIn(held?.result) });
           },
           () => touchA,
           () => {
@@ -129,11 +125,8 @@ describe.skipIf(!inAgentSuite)(
         (request) => {
           saw(request, 'still-held');
           return [
-            codexPulse(
-              'pulse_ack_replan',
-              { event_id: pending, handle: answer(codexSaw['check-in'])?.agent_handle ?? undefined },
-              'ack',
-            ),
+            // No handle: Codex's PreToolUse hook announced the call, the only one of its kind in flight.
+            codexPulse('pulse_ack_replan', { event_id: pending }, 'ack'),
           ];
         },
         (request) => {

@@ -5,9 +5,6 @@ import { connectClient, type RunningDaemon, startDaemon, tempProject, waitUntil 
 import { save } from '../support/files.js';
 import { trackStarted } from '../support/started.js';
 
-// 2026-07-28 is served only when asked for; the daemons this file starts inherit it.
-process.env.PULSE_MCP_2026 = '1';
-
 /*
  * Both MCP eras on one endpoint of a real daemon: clients of 2026-07-28 (the v2 SDK's Client pinned
  * to it: no initialize, no Mcp-Session-Id, clientInfo in each request's _meta) next to a 2025-11-25
@@ -134,6 +131,78 @@ describe('MCP 2026-07-28 and 2025-11-25 clients on one endpoint', () => {
     const labels = (((await statusOf(daemon)).replan as Json).agents as Json[]).map((x) => x.label as string);
     for (const handle of [handleA, handleB])
       expect(labels).toContain(`Claude Code 2.1.332 (handle ${handle.slice(0, 8)}…)`);
+  });
+
+  it("knows a 2026 client that passes no handle by its hook's announcement of the call: each ack frees its own agent", async () => {
+    const daemon = await serve();
+    /** One Claude Code session: its 2026 client, and its hooks around each call to pulse's tools (tool_use_id in both, as Claude Code sends them). */
+    const agent = async (session: string) => {
+      const client = await modernClient(daemon.url);
+      let uses = 0;
+      const hook = (event: string, body: Json) =>
+        fetch(
+          `http://127.0.0.1:${daemon.port}/hook/claude/${event}?project=${encodeURIComponent(daemon.project)}`,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              session_id: session,
+              cwd: daemon.project,
+              hook_event_name: event,
+              ...body,
+            }),
+          },
+        ).then((r) => r.json() as Promise<Json>);
+      /** A call as Claude Code makes it: PreToolUse, then the request with its toolUseId in _meta (and no handle), then PostToolUse; `announced: false` skips the hooks. */
+      const use = async (name: string, args: Json = {}, { announced = true } = {}) => {
+        const id = `toolu_${session}_${++uses}`;
+        const tool = { tool_name: `mcp__pulse__${name}`, tool_input: args, tool_use_id: id };
+        if (announced) await hook('PreToolUse', tool);
+        const result = (await client.callTool({
+          name,
+          arguments: args,
+          _meta: { 'claudecode/toolUseId': id },
+        })) as Json;
+        if (announced) await hook('PostToolUse', { ...tool, tool_response: result });
+        return result.structuredContent as Json;
+      };
+      // Its first tool call, a read, makes the session known to pulse before any MCP call.
+      await hook('PreToolUse', {
+        tool_name: 'Read',
+        tool_input: { file_path: 'README.md' },
+        tool_use_id: 'r',
+      });
+      return { use };
+    };
+    // A third session that never calls pulse's tools: no agent is tied by elimination.
+    await agent('sessC');
+    const a = await agent('sessA');
+    const b = await agent('sessB');
+    const handleA = (await a.use('pulse_should_interrupt')).agent_handle;
+    const handleB = (await b.use('pulse_should_interrupt')).agent_handle;
+    expect(handleA).not.toBe(handleB);
+    // A second check-in is the same agent, by the same handle: no new agent per call.
+    expect((await a.use('pulse_should_interrupt')).agent_handle).toBe(handleA);
+    expect(((await statusOf(daemon)).replan as Json).agents).toHaveLength(3);
+
+    await editGuidance(daemon, 'Use the new API.');
+    const eventId = await waitUntil(
+      async () =>
+        ((await a.use('pulse_should_interrupt')).pending_replan_event_id as string | null) ?? undefined,
+      { describe: () => 'the guidance change to be pending' },
+    );
+    // An ack no hook announced is refused (pulse cannot tell whose it is), and frees nobody.
+    expect(await b.use('pulse_ack_replan', { event_id: eventId }, { announced: false })).toMatchObject({
+      accepted: false,
+      code: 'missing_handle',
+    });
+    expect(await a.use('pulse_ack_replan', { event_id: eventId })).toMatchObject({ accepted: true });
+    expect((await a.use('pulse_should_interrupt')).needs_replan).toBe(false);
+    expect((await b.use('pulse_should_interrupt')).needs_replan, "A's ack freed B").toBe(true);
+    expect(await b.use('pulse_ack_replan', { event_id: eventId })).toMatchObject({ accepted: true });
+    expect((await b.use('pulse_should_interrupt')).needs_replan).toBe(false);
+    const agents = ((await statusOf(daemon)).replan as Json).agents as Json[];
+    expect(agents.map((x) => x.tied_by).sort()).toEqual(['hook-announced', 'hook-announced', null]);
   });
 
   it('tells a subscriptions/listen stream that the context changed, and never lets the context or a decision be cached', async () => {

@@ -141,7 +141,13 @@ describe('hook inputs captured from the real agents', () => {
       'reads $file as its phase, session, project and tool call',
       ({ text, input }) => {
         const phase = known[input.hook_event_name]!;
-        const tool = phase === 'pre-tool' || phase === 'post-tool' ? expectedTool(agent, input) : null;
+        const called = phase === 'pre-tool' || phase === 'post-tool' ? expectedTool(agent, input) : null;
+        // Claude Code's and Codex's own id of the call, which a 2026-07-28 request without a handle is matched by.
+        const useId =
+          (agent === 'claude' || agent === 'codex') && typeof input.tool_use_id === 'string'
+            ? { useId: input.tool_use_id }
+            : {};
+        const tool = called === null ? null : { ...called, ...useId };
         // Copilot's captures keep pulse's answer (its MCP session as MCP_SESSION); the others predate agent_id in it.
         // Gemini's too, for its tools named mcp_pulse_….
         const answered =

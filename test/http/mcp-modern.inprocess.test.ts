@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inProcessApp } from './in-process-app.js';
 
-// 2026-07-28 is served only when asked for; the daemons this file starts inherit it.
-process.env.PULSE_MCP_2026 = '1';
-
 /*
  * The 2026-07-28 leg of the MCP endpoint, in process: what a hostile caller can send it. The
  * guards in front of the endpoint (peer uid, browser) apply to it as to the 2025 route, and a

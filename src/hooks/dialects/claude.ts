@@ -22,7 +22,16 @@ const FILE_PATH_TOOLS = new Set(['Write', 'Edit', 'MultiEdit']);
  */
 const SHELL_TOOLS = new Set(['Bash', 'shell', 'local_shell', 'exec_command']);
 
+/** A tool-call id longer than this is no id pulse can match (Claude Code's are about 30 characters). */
+const USE_ID_MAX = 200;
+
 const toolOf = (input: HookJson): ToolCall => {
+  const useId = text(input.tool_use_id);
+  const call = toolCallOf(input);
+  return useId === undefined || useId.length > USE_ID_MAX ? call : { ...call, useId };
+};
+
+const toolCallOf = (input: HookJson): ToolCall => {
   const name = text(input.tool_name) ?? '';
   const args = isObject(input.tool_input) ? input.tool_input : {};
   if (name === 'apply_patch') {
