@@ -20,8 +20,11 @@ import { type AckAnswer, type Decision, REASONS } from '../support/protocol.js';
 
 const fromRoot = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const INSPECTOR_CLI = fromRoot('node_modules/.bin/mcp-inspector-cli');
-const CONFORMANCE = fromRoot('node_modules/.bin/conformance');
+const CONFORMANCE = fromRoot('node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const EXPECTED_FAILURES = fromRoot('test/fixtures/conformance-expected-failures.yml');
+/** conformance 0.2.0-alpha.12 (installed as conformance-2026), the first with 2026-07-28 scenarios. */
+const CONFORMANCE_2026 = fromRoot('node_modules/conformance-2026/dist/index.js');
+const EXPECTED_FAILURES_2026 = fromRoot('test/fixtures/conformance-2026-expected-failures.yml');
 
 /** Preloads a guard into the clients (and, through NODE_OPTIONS, their children) that refuses any host but loopback. */
 const LOOPBACK_ONLY = {
@@ -34,7 +37,7 @@ const LOOPBACK_ONLY = {
 };
 const REFUSED = 'loopback-only: refused';
 
-/** The conformance runner 0.1.16 imports Node 22's fs.globSync at load; this lends it one on Node 20. */
+/** The conformance runners import Node 22's fs.globSync at load; this lends them one on Node 20. */
 const CONFORMANCE_ENV = {
   NODE_OPTIONS: `${LOOPBACK_ONLY.NODE_OPTIONS} --import=${pathToFileURL(fromRoot('test/fixtures/fs-glob-sync.mjs'))}`,
 };
@@ -206,9 +209,21 @@ const readConformanceResults = async (dir: string): Promise<Map<string, Conforma
   return results;
 };
 
-/** The scenario names listed in the expected-failures file. */
-const readExpectedFailures = async (): Promise<string[]> =>
-  [...(await readFile(EXPECTED_FAILURES, 'utf8')).matchAll(/^ {2}- (\S+)$/gm)].map((match) => match[1]!);
+/** The scenario names listed in an expected-failures file. */
+const readExpectedFailures = async (file = EXPECTED_FAILURES): Promise<string[]> =>
+  [...(await readFile(file, 'utf8')).matchAll(/^ {2}- (\S+)$/gm)].map((match) => match[1]!);
+
+/** Each scenario's failed checks and warnings, as `<check id>: <message>`. */
+const failingChecks = (results: Map<string, ConformanceCheck[]>): Map<string, string[]> => {
+  const failing = new Map<string, string[]>();
+  for (const [name, checks] of results) {
+    const messages = checks
+      .filter((check) => check.status === 'FAILURE' || check.status === 'WARNING')
+      .map((check) => `${check.id}: ${check.errorMessage}`);
+    if (messages.length > 0) failing.set(name, messages);
+  }
+  return failing;
+};
 
 describe('MCP conformance suite 0.1.16 against the daemon', () => {
   let served: Awaited<ReturnType<typeof serveTempProject>>;
@@ -239,13 +254,7 @@ describe('MCP conformance suite 0.1.16 against the daemon', () => {
     expect(stdout + stderr).not.toContain(REFUSED);
 
     const results = await readConformanceResults(resultsDir);
-    const failing = new Map<string, string[]>();
-    for (const [name, checks] of results) {
-      const messages = checks
-        .filter((check) => check.status === 'FAILURE' || check.status === 'WARNING')
-        .map((check) => `${check.id}: ${check.errorMessage}`);
-      if (messages.length > 0) failing.set(name, messages);
-    }
+    const failing = failingChecks(results);
     const expectedFailures = await readExpectedFailures();
     const unexpected = [...failing].filter(([name]) => !expectedFailures.includes(name));
     expect([...failing.keys()].sort(), JSON.stringify(Object.fromEntries(unexpected), null, 2)).toEqual(
@@ -254,4 +263,61 @@ describe('MCP conformance suite 0.1.16 against the daemon', () => {
     expect([...results.keys()].filter((name) => !failing.has(name)).sort()).toEqual([...PASSING].sort());
     expect(code, stdout).toBe(0);
   }, 60_000);
+});
+
+/** The 2026-07-28 scenarios pulse passes whole: the rest call the reference server's fixtures. */
+const PASSING_2026 = [
+  'tools-list',
+  'server-sse-multiple-streams',
+  'resources-list',
+  'sep-2164-resource-not-found',
+  'prompts-list',
+  'dns-rebinding-protection',
+  'caching',
+  'input-required-result-unsupported-methods',
+  'input-required-result-validate-input',
+  'http-header-validation',
+  'tasks-status-notifications',
+];
+
+describe('MCP conformance suite 0.2.0-alpha.12 (2026-07-28 requirements) against the daemon', () => {
+  let served: Awaited<ReturnType<typeof serveTempProject>>;
+
+  beforeAll(async () => {
+    served = await serveTempProject('pulse-3p-conformance-2026-');
+  });
+
+  afterAll(() => served?.close());
+
+  it('passes every check 2026-07-28 requires but those that need the reference server’s fixtures', async () => {
+    const resultsDir = join(served.root, 'results');
+    const { code, stdout, stderr } = await runNode(
+      CONFORMANCE_2026,
+      [
+        'server',
+        '--url',
+        served.daemon.url,
+        '--requirements',
+        '2026-07-28',
+        '--expected-failures',
+        EXPECTED_FAILURES_2026,
+        '--output-dir',
+        resultsDir,
+      ],
+      { cwd: served.root, env: CONFORMANCE_ENV, timeoutMs: 120_000 },
+    );
+    expect(stdout + stderr).not.toContain(REFUSED);
+    const results = await readConformanceResults(resultsDir);
+    const failing = failingChecks(results);
+    const expectedFailures = await readExpectedFailures(EXPECTED_FAILURES_2026);
+    const unexpected = [...failing].filter(([name]) => !expectedFailures.includes(name));
+    expect(unexpected, JSON.stringify(Object.fromEntries(unexpected), null, 2)).toEqual([]);
+    // The stateless-server scenario is listed for its four checks that need diagnostic fixture tools
+    // alone, and two warnings: pulse's tools and prompts never change, so no list_changed comes.
+    const fixtureOnly =
+      /: Not testable\b|^sep-2575-server-sends-(tools|prompts)-list-changed-on-subscription: Mutated/;
+    expect(failing.get('server-stateless')?.filter((line) => !fixtureOnly.test(line))).toEqual([]);
+    expect([...results.keys()].filter((name) => !failing.has(name)).sort()).toEqual([...PASSING_2026].sort());
+    expect(code, stdout).toBe(0);
+  }, 150_000);
 });
