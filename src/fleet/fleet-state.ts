@@ -7,12 +7,13 @@ import type { SteerFile } from '../../machines/steer-context.js';
 import { ensureUserState } from '../os/user-state.js';
 import { replaceFile } from '../store/replace-file.js';
 import type { FleetMachine, FleetSteer } from './fleet-messages.js';
+import type { FleetReceipt } from './fleet-receipts.js';
 
 /** What a member keeps of one fleet project across restarts, in the user's state folder. */
 export interface FleetState {
   applied: Partial<Record<SteerFile, AppliedSteer>>;
-  /** Steers made here and not yet stored by the fleet, oldest first: sent on (re)connect. */
-  outbox: FleetSteer[];
+  /** Steers and receipts made here and not yet stored by the fleet, oldest first: sent on (re)connect. */
+  outbox: (FleetSteer | FleetReceipt)[];
 }
 
 const readJson = (path: string): unknown => {
