@@ -238,14 +238,23 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
   };
 
   // A hand edit reaches the fleet through the event log's scan: a hash not applied or sent lately.
-  const lastSeen = new Map<SteerFile, string | null>();
+  // What the file held at the last scan, kept across restarts: an edit made while the daemon was down is one too.
+  const lastSeen = new Map<SteerFile, string | null>(
+    FILES.flatMap((file) => (store.state.seen[file] === undefined ? [] : [[file, store.state.seen[file]!]])),
+  );
   const scanned = () => {
-    const { files } = logOf(actor).getSnapshot().context;
+    const snapshot = logOf(actor).getSnapshot();
+    if (snapshot.matches('loading')) return;
+    const { files } = snapshot.context;
     changes.seen(recentEvents());
     for (const file of FILES) {
       const tracked = files[`${file}.md`];
       const before = lastSeen.get(file);
       lastSeen.set(file, tracked.sha256);
+      if (tracked.sha256 !== null && store.state.seen[file] !== tracked.sha256) {
+        store.state.seen[file] = tracked.sha256;
+        void store.save();
+      }
       if (!isLocalEdit(tracked.sha256, before, recent.get(file)!)) continue;
       if (!tracked.truncated && tracked.text !== null) void publish(file, tracked.text);
     }

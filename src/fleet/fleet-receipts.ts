@@ -14,24 +14,16 @@ const SUMMARY_LIMIT = 400;
 /** Agents a member entry lists, at most. */
 export const ENTRY_AGENTS = 200;
 
-/** One agent's ack of a fleet change, published by its member on `pulse.fleet.<project>.ack.<machine id>`. */
-export interface FleetReceipt {
+/**
+ * One agent's ack of a fleet change, published by its member on `pulse.fleet.<project>.ack.<machine id>`:
+ * what a member keeps of it (`steerId` names the change the same on every member, unlike each
+ * member's event id; `receiptId` is the JetStream message id, so a resend is stored once), with its machine whole.
+ */
+export type FleetReceipt = Omit<FleetReceiptSeen, 'machine'> & {
   v: 1;
   kind: 'receipt';
-  /** Unique per ack; the JetStream message id, so a resend is stored once. */
-  receiptId: string;
-  /** The fleet change acknowledged: the same on every member, unlike each member's event id. */
-  steerId: string;
   machine: FleetMachine;
-  agent: string;
-  label: string;
-  at: string;
-  plan_changed: boolean;
-  added: number;
-  removed: number;
-  summary: string;
-  diff: string | null;
-}
+};
 
 const cut = (text: string, limit: number) => (text.length > limit ? `${text.slice(0, limit)}…` : text);
 

@@ -14,6 +14,8 @@ export interface FleetState {
   applied: Partial<Record<SteerFile, AppliedSteer>>;
   /** Steers and receipts made here and not yet stored by the fleet, oldest first: sent on (re)connect. */
   outbox: (FleetSteer | FleetReceipt)[];
+  /** The hash each file held at the member's last scan: a different one at start is an edit made while it was down. */
+  seen: Partial<Record<SteerFile, string>>;
 }
 
 const readJson = (path: string): unknown => {
@@ -49,6 +51,7 @@ export const openFleetState = (projectId: string) => {
   const state: FleetState = {
     applied: typeof kept?.applied === 'object' && kept.applied !== null ? kept.applied : {},
     outbox: Array.isArray(kept?.outbox) ? kept.outbox : [],
+    seen: typeof kept?.seen === 'object' && kept.seen !== null ? kept.seen : {},
   };
   let saving = Promise.resolve();
   return {
