@@ -146,4 +146,17 @@ describe.runIf(natsOrSkip())('receipts across the fleet', () => {
     // Member 2's subject holds its receipt of the first test and this one, each once.
     expect(info.state.subjects?.[projectSubjects(KEY).ack(machineId)]).toBe(2);
   });
+
+  it('names who still owes on every member when --wait times out, and exits 3', async () => {
+    const machines = await Promise.all(members.map(async (m) => (await fleetOf(m)).machine));
+    const { code, stdout } = await runCli(
+      ['guide', 'Nobody will answer this one.', '-p', members[0]!.project, '--wait', '--timeout', '5s'],
+      { env: members[0]!.env, timeoutMs: 60_000 },
+    );
+    expect(code, stdout).toBe(3);
+    const owing = stdout.slice(stdout.indexOf('Timed out after'));
+    expect(owing).toMatch(/still owing evt_\S+: /);
+    for (const i of [1, 2]) expect(owing).toContain(`${machines[i]}: Claude Code 2.1.${i} (session `);
+    expect(owing).toContain(`${machines[1]}: Codex 9.9.9 (session `);
+  });
 });
