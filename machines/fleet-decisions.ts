@@ -44,3 +44,7 @@ export const withReceipt = (
   receipts.some((r) => r.receiptId === receipt.receiptId)
     ? [...receipts]
     : [...receipts, receipt].slice(-RECEIPTS_KEPT);
+
+/** The join loop's backoff step for this failure: after a good connection it starts again from the first. */
+export const joinBackoffStep = (attempt: number, wasConnected: boolean): number =>
+  wasConnected ? 0 : attempt;

@@ -11,7 +11,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { FleetContext, FleetEvent, FleetMemberSeen } from '../../machines/fleet-context.js';
-import { alreadyApplied, isLocalEdit } from '../../machines/fleet-decisions.js';
+import { alreadyApplied, isLocalEdit, joinBackoffStep } from '../../machines/fleet-decisions.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { SteerFile, SteerRequest, SteerWritten } from '../../machines/steer-context.js';
 import { readBoundedText } from '../store/read-bounded.js';
@@ -509,21 +509,20 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
 
   const running = (async () => {
     // The first connect waits for the server; what fails after it is retried with backoff.
-    for (let attempt = 0; !closed; attempt++) {
+    for (let attempt = 0; !closed; ) {
       try {
         await run();
         return;
       } catch (error) {
         if (closed) return;
         log.warn({ error: String(error) }, 'fleet: could not join; retrying');
-        // After a good connection the backoff starts again from its first step.
-        const wasConnected = nc !== null;
-        if (wasConnected) attempt = -1;
+        const step = joinBackoffStep(attempt, nc !== null);
         await (nc as NatsConnection | null)?.close().catch(() => undefined);
         nc = null;
         js = null;
         setConnection(false);
-        await new Promise((resolve) => setTimeout(resolve, backoffMs(Math.max(attempt, 0))));
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(step)));
+        attempt = step + 1;
       }
     }
   })();
