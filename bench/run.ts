@@ -12,6 +12,9 @@ import { measureDelivery } from './delivery/measure.js';
 import * as deliveryReport from './delivery/report.js';
 import { type EditPlan, measureEditToAgent } from './edit-to-agent/measure.js';
 import * as editReport from './edit-to-agent/report.js';
+import { type FleetPlan, measureFleet } from './fleet/measure.js';
+import { natsInstalled } from './fleet/nats-server.js';
+import * as fleetReport from './fleet/report.js';
 import { type HistoryPlan, measureHistory } from './history/measure.js';
 import * as historyReport from './history/report.js';
 import { type HooksPlan, measureHooks } from './hooks/measure.js';
@@ -70,6 +73,7 @@ const PROJECTS_PLANS = plans<ProjectsPlan>(
   { projects: 5, warmup: 100, rounds: 10, block: 40, settleMs: 45_000, windowMs: 30_000 },
   { warmup: 40, rounds: 4, block: 25, windowMs: 10_000 },
 );
+const FLEET_PLANS = plans<FleetPlan>({ sizes: [3, 20], rounds: 30 }, { rounds: 10 });
 const SESSIONS_PLANS = plans<SessionsPlan>(
   { sessions: 10_000, idleSec: 90, concurrency: 16 },
   { sessions: 2_000, idleSec: 30 },
@@ -87,6 +91,7 @@ const SECTIONS = [
   'projects',
   'package',
   'delivery',
+  'fleet',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -217,6 +222,20 @@ const RUNNERS: Record<Section, (root: string, run: RunInfo) => Promise<void>> = 
     report: deliveryReport,
     simulated: true,
   }),
+  fleet: async (root, run) => {
+    if (!natsInstalled()) {
+      log(
+        'fleet: skipped: nats-server is not installed (run `bash scripts/install-nats.sh`); its section is left as it was.',
+      );
+      return;
+    }
+    await section('fleet', {
+      plans: FLEET_PLANS,
+      measure: measureFleet,
+      toReport: withResult,
+      report: fleetReport,
+    })(root, run);
+  },
 };
 
 const main = async () => {

@@ -1,4 +1,11 @@
-import type { AppliedSteer, FleetContext } from './fleet-context.js';
+import {
+  type AppliedSteer,
+  CHANGES_KEPT,
+  type FleetChange,
+  type FleetContext,
+  type FleetReceiptSeen,
+  RECEIPTS_KEPT,
+} from './fleet-context.js';
 
 /** A steer at or before the last one applied to its file is a redelivery: it is not written again. */
 export const alreadyApplied = (applied: AppliedSteer | undefined, seq: number): boolean =>
@@ -20,3 +27,24 @@ export const fleetSentence = (fleet: FleetContext, state: string): string => {
   if (state === 'disconnected') return `disconnected since ${fleet.since}, retrying: ${where}${unsent}`;
   return `connecting: ${where}${unsent}`;
 };
+
+/** The changes with `change` in its place (by fleet id, what is known kept), the oldest dropped past `CHANGES_KEPT`. */
+export const withChange = (changes: readonly FleetChange[], change: FleetChange): FleetChange[] => {
+  const known = changes.find((c) => c.steerId === change.steerId);
+  if (known === undefined) return [...changes, change].slice(-CHANGES_KEPT);
+  const merged = { ...known, seq: change.seq ?? known.seq, eventId: change.eventId ?? known.eventId };
+  return changes.map((c) => (c === known ? merged : c));
+};
+
+/** The receipts with `receipt` added once (a redelivery is the same receipt id), the oldest dropped past `RECEIPTS_KEPT`. */
+export const withReceipt = (
+  receipts: readonly FleetReceiptSeen[],
+  receipt: FleetReceiptSeen,
+): FleetReceiptSeen[] =>
+  receipts.some((r) => r.receiptId === receipt.receiptId)
+    ? [...receipts]
+    : [...receipts, receipt].slice(-RECEIPTS_KEPT);
+
+/** The join loop's backoff step for this failure: after a good connection it starts again from the first. */
+export const joinBackoffStep = (attempt: number, wasConnected: boolean): number =>
+  wasConnected ? 0 : attempt;

@@ -1,9 +1,11 @@
 import { assign, setup } from 'xstate';
 import type { FleetContext, FleetEvent } from './fleet-context.js';
+import { withChange, withReceipt } from './fleet-decisions.js';
 
 /**
  * This project's place in the fleet, as its member (src/fleet/fleet-member.ts) reports it: the
- * connection, the members, the last steer applied to each file and what waits to be sent. It
+ * connection, the members and their agents, the last steer applied to each file, what waits to
+ * be sent, and the changes with every member's receipts. It
  * decides nothing that writes: the member writes through the steer actor, as any steer.
  */
 export const fleetMachine = setup({
@@ -16,6 +18,12 @@ export const fleetMachine = setup({
       applied: { ...context.applied, [file]: applied },
     })),
     unsent: assign((_, unsent: number) => ({ unsent })),
+    change: assign(({ context }, change: Extract<FleetEvent, { type: 'fleet.change' }>['change']) => ({
+      changes: withChange(context.changes, change),
+    })),
+    receipt: assign(({ context }, receipt: Extract<FleetEvent, { type: 'fleet.receipt' }>['receipt']) => ({
+      receipts: withReceipt(context.receipts, receipt),
+    })),
   },
 }).createMachine({
   id: 'fleet',
@@ -25,6 +33,8 @@ export const fleetMachine = setup({
     'fleet.members': { actions: { type: 'members', params: ({ event }) => event.members } },
     'fleet.applied': { actions: { type: 'applied', params: ({ event }) => event } },
     'fleet.unsent': { actions: { type: 'unsent', params: ({ event }) => event.unsent } },
+    'fleet.change': { actions: { type: 'change', params: ({ event }) => event.change } },
+    'fleet.receipt': { actions: { type: 'receipt', params: ({ event }) => event.receipt } },
   },
   states: {
     joining: {

@@ -38,7 +38,7 @@ const PUSH_LIMIT_MS = 5_000;
 const QUIET_MS = 50;
 
 /** The resource-updated notifications a session client receives, as promises to await. */
-const notificationsOf = (client: Client) => {
+export const notificationsOf = (client: Client) => {
   let arrivals = 0;
   let waiter: (() => void) | null = null;
   client.setNotificationHandler('notifications/resources/updated', (notification) => {
@@ -70,7 +70,8 @@ const notificationsOf = (client: Client) => {
   return { next, quiet };
 };
 
-const ackReplan = async (client: Client, eventId: string) => {
+/** Acknowledges `eventId` as the session client; an error result throws. */
+export const ackReplan = async (client: Client, eventId: string) => {
   const result = await client.callTool({ name: 'pulse_ack_replan', arguments: { event_id: eventId } });
   if (result.isError) throw new Error(`pulse_ack_replan failed: ${JSON.stringify(result.content)}`);
 };

@@ -33,11 +33,19 @@ export const killAllChildren = (): void => {
 export const startReadyChild = (
   name: string,
   args: string[],
-  { ready, limitMs, program = process.execPath }: { ready: RegExp; limitMs: number; program?: string },
+  {
+    ready,
+    limitMs,
+    program = process.execPath,
+    env,
+  }: { ready: RegExp; limitMs: number; program?: string; env?: Record<string, string> },
 ): Promise<ReadyChild> =>
   new Promise((resolve, reject) => {
     const spawnedAt = performance.now();
-    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
+    });
     running.add(child);
     let isReady = false;
     let output = '';

@@ -43,12 +43,18 @@ export const startDaemon = async (
     nodeArgs = [],
     startArgs = [],
     command = BUNDLED,
-  }: { nodeArgs?: string[]; startArgs?: string[]; command?: PulseCommand } = {},
+    env,
+  }: { nodeArgs?: string[]; startArgs?: string[]; command?: PulseCommand; env?: Record<string, string> } = {},
 ): Promise<BenchDaemon> => {
   const child = await startReadyChild(
     `pulse start on ${project}`,
     [...nodeArgs, ...command.args, 'start', '--project', project, '--port', '0', ...startArgs],
-    { ready: /MCP endpoint: (\S+)/, limitMs: START_LIMIT_MS, program: command.program },
+    {
+      ready: /MCP endpoint: (\S+)/,
+      limitMs: START_LIMIT_MS,
+      program: command.program,
+      ...(env === undefined ? {} : { env }),
+    },
   );
   return {
     pid: child.pid,

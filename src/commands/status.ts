@@ -245,7 +245,15 @@ export const formatStatus = (report: StatusReport, now = Date.now(), showFleet =
   ];
   if (report.fleet) lines.push(`fleet:     ${terminalText(report.fleet.sentence)}`);
   if (report.fleet && showFleet)
-    lines.push(...report.fleet.members.map((m) => `member:    ${terminalText(m.machine)}, seen ${m.seenAt}`));
+    lines.push(
+      ...report.fleet.members.flatMap((m) => [
+        `member:    ${terminalText(m.machine)}, seen ${m.seenAt}`,
+        ...(m.agents ?? []).map(
+          (a) =>
+            `  agent:   ${terminalText(a.label)}${a.owes === null ? ', acknowledged all' : `, still owes ${a.owes}`}`,
+        ),
+      ]),
+    );
   if (report.inbox) {
     lines.push(
       `inbox:     ${report.inbox.size}/${report.inbox.capacity} events (${report.inbox.out ?? 0} out to the agent), ${report.inbox.inserted} received, ${report.inbox.dropped} dropped`,

@@ -1,4 +1,5 @@
 import type { ReplanAck } from '../../machines/replan-acks.js';
+import { FleetAckWatch } from '../fleet/fleet-wait.js';
 import type { SteerAnswer } from '../http/steer-route.js';
 import { agentLabel } from '../system/agent-label.js';
 import type { ReplanAgentStatus, SystemStatus } from '../system/system-status.js';
@@ -132,15 +133,23 @@ export const waitForAcks = async (
   );
   const prefix = (answer: SteerAnswer) => (written.length > 1 ? `[${answer.project_id}] ` : '');
   const watches = written.map(({ answer }) => new AckWatch(answer.event_id!, answer.owing, now));
+  // In a fleet, every agent on every member serving the project owes it too.
+  const fleetWatches = written.map(({ answer }) =>
+    answer.fleet ? new FleetAckWatch(answer.event_id!) : null,
+  );
+  const done = (index: number) => watches[index]!.done && (fleetWatches[index]?.done ?? true);
   try {
     await Promise.all(
       written.map(async ({ answer, status, stream }, index) => {
         const watch = watches[index]!;
-        if (watch.done) return;
+        const fleetWatch = fleetWatches[index];
+        if (done(index)) return;
         try {
           for await (const seen of followStatus({ status, stream }, stop.signal)) {
             for (const line of watch.see(seen)) print(`${prefix(answer)}${line}`);
-            if (watch.done) return;
+            if (fleetWatch && seen.fleet)
+              for (const line of fleetWatch.see(seen.fleet)) print(`${prefix(answer)}${line}`);
+            if (done(index)) return;
           }
         } catch (error) {
           if (!(error instanceof DaemonGoneError)) throw error;
@@ -155,10 +164,12 @@ export const waitForAcks = async (
     stop.abort();
   }
   written.forEach(({ answer }, index) => {
-    const watch = watches[index]!;
-    const owing = watch.owing;
+    const owing = [...watches[index]!.owing, ...(fleetWatches[index]?.owing ?? [])];
     if (owing.length === 0) {
-      if (end === 0) print(`${prefix(answer)}Every agent has acknowledged ${answer.event_id}.`);
+      if (end === 0)
+        print(
+          `${prefix(answer)}Every agent${fleetWatches[index] ? ' on every member' : ''} has acknowledged ${answer.event_id}.`,
+        );
       return;
     }
     const why =

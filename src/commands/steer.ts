@@ -303,7 +303,7 @@ export const runSteer = async (
     return 2;
   }
   if (outcomes.some((o) => o.by === 'daemon' && o.answer.changed && o.answer.event_id === null)) return 1;
-  const owed = live.filter((o) => o.answer.owing.length > 0);
+  const owed = live.filter((o) => o.answer.owing.length > 0 || o.answer.fleet === true);
   if (owed.length === 0) {
     if (live.length > 0)
       print('Nothing to wait for: no agent is working now (the next one to come must replan first).');

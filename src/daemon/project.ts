@@ -114,6 +114,8 @@ const joinFleet = async (
         members: [],
         applied: {},
         unsent: 0,
+        changes: [],
+        receipts: [],
       },
     });
     return { refused };

@@ -11,13 +11,15 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { FleetContext, FleetEvent, FleetMemberSeen } from '../../machines/fleet-context.js';
-import { alreadyApplied, isLocalEdit } from '../../machines/fleet-decisions.js';
+import { alreadyApplied, isLocalEdit, joinBackoffStep } from '../../machines/fleet-decisions.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { SteerFile, SteerRequest, SteerWritten } from '../../machines/steer-context.js';
 import { readBoundedText } from '../store/read-bounded.js';
 import { STEER_LIMIT, steeredText, steerPath } from '../store/steer-file.js';
 import { lookUp, systemOf } from '../system/actors.js';
-import { askSteer, logOf } from '../system/ask-actors.js';
+import { askSteer, logOf, replanOf } from '../system/ask-actors.js';
+import { replanAgentsStatus } from '../system/read-status.js';
+import { fleetChanges } from './fleet-changes.js';
 import {
   FLEET_STREAM,
   FLEET_SUBJECTS,
@@ -30,12 +32,24 @@ import {
   STEERS_KEPT,
 } from './fleet-messages.js';
 import { type FleetOptions, fleetAuthLabel, fleetConnectOptions, fleetLabel } from './fleet-options.js';
+import {
+  ENTRY_AGENTS,
+  type FleetMemberEntry,
+  type FleetReceipt,
+  fleetReceipt,
+  parseFleetReceipt,
+  parseMemberEntry,
+} from './fleet-receipts.js';
 import { fleetMachine, openFleetState } from './fleet-state.js';
 
 /** The KV bucket of members: `<project token>.<machine id>` → who serves the project, seen when. */
 const MEMBERS_BUCKET = 'pulse_fleet_members';
-/** How often a member says it is there. */
-const MEMBER_BEAT_MS = 15_000;
+/** How often a member says it is there (a test may say more often). */
+const MEMBER_BEAT_MS = Number(process.env.PULSE_FLEET_BEAT_MS) || 15_000;
+/** A member silent for three beats has left the list (the bucket forgets it too, on its own). */
+const MEMBER_TTL_MS = 3 * MEMBER_BEAT_MS;
+/** Events looked at for a change's own event, newest last. */
+const EVENTS_LOOKED_AT = 32;
 /** Shas a member applied or published lately, per file: a scan showing one of them is no local edit. */
 const RECENT_KEPT = 32;
 const FILES: readonly SteerFile[] = ['guidance', 'constraints'];
@@ -74,7 +88,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     const sha = store.state.applied[file]?.sha256;
     if (sha) remember(file, sha);
   }
-  for (const steer of store.state.outbox) remember(steer.file, steer.sha256);
+  for (const steer of store.state.outbox) if (steer.kind === 'steer') remember(steer.file, steer.sha256);
   const status: FleetContext = {
     server: fleetLabel(options.url),
     auth: fleetAuthLabel(options),
@@ -85,6 +99,8 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     members: [],
     applied: { ...store.state.applied },
     unsent: store.state.outbox.length,
+    changes: [],
+    receipts: [],
   };
   actor.send({ type: 'fleet.join', fleet: status });
   /** Tells the project's fleet actor (what status and the page read). */
@@ -99,6 +115,41 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     else log.info({ server: status.server }, 'fleet: connected');
   };
   const unsent = () => tell({ type: 'fleet.unsent', unsent: store.state.outbox.length });
+  /** Set once the bucket is open: says the member's entry changed. */
+  let entryChanged = () => {};
+  const changes = fleetChanges((change) => {
+    tell({ type: 'fleet.change', change });
+    entryChanged();
+  });
+  const recentEvents = () => logOf(actor).getSnapshot().context.index.recent(EVENTS_LOOKED_AT);
+  for (const file of FILES) {
+    const applied = store.state.applied[file];
+    if (applied)
+      changes.add(
+        {
+          steerId: applied.steerId,
+          file,
+          seq: applied.seq,
+          machine: applied.machine,
+          at: '',
+          shas: [applied.sha256],
+        },
+        recentEvents(),
+      );
+  }
+  for (const out of store.state.outbox)
+    if (out.kind === 'steer')
+      changes.add(
+        {
+          steerId: out.steerId,
+          file: out.file,
+          seq: null,
+          machine: status.machine,
+          at: out.at,
+          shas: [out.sha256],
+        },
+        recentEvents(),
+      );
   let nc: NatsConnection | null = null;
   let following: ConsumerMessages | null = null;
   let js: JetStreamClient | null = null;
@@ -121,17 +172,27 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
   const flush = (): Promise<void> => {
     flushing ??= (async () => {
       while (!closed && js !== null && store.state.outbox.length > 0) {
-        const steer = store.state.outbox[0]!;
+        const out = store.state.outbox[0]!;
+        const [subject, id] =
+          out.kind === 'steer'
+            ? [subjects.steer(out.file), out.steerId]
+            : [subjects.ack(machine.id), out.receiptId];
         try {
-          await js.publish(subjects.steer(steer.file), JSON.stringify(steer), {
-            msgID: steer.steerId,
-            timeout: 5000,
-          });
+          const stored = await js.publish(subject, JSON.stringify(out), { msgID: id, timeout: 5000 });
+          if (out.kind === 'steer')
+            changes.add(
+              {
+                steerId: out.steerId,
+                file: out.file,
+                seq: stored.seq,
+                machine: status.machine,
+                at: out.at,
+                shas: [],
+              },
+              recentEvents(),
+            );
         } catch (error) {
-          log.warn(
-            { steerId: steer.steerId, error: String(error) },
-            'fleet: a steer could not be sent yet; kept',
-          );
+          log.warn({ id, error: String(error) }, `fleet: a ${out.kind} could not be sent yet; kept`);
           retryLater();
           return;
         }
@@ -150,6 +211,17 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
   const publish = async (file: SteerFile, text: string) => {
     const steer = fleetSteer(machine, file, text, newSteerId(), new Date().toISOString());
     remember(file, steer.sha256);
+    changes.add(
+      {
+        steerId: steer.steerId,
+        file,
+        seq: null,
+        machine: status.machine,
+        at: steer.at,
+        shas: [steer.sha256],
+      },
+      recentEvents(),
+    );
     store.state.outbox.push(steer);
     unsent();
     await store.save();
@@ -166,19 +238,53 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
   };
 
   // A hand edit reaches the fleet through the event log's scan: a hash not applied or sent lately.
-  const lastSeen = new Map<SteerFile, string | null>();
+  // What the file held at the last scan, kept across restarts: an edit made while the daemon was down is one too.
+  const lastSeen = new Map<SteerFile, string | null>(
+    FILES.flatMap((file) => (store.state.seen[file] === undefined ? [] : [[file, store.state.seen[file]!]])),
+  );
   const scanned = () => {
-    const { files } = logOf(actor).getSnapshot().context;
+    const snapshot = logOf(actor).getSnapshot();
+    if (snapshot.matches('loading')) return;
+    const { files } = snapshot.context;
+    changes.seen(recentEvents());
     for (const file of FILES) {
       const tracked = files[`${file}.md`];
       const before = lastSeen.get(file);
       lastSeen.set(file, tracked.sha256);
+      if (tracked.sha256 !== null && store.state.seen[file] !== tracked.sha256) {
+        store.state.seen[file] = tracked.sha256;
+        void store.save();
+      }
       if (!isLocalEdit(tracked.sha256, before, recent.get(file)!)) continue;
       if (!tracked.truncated && tracked.text !== null) void publish(file, tracked.text);
     }
   };
   scanned();
   const scans = logOf(actor).subscribe(scanned);
+
+  // Each agent's own ack of a fleet change becomes a receipt, kept durably in the outbox like a steer.
+  const startedAt = new Date().toISOString();
+  const receipted = new Set<string>();
+  const acked = () => {
+    for (const ack of replanOf(actor).getSnapshot().context.acks) {
+      const key = `${ack.agent} ${ack.event_id} ${ack.at}`;
+      // Acks state.json brought back were receipted by the run that took them.
+      if (ack.at < startedAt || receipted.has(key)) continue;
+      receipted.add(key);
+      const change = changes.ofEvent(ack.event_id);
+      if (change === undefined) {
+        log.info({ eventId: ack.event_id }, 'fleet: an ack of a change the fleet did not carry; no receipt');
+        continue;
+      }
+      const receipt: FleetReceipt = fleetReceipt(machine, change.steerId, ack);
+      store.state.outbox.push(receipt);
+      unsent();
+      void store.save().then(() => flush());
+      log.info({ steerId: change.steerId, receiptId: receipt.receiptId }, 'fleet: receipt published');
+    }
+    entryChanged();
+  };
+  const acks = replanOf(actor).subscribe(acked);
 
   /** Writes one steer from the fleet, once: a sequence at or before the last applied is a redelivery. */
   const apply = async (msg: JsMsg) => {
@@ -195,9 +301,21 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
       return;
     }
     const from = machineLabel(steer.machine);
+    const written = sha256(steeredText(null, steer.text, 'replace'));
+    changes.add(
+      {
+        steerId: steer.steerId,
+        file: steer.file,
+        seq: msg.seq,
+        machine: from,
+        at: steer.at,
+        shas: [steer.sha256, written],
+      },
+      recentEvents(),
+    );
     // The file will hold the text as the steer writer normalises it: neither hash is a local edit.
     remember(steer.file, steer.sha256);
-    remember(steer.file, sha256(steeredText(null, steer.text, 'replace')));
+    remember(steer.file, written);
     try {
       await askSteer(actor, {
         file: steer.file,
@@ -212,6 +330,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     const done = { seq: msg.seq, steerId: steer.steerId, sha256: steer.sha256, machine: from };
     store.state.applied[steer.file] = done;
     tell({ type: 'fleet.applied', file: steer.file, applied: done });
+    entryChanged();
     await store.save();
     log.info(
       { file: steer.file, steerId: steer.steerId, seq: msg.seq, from, pending: msg.info.pending },
@@ -220,29 +339,112 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
   };
 
   type MembersKv = Awaited<ReturnType<Kvm['create']>>;
-  const beat = (kv: MembersKv) =>
-    kv.put(
-      `${token}.${machine.id}`,
-      JSON.stringify({ machine: status.machine, at: new Date().toISOString() }),
-    );
+  let members: MembersKv | null = null;
+  /** What this member says of itself: its agents, each with the fleet change it owes, and what it applied. */
+  const entry = (): FleetMemberEntry => {
+    const agents = replanAgentsStatus(replanOf(actor).getSnapshot().context.agents)
+      .slice(0, ENTRY_AGENTS)
+      .map((agent) => {
+        const owed = agent.owes === null ? undefined : changes.ofEvent(agent.owes);
+        return {
+          agent: agent.id,
+          label: agent.label,
+          owes: owed?.steerId ?? null,
+          owesSeq: owed?.seq ?? null,
+        };
+      });
+    const applied: FleetMemberEntry['applied'] = {};
+    for (const file of FILES) {
+      const seq = Math.max(store.state.applied[file]?.seq ?? 0, changes.latest(file)?.seq ?? 0);
+      if (seq > 0) applied[file] = seq;
+    }
+    return { machine: status.machine, at: new Date().toISOString(), agents, applied };
+  };
+  let said = '';
+  const beat = async (always: boolean) => {
+    if (members === null) return;
+    const { at: _, ...now } = entry();
+    const shown = JSON.stringify(now);
+    if (!always && shown === said) return;
+    said = shown;
+    await members.put(`${token}.${machine.id}`, JSON.stringify({ ...now, at: new Date().toISOString() }));
+  };
+  let entryTimer: NodeJS.Timeout | null = null;
+  /** The member's agents or what it applied changed: say so soon, once for a burst. */
+  entryChanged = () => {
+    if (entryTimer !== null || closed) return;
+    entryTimer = setTimeout(() => {
+      entryTimer = null;
+      void beat(false).catch(() => undefined);
+    }, 50);
+    entryTimer.unref();
+  };
 
   /** Keeps the members list live from the bucket: each beat, of this project only, bounded. */
   const watchMembers = async (kv: MembersKv) => {
-    const seen = new Map<string, FleetMemberSeen>();
-    for await (const entry of await kv.watch({ key: `${token}.*` })) {
-      if (entry.operation !== 'PUT') seen.delete(entry.key);
-      else {
-        const value = (() => {
-          try {
-            return JSON.parse(entry.string()) as { machine?: unknown; at?: unknown };
-          } catch {
-            return {};
-          }
-        })();
-        if (typeof value.machine === 'string' && typeof value.at === 'string' && seen.size < 1000)
-          seen.set(entry.key, { machine: value.machine.slice(0, 100), seenAt: value.at.slice(0, 40) });
+    const seen = new Map<string, FleetMemberSeen & { heard: number }>();
+    // A member silent past its time has left: the list drops it though the bucket said nothing.
+    const live = () => {
+      const now = Date.now();
+      for (const [key, member] of seen) if (now - member.heard > MEMBER_TTL_MS) seen.delete(key);
+      tell({ type: 'fleet.members', members: [...seen.values()].map(({ heard: _, ...m }) => m) });
+    };
+    const sweeping = setInterval(live, MEMBER_BEAT_MS);
+    sweeping.unref();
+    try {
+      for await (const item of await kv.watch({ key: `${token}.*` })) {
+        if (item.operation !== 'PUT') seen.delete(item.key);
+        else {
+          const member = parseMemberEntry(item.string());
+          const heard = Date.parse(member?.seenAt ?? '');
+          if (member !== null && (seen.has(item.key) || seen.size < 1000))
+            seen.set(item.key, {
+              ...member,
+              heard: Number.isNaN(heard) ? Date.now() : Math.min(heard, Date.now()),
+            });
+        }
+        live();
       }
-      tell({ type: 'fleet.members', members: [...seen.values()] });
+    } finally {
+      clearInterval(sweeping);
+    }
+  };
+
+  let hearing: ConsumerMessages | null = null;
+  let receiptSeq = 0;
+  /** One receipt from the fleet, checked whole; it is shown, never acted on: no agent here is freed by it. */
+  const hear = (msg: JsMsg) => {
+    receiptSeq = msg.seq;
+    if (!msg.subject.startsWith(`pulse.fleet.${token}.ack.`)) return;
+    const receipt = parseFleetReceipt(msg.data, msg.subject.slice(msg.subject.lastIndexOf('.') + 1));
+    if (typeof receipt === 'string') {
+      log.warn({ seq: msg.seq, subject: msg.subject }, `fleet: a receipt was refused: ${receipt}`);
+      return;
+    }
+    tell({ type: 'fleet.receipt', receipt });
+    log.info(
+      { receiptId: receipt.receiptId, steerId: receipt.steerId, from: receipt.machine },
+      'fleet: receipt heard',
+    );
+  };
+  /** Hears every member's receipts of this project: those the stream keeps at first, then from the last heard. */
+  const followReceipts = async (client: JetStreamClient) => {
+    for (let attempt = 0; !closed; attempt++) {
+      try {
+        const consumer = await client.consumers.get(FLEET_STREAM, {
+          filter_subjects: subjects.acks,
+          ...(receiptSeq === 0
+            ? { deliver_policy: DeliverPolicy.All }
+            : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: receiptSeq + 1 }),
+        });
+        hearing = await consumer.consume();
+        attempt = 0;
+        for await (const msg of hearing) hear(msg);
+      } catch (error) {
+        if (!closed) log.warn({ error: String(error) }, 'fleet: hearing receipts failed; again soon');
+      }
+      hearing = null;
+      if (!closed) await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt + 1)));
     }
   };
 
@@ -262,6 +464,7 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
           void flush();
           // A restarted server may have lost the consumer: follow anew rather than wait on a dead one.
           void following?.close();
+          void hearing?.close();
         }
       }
     })();
@@ -276,12 +479,15 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     );
     js = jetstream(connection);
     void flush();
-    const kv = await new Kvm(connection).create(MEMBERS_BUCKET, { history: 1 });
-    const beating = setInterval(() => void beat(kv).catch(() => undefined), MEMBER_BEAT_MS);
+    // The bucket forgets a member silent for three beats (an existing bucket is used as it is).
+    const kv = await new Kvm(connection).create(MEMBERS_BUCKET, { history: 1, ttl: MEMBER_TTL_MS });
+    members = kv;
+    const beating = setInterval(() => void beat(true).catch(() => undefined), MEMBER_BEAT_MS);
     beating.unref();
-    await beat(kv).catch(() => undefined);
+    await beat(true).catch(() => undefined);
     void watchMembers(kv).catch(() => undefined);
     connection.closed().then(() => clearInterval(beating));
+    void followReceipts(js);
     // Followed again from each subject's last steer after every reconnect or end: what was applied is skipped.
     for (let attempt = 0; !closed; attempt++) {
       try {
@@ -303,18 +509,20 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
 
   const running = (async () => {
     // The first connect waits for the server; what fails after it is retried with backoff.
-    for (let attempt = 0; !closed; attempt++) {
+    for (let attempt = 0; !closed; ) {
       try {
         await run();
         return;
       } catch (error) {
         if (closed) return;
         log.warn({ error: String(error) }, 'fleet: could not join; retrying');
+        const step = joinBackoffStep(attempt, nc !== null);
         await (nc as NatsConnection | null)?.close().catch(() => undefined);
         nc = null;
         js = null;
         setConnection(false);
-        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(step)));
+        attempt = step + 1;
       }
     }
   })();
@@ -324,8 +532,11 @@ export const startFleetMember = ({ options, key, projectId, pulseDir, actor, log
     async close() {
       closed = true;
       if (retry !== null) clearTimeout(retry);
+      if (entryTimer !== null) clearTimeout(entryTimer);
       void following?.close();
+      void hearing?.close();
       scans.unsubscribe();
+      acks.unsubscribe();
       await flushing;
       await nc?.drain().catch(() => undefined);
       await running.catch(() => undefined);

@@ -59,8 +59,21 @@ export const fleetSteer = (
 /** `machine.name (machine.id)`, as logs and status show a member. */
 export const machineLabel = (machine: FleetMachine): string => `${machine.name} (${machine.id})`;
 
-const MACHINE_ID = /^[a-z0-9]{8,32}$/;
-const STEER_ID = /^[A-Za-z0-9_.-]{1,80}$/;
+/** A member's id: a subject token. */
+export const MACHINE_ID = /^[a-z0-9]{8,32}$/;
+/** A steer's or receipt's id: a JetStream message id. */
+export const STEER_ID = /^[A-Za-z0-9_.-]{1,80}$/;
+
+/** A message's machine, or null when it is not one: an id that is a subject token, a host name. */
+export const parseMachine = (value: unknown): FleetMachine | null => {
+  const machine = value as Partial<FleetMachine> | undefined;
+  return typeof machine?.id === 'string' &&
+    MACHINE_ID.test(machine.id) &&
+    typeof machine.name === 'string' &&
+    /^[\w.-]{1,64}$/.test(machine.name)
+    ? { id: machine.id, name: machine.name }
+    : null;
+};
 
 /**
  * A steer from the fleet, or why it is refused: data from other machines, checked whole (its
@@ -82,14 +95,8 @@ export const parseFleetSteer = (data: Uint8Array, subjectFile: string): FleetSte
     return 'its text is empty or over what agents read whole';
   if (m.sha256 !== sha256(m.text)) return 'its hash does not match its text';
   if (typeof m.steerId !== 'string' || !STEER_ID.test(m.steerId)) return 'its steer id is malformed';
-  const machine = m.machine as Partial<FleetMachine> | undefined;
-  if (
-    typeof machine?.id !== 'string' ||
-    !MACHINE_ID.test(machine.id) ||
-    typeof machine.name !== 'string' ||
-    !/^[\w.-]{1,64}$/.test(machine.name)
-  )
-    return 'its machine is malformed';
+  const machine = parseMachine(m.machine);
+  if (machine === null) return 'its machine is malformed';
   if (typeof m.at !== 'string' || m.at.length > 40) return 'its time is malformed';
   return {
     v: 1,

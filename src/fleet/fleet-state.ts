@@ -7,12 +7,15 @@ import type { SteerFile } from '../../machines/steer-context.js';
 import { ensureUserState } from '../os/user-state.js';
 import { replaceFile } from '../store/replace-file.js';
 import type { FleetMachine, FleetSteer } from './fleet-messages.js';
+import type { FleetReceipt } from './fleet-receipts.js';
 
 /** What a member keeps of one fleet project across restarts, in the user's state folder. */
 export interface FleetState {
   applied: Partial<Record<SteerFile, AppliedSteer>>;
-  /** Steers made here and not yet stored by the fleet, oldest first: sent on (re)connect. */
-  outbox: FleetSteer[];
+  /** Steers and receipts made here and not yet stored by the fleet, oldest first: sent on (re)connect. */
+  outbox: (FleetSteer | FleetReceipt)[];
+  /** The hash each file held at the member's last scan: a different one at start is an edit made while it was down. */
+  seen: Partial<Record<SteerFile, string>>;
 }
 
 const readJson = (path: string): unknown => {
@@ -48,6 +51,7 @@ export const openFleetState = (projectId: string) => {
   const state: FleetState = {
     applied: typeof kept?.applied === 'object' && kept.applied !== null ? kept.applied : {},
     outbox: Array.isArray(kept?.outbox) ? kept.outbox : [],
+    seen: typeof kept?.seen === 'object' && kept.seen !== null ? kept.seen : {},
   };
   let saving = Promise.resolve();
   return {

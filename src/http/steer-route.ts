@@ -52,6 +52,8 @@ export interface SteerAnswer {
   event_id: string | null;
   /** The agents that owe that event (or a later one) an ack now. */
   owing: ReplanAgentStatus[];
+  /** Whether the project is in a fleet: the other members' agents owe it too. */
+  fleet?: boolean;
   /** What it means, in a sentence. */
   note: string;
 }
@@ -128,7 +130,8 @@ export const createSteerRoute = ({
     const by: SteerSource = c.req.header('origin') === undefined ? 'cli' : 'page';
     try {
       const { written, eventId } = await askSteer(project.actor, { ...body.data, by });
-      const owing = systemStatus(project.actor, facts()).replan.agents.filter(
+      const status = systemStatus(project.actor, facts());
+      const owing = status.replan.agents.filter(
         (agent) => eventId !== null && agent.owes !== null && agent.owes >= eventId,
       );
       const answer = {
@@ -142,6 +145,7 @@ export const createSteerRoute = ({
         size: written.size,
         event_id: eventId,
         owing,
+        ...(status.fleet !== undefined && status.fleet.refused === null ? { fleet: true } : {}),
       };
       return c.json({ ...answer, note: noteOf(answer) } satisfies SteerAnswer, 200);
     } catch (error) {

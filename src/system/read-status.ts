@@ -72,7 +72,7 @@ const stateName = (value: StateValue): string =>
         .join(',');
 
 /** The replan's agents for `/status`. */
-const replanAgentsStatus = (book: AgentBook): ReplanAgentStatus[] =>
+export const replanAgentsStatus = (book: AgentBook): ReplanAgentStatus[] =>
   Object.entries(book).map(([id, agent]) => {
     const keys = Object.keys(agent.parties);
     const client = clientOf(agent);

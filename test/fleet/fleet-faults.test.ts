@@ -7,11 +7,13 @@ import {
   guideOn,
   logged,
   type Member,
+  ORIGINS,
   pulseLog,
   startFleetOfThree,
+  startMember,
   storedSteers,
 } from './members.js';
-import { type NatsServer, natsOrSkip } from './nats-server.js';
+import { type NatsServer, natsOrSkip, startNats } from './nats-server.js';
 
 /*
  * The fault runs of issue 35 on three members and a real nats-server: each ends with the same
@@ -45,9 +47,9 @@ describe.runIf(natsOrSkip())('the fleet through faults', () => {
     const guide = await guideOn(members[0]!, 'Written while the fleet was down.');
     expect(guide.code, guide.stderr).toBe(0);
     // Steering goes on locally, and the change waits in the outbox on disk.
-    expect(fleetStateOf(members[0]!).outbox.map((steer) => steer.text)).toEqual([
-      'Written while the fleet was down.\n',
-    ]);
+    expect(
+      fleetStateOf(members[0]!).outbox.flatMap((out) => (out.kind === 'steer' ? [out.text] : [])),
+    ).toEqual(['Written while the fleet was down.\n']);
     await nats.restart();
     const { text } = await converged(members, 40_000);
     expect(text).toBe('Written while the fleet was down.\n');
@@ -90,6 +92,36 @@ describe.runIf(natsOrSkip())('the fleet through faults', () => {
         ...pulseLog(member).matchAll(/"steerId":"(fst_[^"]+)","seq":(\d+)[^\n]*fleet: steer applied/g),
       ].map((match) => match[2]);
       expect(new Set(applied).size).toBe(applied.length);
+    }
+  });
+});
+
+describe.runIf(natsOrSkip())('fleet members that stop beating', () => {
+  const started = trackStarted();
+  afterAll(async () => {
+    await started.cleanUp();
+  });
+
+  it('drops a member killed -9 from the others’ list once its entry is past its time', async () => {
+    const nats = await startNats();
+    try {
+      // Beats every 200 ms, so an entry is past its time after 600 ms.
+      const fast = { PULSE_FLEET_BEAT_MS: '200' };
+      const [one, two] = await Promise.all(
+        ORIGINS.slice(0, 2).map((origin) => startMember(started, nats.url, origin, fast)),
+      );
+      const membersOf = async (member: Member) =>
+        (await runCli(['status', '-p', member.project], { env: member.env })).stdout.match(
+          /(\d+) member\(s\)/,
+        )?.[1];
+      await waitUntil(async () => (await membersOf(one!)) === '2', { timeoutMs: 15_000 });
+      await two!.daemon.kill9();
+      await waitUntil(async () => (await membersOf(one!)) === '1', {
+        timeoutMs: 15_000,
+        describe: () => 'the killed member gone from the list',
+      });
+    } finally {
+      await nats.close();
     }
   });
 });

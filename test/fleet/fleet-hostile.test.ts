@@ -3,10 +3,21 @@ import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { FleetContext } from '../../machines/fleet-context.js';
 import { fleetSteer, projectSubjects } from '../../src/fleet/fleet-messages.js';
 import { readEvents, startDaemon, tempProject } from '../support/daemon.js';
 import { trackStarted } from '../support/started.js';
-import { converged, guidanceOf, KEY, logged, ORIGINS, pulseLog, startMember } from './members.js';
+import {
+  agentOn,
+  converged,
+  guidanceOf,
+  guideOn,
+  KEY,
+  logged,
+  ORIGINS,
+  pulseLog,
+  startMember,
+} from './members.js';
 import { type NatsServer, natsOrSkip, startNats } from './nats-server.js';
 
 /* What arrives from the fleet is data: it never runs, never reaches sources.json, never leaves its project; credentials never show. */
@@ -81,6 +92,71 @@ describe.runIf(natsOrSkip())('a fleet member under hostile input', () => {
       ),
     ).toHaveLength(1);
     expect(() => readFileSync('/tmp/pulse-fleet-pwned')).toThrow();
+  });
+
+  it('refuses malformed, oversized and forged receipts, ignores other projects’ ones, cleans a peer’s words, and frees no agent', async () => {
+    nats = await startNats();
+    const member = await startMember(started, nats.url, ORIGINS[0]!);
+    await logged(member, /fleet: following steers/);
+    const agent = await agentOn(started, member);
+    expect((await guideOn(member, 'Hold everyone.')).code).toBe(0);
+    const { runCli, waitUntil, callTool } = await import('../support/daemon.js');
+    const status = async () =>
+      JSON.parse((await runCli(['status', '-p', member.project, '--json'], { env: member.env })).stdout) as {
+        fleet: FleetContext;
+        owing: { id: string; label: string }[];
+      };
+    const { steerId } = await waitUntil(
+      async () => (await status()).fleet.changes.find((c) => c.seq !== null),
+      {
+        timeoutMs: 15_000,
+      },
+    );
+    const local = (await status()).owing[0]!;
+    const receipt = (over: Record<string, unknown> = {}) =>
+      JSON.stringify({
+        v: 1,
+        kind: 'receipt',
+        receiptId: `frc_${Math.random().toString(36).slice(2)}`,
+        steerId,
+        machine,
+        agent: local.id,
+        label: `${local.label}\u001b]0;pwned\u0007\u001b[2J`,
+        at: new Date().toISOString(),
+        plan_changed: true,
+        added: 1,
+        removed: 0,
+        summary: 'replanned',
+        diff: '+ step\u001b]52;c;cm0gLXJmIH4=\u0007',
+        ...over,
+      });
+    const nc = await connect({ servers: nats.url });
+    const js = jetstream(nc);
+    const ours = projectSubjects(KEY);
+    await js.publish(projectSubjects('git:github.com/other/project').ack(machine.id), receipt());
+    await js.publish(ours.ack(machine.id), 'not json');
+    await js.publish(ours.ack(machine.id), receipt({ diff: 'x'.repeat(40_000) }));
+    await js.publish(ours.ack('cafecafe0000'), receipt());
+    await js.publish(ours.ack(machine.id), receipt({ added: -1 }));
+    await js.publish(ours.ack(machine.id), receipt());
+    await nc.close();
+    await logged(member, /fleet: receipt heard/);
+    for (const why of [
+      'not JSON',
+      'too large',
+      'its machine is not the one its subject names',
+      'its plan change is malformed',
+    ])
+      expect(pulseLog(member)).toContain(`fleet: a receipt was refused: ${why}`);
+    const { receipts } = (await status()).fleet;
+    // Only the well-formed one, from this project, its words cleaned of terminal escapes.
+    expect(receipts).toHaveLength(1);
+    expect(receipts[0]!.label).toBe(local.label);
+    expect(receipts[0]!.diff).toBe('+ step');
+    // A receipt naming the local agent is data: only its own ack frees it.
+    expect((await callTool<{ needs_replan: boolean }>(agent, 'pulse_should_interrupt')).needs_replan).toBe(
+      true,
+    );
   });
 
   it('keeps a clone whose .pulse/fleet-project names a project the user did not allow out of the fleet', async () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool, readEvents } from '../support/daemon.js';
@@ -10,6 +10,7 @@ import {
   guideOn,
   logged,
   type Member,
+  pulseLog,
   startFleetOfThree,
   storedSteers,
 } from './members.js';
@@ -110,5 +111,15 @@ describe.runIf(natsOrSkip())('the fleet', () => {
     await logged(third, /fleet: steer already applied/);
     expect(fleetStateOf(third).applied.guidance!.steerId).toBe(steerId);
     expect((await readEvents(third.project)).length).toBe(events);
+  });
+
+  it('publishes a hand edit of guidance.md made while a member was down once it starts again', async () => {
+    const second = members[1]!;
+    await second.daemon.stop();
+    writeFileSync(join(second.project, '.pulse', 'guidance.md'), 'Edited by hand while pulse was down.\n');
+    await second.restart();
+    const { text } = await converged(members);
+    expect(text).toBe('Edited by hand while pulse was down.\n');
+    expect(pulseLog(second)).toMatch(/fleet: steer published/);
   });
 });

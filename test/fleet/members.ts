@@ -100,7 +100,7 @@ export const fleetStateOf = (member: Member): FleetState => {
     const file = readdirSync(dir).find((name) => name.startsWith('widget-'));
     if (file !== undefined) return JSON.parse(readFileSync(join(dir, file), 'utf8')) as FleetState;
   } catch {}
-  return { applied: {}, outbox: [] };
+  return { applied: {}, outbox: [], seen: {} };
 };
 
 /** A real MCP session client working in the member's project (a check-in makes it an agent). */

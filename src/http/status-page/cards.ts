@@ -4,6 +4,7 @@ import { agentLabel } from '../../system/agent-label.js';
 import { configErrorEffect, watchDownWarning } from '../../system/sentences.js';
 import type { SystemStatus } from '../../system/system-status.js';
 import type { ThinkerStatus } from '../../thinkers/thinker-in-force.js';
+import { fleetCard, fleetReceipts } from './fleet-cards.js';
 import { actorOf, stateLine } from './states.js';
 import { type Child, chip, error, h, none, rows, table, time } from './view.js';
 
@@ -143,6 +144,7 @@ const history = (s: SystemStatus): Child => {
           'ul',
           {},
           acks.map(ackLine),
+          fleetReceipts(s, change.id),
           owing.map((agent) =>
             h(
               'li',
@@ -374,6 +376,7 @@ export const CARDS: readonly Card[] = [
   { id: 'delivery', title: 'Delivery to the agent', wide: false, render: delivery },
   { id: 'inbox', title: 'Inbox', wide: false, render: inbox },
   { id: 'history', title: 'Changes and acknowledgements', wide: true, render: history },
+  { id: 'fleet', title: 'Fleet', wide: true, render: fleetCard },
   { id: 'actors', title: 'Actors', wide: true, render: actors },
   { id: 'log', title: 'Event log', wide: false, render: log },
   { id: 'focus', title: 'Focus', wide: false, render: focus },
