@@ -14,6 +14,7 @@ import { ackReplan, gateOf, inboxOf, logOf, reconcile, replanOf } from '../../sr
 import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
 import { oneShot, tempProject, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';
+import { unheardReplies } from '../support/replan-answer.js';
 
 /*
  * The push against a real actor system in this process (real files, real inotify), so the
@@ -123,6 +124,7 @@ describe('watchContext', () => {
     replan.send({
       type: 'replan.ack',
       requestId: 1_000_000,
+      replyTo: unheardReplies,
       eventId: pending,
       target: { id: pending, path: '.pulse/guidance.md' },
       planSha256: null,
