@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
-  type AnyActorScope,
+  type ActorRefFrom,
+  type ActorSystem,
   createActor,
-  createMachine,
-  type ExecutableActionsFrom,
+  type EventObject,
+  fromCallback,
   initialTransition,
   type SnapshotFrom,
+  setup,
   transition,
 } from 'xstate';
 import type { PendingReplan } from '../../machines/event-index.js';
@@ -18,7 +20,6 @@ import { ACK_ACCEPTED_REASON, needsReplan } from '../../machines/replan-decision
 import { ackAnswerIn, sentBy, unheardReplies } from '../support/replan-answer.js';
 
 type Snapshot = SnapshotFrom<typeof replanMachine>;
-type Action = ExecutableActionsFrom<typeof replanMachine>;
 
 const TASK = '.pulse/task.md';
 const GUIDANCE = '.pulse/guidance.md';
@@ -82,36 +83,40 @@ const pendingOf = ({ context }: Snapshot) => ({
 });
 
 /**
- * `transition()` runs in an inert system that has no 'log' (nor 'gate'), so a
- * `sendTo(system.get('log'))` there falls back to the replan actor itself. This runs the same pure
- * step (actions collected, none executed) in a system that also knows a stub under `stubId`, so
- * the send's target can be checked.
+ * The replan machine running in a parent that registers stubs under `log` and `gate` by system
+ * id, as xstate's own system tests do; each stub records what it is sent, so where a send goes
+ * and what it says can be checked. `sent` is emptied after each step.
  */
-const transitionBeside = (stubId: 'log' | 'gate', snapshot: Snapshot, event: ReplanEvent) => {
-  const stub = createActor(createMachine({ id: `${stubId}-stub` }));
-  const self = createActor(replanMachine);
-  const actions: Action[] = [];
-  const scope: AnyActorScope = {
-    self,
-    id: 'replan',
-    sessionId: self.sessionId,
-    logger: () => {},
-    defer: () => {},
-    emit: () => {},
-    stopChild: () => {},
-    system: { ...self.system, get: (id: PropertyKey) => (id === stubId ? stub : self.system.get(id)) },
-    actionExecutor: (action) => {
-      actions.push(action as Action);
-    },
+const beside = (...before: ReplanEvent[]) => {
+  const sent: Record<'log' | 'gate', EventObject[]> = { log: [], gate: [] };
+  const stub = (id: 'log' | 'gate') =>
+    fromCallback(({ receive }) => receive((event) => sent[id].push(event)));
+  const root = createActor(
+    setup({ actors: { log: stub('log'), gate: stub('gate'), replan: replanMachine } }).createMachine({
+      invoke: [
+        { src: 'log', systemId: 'log' },
+        { src: 'gate', systemId: 'gate' },
+        { src: 'replan', systemId: 'replan' },
+      ],
+    }),
+  ).start();
+  running.push(root);
+  const system: ActorSystem<{ actors: { replan: ActorRefFrom<typeof replanMachine> } }> = root.system;
+  const replan = system.get('replan')!;
+  const step = (event: ReplanEvent) => {
+    sent.log = [];
+    sent.gate = [];
+    replan.send(event);
+    return { next: replan.getSnapshot(), log: sent.log, gate: sent.gate };
   };
-  const next = replanMachine.transition(snapshot, event, scope);
-  return { next, actions, stub };
+  for (const event of before) step(event);
+  return { replan, step };
 };
 
-const transitionWithLog = (snapshot: Snapshot, event: ReplanEvent) => {
-  const { next, actions, stub } = transitionBeside('log', snapshot, event);
-  return { next, actions, log: stub };
-};
+const running: Array<{ stop(): void }> = [];
+afterEach(() => {
+  for (const actor of running.splice(0)) actor.stop();
+});
 
 describe('replanMachine: restoring from the event log', () => {
   it('waits in loading, only starting its agent clock, until the event log restores it', () => {
@@ -364,10 +369,16 @@ describe('replanMachine: an accepted ack', () => {
 
   it('addresses the ack.record to the actor registered as log in the system', () => {
     const g1 = logged(GUIDANCE);
-    const { next, actions, log } = transitionWithLog(appended(restored(none), g1), ack(g1.id, g1));
+    const { step } = beside(
+      { type: 'replan.restored', pending: none, lastAck: null },
+      {
+        type: 'log.appended',
+        events: [g1],
+      },
+    );
+    const { next, log } = step(ack(g1.id, g1));
     expect(next.value).toBe('acknowledged');
-    const send = actions.find((action) => action.type === 'xstate.sendTo');
-    expect(send?.params).toMatchObject({ to: log, event: { type: 'replan.record' } });
+    expect(log).toMatchObject([{ type: 'replan.record', ack: { eventId: g1.id } }]);
   });
 
   it('accepts the pending event restored from the log, replacing the older ack', () => {
@@ -405,16 +416,11 @@ describe('replanMachine: what the event log cannot see', () => {
   });
 
   it('tells the gate a replan is to be answered while blind, and that none is once sighted', () => {
-    const statusSent = (snapshot: Snapshot, blind: (typeof LOOP)[]) => {
-      const { next, actions } = transitionBeside('gate', snapshot, { type: 'log.faults', blind });
-      const sent = actions
-        .filter((action) => action.type === 'xstate.sendTo')
-        .map((action) => (action.params as { event: unknown }).event);
-      return { next, sent };
-    };
-    const blinded = statusSent(restored(none), [LOOP]);
-    expect(blinded.sent).toEqual([{ type: 'replan.status', pending: true }]);
-    expect(statusSent(blinded.next, []).sent).toEqual([{ type: 'replan.status', pending: false }]);
+    const { step } = beside({ type: 'replan.restored', pending: none, lastAck: null });
+    expect(step({ type: 'log.faults', blind: [LOOP] }).gate).toEqual([
+      { type: 'replan.status', pending: true },
+    ]);
+    expect(step({ type: 'log.faults', blind: [] }).gate).toEqual([{ type: 'replan.status', pending: false }]);
   });
 
   it('judges acks as ever while blind: the pending event is accepted, the hold stays until guidance is seen', () => {
@@ -464,8 +470,13 @@ describe('replanMachine: each ack carries its replan', () => {
 
   it('tells the gate the hold is over at the first ack, while another agent still owes its own', () => {
     const g1 = logged(GUIDANCE);
-    const pending = change(twoAgents(), BEFORE, g1);
-    const { next, actions } = transitionBeside('gate', pending, {
+    const { step } = beside(
+      { type: 'replan.restored', pending: none, lastAck: null },
+      { type: 'agent.heard', party: 'session:a', at: 1000, closes: true },
+      { type: 'agent.heard', party: 'session:b', at: 1000, closes: true },
+      { type: 'log.appended', events: [g1], plan: BEFORE },
+    );
+    const { next, gate } = step({
       type: 'replan.ack',
       requestId: 3,
       replyTo,
@@ -478,10 +489,7 @@ describe('replanMachine: each ack carries its replan', () => {
     });
     // session:b still owes its ack, so the lifecycle stays pending: no state entry tells the gate.
     expect(next.value).toBe('pending');
-    const sent = actions
-      .filter((action) => action.type === 'xstate.sendTo')
-      .map((action) => (action.params as { event: unknown }).event);
-    expect(sent).toContainEqual({ type: 'replan.status', pending: false });
+    expect(gate).toEqual([{ type: 'replan.status', pending: false }]);
   });
 
   it("records each agent's ack with the diff of plan.md from the change to its ack, and says so in the reply", () => {

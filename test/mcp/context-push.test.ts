@@ -3,13 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Client, type LoggingLevel, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorRefFrom } from 'xstate';
-import type { watcherMachine } from '../../machines/watcher.js';
 import { createHttpApp } from '../../src/http/app.js';
 import { watchContext } from '../../src/mcp/context-push.js';
 import { CONTEXT_URI } from '../../src/mcp/context-resource.js';
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
+import { actorOf } from '../../src/system/actors.js';
 import { ackReplan, gateOf, inboxOf, logOf, reconcile, replanOf } from '../../src/system/ask-actors.js';
 import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
 import { oneShot, tempProject, waitUntil } from '../support/daemon.js';
@@ -49,8 +48,7 @@ const observerCounts = () =>
   );
 
 /** The watcher's context: how many changes it has reported to the log. */
-const watcherOf = () =>
-  (system.actor.system.get('watcher') as ActorRefFrom<typeof watcherMachine>).getSnapshot().context;
+const watcherOf = () => actorOf(system.actor, 'watcher').getSnapshot().context;
 
 /** Lets the watch's next-turn check run. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
