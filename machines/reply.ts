@@ -32,12 +32,6 @@ export const answerOf = <A>({ requestId, replyTo }: Asking<A>, answer: A): Reply
   event: { type: 'reply', requestId, answer },
 });
 
-/** The reply that says why `asking` could not be served. */
-export const failureOf = <A>({ requestId, replyTo }: Asking<A>, error: string): ReplyOut => ({
-  to: replyTo,
-  event: { type: 'reply', requestId, error },
-});
-
 /** The same request failed after all: `error` instead of the answer it was to get. */
 export const failedInstead = ({ to, event }: ReplyOut, error: string): ReplyOut => ({
   to,
