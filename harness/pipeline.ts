@@ -11,7 +11,7 @@ import {
 import type { AckOutcome, Caller, Delivery, Thought } from '../machines/delivery-rules.js';
 import type { ExternalItem, InboxEvent, PolledSource } from '../machines/external.js';
 import { gateMachine } from '../machines/gate.js';
-import type { GateAckReply } from '../machines/gate-context.js';
+import type { ClaimAnswer, GateAckAnswer } from '../machines/gate-context.js';
 import type { GateInput } from '../machines/gate-settings.js';
 import { inboxMachine } from '../machines/inbox.js';
 import type {
@@ -23,6 +23,7 @@ import type {
 } from '../machines/inbox-context.js';
 import { pollerMachine } from '../machines/poller.js';
 import type { FetchOutcome } from '../machines/poller-context.js';
+import { ask } from '../src/system/ask.js';
 import { drainFromInbox } from '../src/system/drain-inbox.js';
 
 /*
@@ -121,9 +122,9 @@ export const createPipeline = ({ clock, inbox, gate, poller, inspect }: Pipeline
       }),
       gate: gateMachine.provide({
         actors: {
-          drainInbox: fromPromise(async ({ input, system }) => {
+          drainInbox: fromPromise(async ({ system }) => {
             gate?.beforeDrain?.();
-            return { events: await drainFromInbox(system, input.requestId), at: clock.now() };
+            return { events: await drainFromInbox(system), at: clock.now() };
           }),
           think: fromPromise<Thought, { events: InboxEvent[]; now: number }>(({ input }) =>
             gate!.think(input),
@@ -166,32 +167,31 @@ export const createPipeline = ({ clock, inbox, gate, poller, inspect }: Pipeline
     inbox: (): ActorRefFrom<typeof inboxMachine> => root.system.get('inbox'),
     gate: (): ActorRefFrom<typeof gateMachine> => root.system.get('gate'),
     poller: (): ActorRefFrom<typeof pollerMachine> => root.system.get(pollerId),
-    /** A fresh request id, for a claim, an ack, a drain or an offer. */
-    nextRequestId: () => ++requests,
     /** Offers items to the inbox as a poller of `source` on `server` would; returns the poll id. */
     offer(source: string, server: string, items: ExternalItem[]): number {
       const pollId = ++requests;
       pipeline.inbox().send({ type: 'inbox.offer', pollId, source, server, items, replyTo });
       return pollId;
     },
-    /** An agent's claim at the clock's now: the gate answers at once, in `lastClaim`. Returns the request id. */
-    claim(caller: Caller): number {
-      const requestId = ++requests;
-      pipeline.gate().send({ type: 'gate.claim', requestId, ...caller, now: clock.now() });
-      return requestId;
+    /** An agent's claim at the clock's now: the gate answers at once. */
+    claim(caller: Caller): Promise<ClaimAnswer> {
+      return ask(pipeline.gate(), (asking) => ({
+        type: 'gate.claim',
+        ...asking,
+        ...caller,
+        now: clock.now(),
+      }));
     },
-    /** An agent's ack at the clock's now: the gate answers at once, in `lastReply`. Returns the request id. */
-    ack(deliveryId: string, caller: Caller, outcomes?: Record<string, AckOutcome>): number {
-      const requestId = ++requests;
-      pipeline.gate().send({
+    /** An agent's ack at the clock's now: answered at once when refused, once the inbox wrote its settlement when accepted. */
+    ack(deliveryId: string, caller: Caller, outcomes?: Record<string, AckOutcome>): Promise<GateAckAnswer> {
+      return ask(pipeline.gate(), (asking) => ({
         type: 'gate.ack',
-        requestId,
+        ...asking,
         deliveryId,
         ...(outcomes ? { outcomes } : {}),
         ...caller,
         now: clock.now(),
-      });
-      return requestId;
+      }));
     },
     /**
      * Whether the poller, the inbox or the gate still has work under way at this instant: a
@@ -212,13 +212,12 @@ export const createPipeline = ({ clock, inbox, gate, poller, inspect }: Pipeline
      * An agent that takes every delivery at once, all told: it claims the one set aside and
      * acknowledges the one it holds. Returns what it acknowledged and the gate's reply, or null.
      */
-    takeDelivery(agent: string): { delivery: Delivery; reply: GateAckReply | null } | null {
+    async takeDelivery(agent: string): Promise<{ delivery: Delivery; reply: GateAckAnswer } | null> {
       const gateRef = pipeline.gate();
-      if (gateRef.getSnapshot().matches('offered')) pipeline.claim({ agent });
+      if (gateRef.getSnapshot().matches('offered')) await pipeline.claim({ agent });
       const { delivery } = gateRef.getSnapshot().context;
       if (!gateRef.getSnapshot().matches('awaiting') || delivery === null) return null;
-      pipeline.ack(delivery.deliveryId, { agent });
-      return { delivery, reply: gateRef.getSnapshot().context.lastReply };
+      return { delivery, reply: await pipeline.ack(delivery.deliveryId, { agent }) };
     },
   };
   return pipeline;

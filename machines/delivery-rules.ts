@@ -61,6 +61,15 @@ export const isHolder = (delivery: Delivery, caller: Caller): boolean =>
 export interface ClosedDelivery {
   deliveryId: string;
   how: 'acknowledged' | 'expired';
+  /** With an ack: the events consumed, put back and dead-lettered by it. */
+  settled?: SettledIds;
+}
+
+/** The ids of the events an ack consumed, put back and dead-lettered. */
+export interface SettledIds {
+  consumed: string[];
+  putBack: string[];
+  deadLettered: string[];
 }
 
 /** What happened to an event, most recent last, for the context resource. */
@@ -94,7 +103,11 @@ export const closing = (
   closed: readonly ClosedDelivery[],
   delivery: Delivery,
   how: ClosedDelivery['how'],
-): ClosedDelivery[] => [...closed, { deliveryId: delivery.deliveryId, how }].slice(-CLOSED_KEPT);
+  settled?: SettledIds,
+): ClosedDelivery[] =>
+  [...closed, { deliveryId: delivery.deliveryId, how, ...(settled === undefined ? {} : { settled }) }].slice(
+    -CLOSED_KEPT,
+  );
 
 /** The judgements of an answer that count, by event id: an id and a finite urgency; the last one per id wins. */
 const validJudgements = (answer: readonly Judgement[]): Map<string, Judgement> => {

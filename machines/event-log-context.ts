@@ -10,7 +10,7 @@ import {
 } from './pulse-files.js';
 import type { ReplanAck } from './replan-acks.js';
 import type { SavedAgent } from './replan-agents.js';
-import type { ReplanRecord } from './replan-context.js';
+import type { AckToAnswer, ReplanRecord } from './replan-context.js';
 
 /** What the event log reads once at start. */
 export interface LoadedJournal {
@@ -88,10 +88,10 @@ export interface EventLogContext {
   /** The running scan was asked for by a caller. */
   scanForCaller: boolean;
   deferred: boolean;
-  queuedAck: (SaveReplanInput & { requestId: number }) | null;
-  savingAckRequestId: number;
-  ackSavedRequestId: number;
-  ackError: { requestId: number; message: string } | null;
+  /** The latest record to write, with every accepted ack it answers once written. */
+  queuedAck: (SaveReplanInput & { answers: AckToAnswer[] }) | null;
+  /** The accepted acks the write in progress answers when it ends. */
+  savingAnswers: AckToAnswer[];
   lastError: string | null;
   warnings: string[];
   /** What pulse cannot see or record now (an unreadable file, `.pulse/` swapped, a full disk). */
@@ -142,9 +142,7 @@ export const initialEventLogContext = (): EventLogContext => ({
   scanForCaller: false,
   deferred: false,
   queuedAck: null,
-  savingAckRequestId: 0,
-  ackSavedRequestId: 0,
-  ackError: null,
+  savingAnswers: [],
   lastError: null,
   warnings: [],
   faults: NO_FAULTS,

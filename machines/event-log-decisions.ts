@@ -3,6 +3,7 @@ import type { EventLogContext, LoadedJournal, ReconcileOutput } from './event-lo
 import { unloggedReason, unsavedStateReason } from './log-faults.js';
 import type { PlanSnapshot } from './plan-diff.js';
 import type { ReplanRecord } from './replan-context.js';
+import { answerOf, type ReplyOut } from './reply.js';
 
 /*
  * What each of the event log's decisions does, as pure functions of its context: the log's
@@ -15,7 +16,7 @@ export const ackQueued = (context: EventLogContext, record: ReplanRecord): Parti
     ack: record.ack,
     agents: record.agents,
     acks: record.acks,
-    requestId: Math.max(record.requestId, context.queuedAck?.requestId ?? 0),
+    answers: [...(context.queuedAck?.answers ?? []), ...(record.answers === null ? [] : [record.answers])],
   },
 });
 
@@ -24,7 +25,7 @@ export const queuedAckTaken = (context: EventLogContext): Partial<EventLogContex
   ack: context.queuedAck?.ack ?? context.ack,
   agents: context.queuedAck?.agents ?? context.agents,
   acks: context.queuedAck?.acks ?? context.acks,
-  savingAckRequestId: Math.max(context.queuedAck?.requestId ?? 0, context.savingAckRequestId),
+  savingAnswers: context.queuedAck?.answers ?? [],
   queuedAck: null,
 });
 
@@ -67,22 +68,32 @@ export const scanFailed = (context: EventLogContext, error: unknown): Partial<Ev
   scanGone: [],
 });
 
-/** The record being written reached state.json. */
-export const ackSaved = (context: EventLogContext): Partial<EventLogContext> => ({
-  ackSavedRequestId: context.savingAckRequestId,
-  ackError: null,
-  hashesUnsaved: false,
-  faults: { ...context.faults, state: null },
+/** A decision of the ack writer: what changes in its context, and the answers to the acks its write ended. */
+export interface AckWriteDecision {
+  changes: Partial<EventLogContext>;
+  replies: ReplyOut[];
+}
+
+/** The record being written reached state.json: each ack it answers is durable. */
+export const ackSaved = (context: EventLogContext): AckWriteDecision => ({
+  changes: { savingAnswers: [], hashesUnsaved: false, faults: { ...context.faults, state: null } },
+  replies: context.savingAnswers.map(({ asking, reply }) => answerOf(asking, { ...reply, durable: true })),
 });
 
-/** The record being written could not reach state.json. */
-export const ackFailed = (context: EventLogContext, error: unknown): Partial<EventLogContext> => ({
-  ackError: { requestId: context.savingAckRequestId, message: errorMessage(error) },
-  faults: {
-    ...context.faults,
-    state: unsavedStateReason(errorMessage(error)),
-  },
-});
+/**
+ * The record being written could not reach state.json: each ack it answers is accepted in memory,
+ * written again until it lands, and said so.
+ */
+export const ackFailed = (context: EventLogContext, error: unknown): AckWriteDecision => {
+  const message = errorMessage(error);
+  const warning = `Accepted, but not yet written to .pulse/state.json (${message}): pulse keeps the ack in memory and writes it as soon as it can; do not ack again. Until then a restart of pulse would ask for this replan once more.`;
+  return {
+    changes: { savingAnswers: [], faults: { ...context.faults, state: unsavedStateReason(message) } },
+    replies: context.savingAnswers.map(({ asking, reply }) =>
+      answerOf(asking, { ...reply, durable: false, warning }),
+    ),
+  };
+};
 
 /** What the replan lifecycle is told once the journal is loaded. */
 export const restored = (context: EventLogContext, plan: PlanSnapshot) => ({

@@ -121,10 +121,16 @@ export const eventLogMachine = setup({
       const changed: LogFaultsChanged = { type: 'log.faults', blind };
       enqueue.sendTo(({ system }) => system.get('replan'), changed);
     }),
-    recordAckSaved: assign(({ context }) => decisions.ackSaved(context)),
-    recordAckError: assign(({ context }, { error }: { error: unknown }) =>
-      decisions.ackFailed(context, error),
-    ),
+    recordAckSaved: enqueueActions(({ context, enqueue }) => {
+      const { changes, replies } = decisions.ackSaved(context);
+      for (const { to, event } of replies) enqueue.sendTo(to, event);
+      enqueue.assign(changes);
+    }),
+    recordAckError: enqueueActions(({ context, enqueue }, { error }: { error: unknown }) => {
+      const { changes, replies } = decisions.ackFailed(context, error);
+      for (const { to, event } of replies) enqueue.sendTo(to, event);
+      enqueue.assign(changes);
+    }),
     announceRestored: sendTo(
       ({ system }) => system.get('replan'),
       ({ context }, { plan }: { plan: PlanSnapshot }) => decisions.restored(context, plan),
@@ -257,7 +263,7 @@ export const eventLogMachine = setup({
             },
             saving: {
               description:
-                'Writing the accepted ack to state.json atomically; an ack accepted meanwhile is queued, and only the latest is kept.',
+                'Writing the accepted ack to state.json atomically, then answering each ack it records; an ack accepted meanwhile is queued, and only the latest record is kept.',
               entry: 'takeQueuedAck',
               on: { 'replan.record': { actions: { type: 'queueAck', params: ({ event }) => event } } },
               invoke: {

@@ -8,10 +8,10 @@ import type {
 } from './delivery-rules.js';
 import type { InboxEvent } from './external.js';
 import { definedSettings, GATE_DEFAULTS, type GateInput, type GateSettings } from './gate-settings.js';
+import type { Asking } from './reply.js';
 
-/** The answer to one `gate.ack`, as `pulse_ack_events` returns it. */
-export interface GateAckReply {
-  requestId: number;
+/** The answer to one `gate.ack`, as `pulse_ack_events` returns it: an accepted one once the inbox has its settlement on disk. */
+export interface GateAckAnswer {
   accepted: boolean;
   deliveryId: string;
   reason: string;
@@ -20,13 +20,10 @@ export interface GateAckReply {
   consumed: string[];
   putBack: string[];
   deadLettered: string[];
-  /** The settlement that records this ack: answer once the inbox has it on disk. */
-  settleSeq: number | null;
 }
 
 /** The answer to one `gate.claim`: the delivery this agent holds now, if any. */
-export interface GateClaimReply {
-  requestId: number;
+export interface ClaimAnswer {
   delivery: Delivery | null;
   /** Another agent holds the delivery that is out. */
   heldByOther: boolean;
@@ -106,19 +103,16 @@ export interface GateContext extends GateSettings {
   lastThought: ThoughtRecord | null;
   gated: Record<HoldReason, number>;
   lastGate: HoldReason | null;
-  lastReply: GateAckReply | null;
-  lastClaim: GateClaimReply | null;
   /** Settlements sent to the inbox so far (the last one's `seq`). */
   settles: number;
   lastError: string | null;
 }
 
 /** An agent checking in for the delivery set aside for it. */
-export type Claim = { requestId: number; now: number } & Caller;
+export type Claim = { now: number } & Caller & Asking<ClaimAnswer>;
 
 /** An agent's acknowledgement of a delivery. */
-export interface Ack {
-  requestId: number;
+export interface Ack extends Asking<GateAckAnswer> {
   deliveryId: string;
   /** Per event id; an event left out counts as told, and no outcomes at all means all told. */
   outcomes?: Record<string, AckOutcome>;
@@ -167,8 +161,6 @@ export const initialGateContext = (input: GateInput | undefined): GateContext =>
   lastThought: null,
   gated: { awaiting: 0, focus: 0, answering: 0, cooldown: 0 },
   lastGate: null,
-  lastReply: null,
-  lastClaim: null,
   settles: 0,
   lastError: null,
 });

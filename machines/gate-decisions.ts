@@ -19,13 +19,15 @@ import type {
   Ack,
   Claim,
   DrainOutput,
+  GateAckAnswer,
   GateContext,
   HoldReason,
   JudgedEvent,
   ThinkFailure,
 } from './gate-context.js';
 import { BACKLOG_EVENTS, retryDelayMs } from './gate-settings.js';
-import type { Settlement } from './inbox-context.js';
+import type { SettleEvent } from './inbox-context.js';
+import { type Asking, answerOf, type ReplyOut } from './reply.js';
 
 /*
  * What each of the gate's decisions does, as pure functions of its context: the gate's named
@@ -39,11 +41,22 @@ import type { Settlement } from './inbox-context.js';
 export const gateOpen = (context: Pick<GateContext, 'focusUntil' | 'replanPending'>): boolean =>
   context.focusUntil === null && !context.replanPending;
 
-/** A decision of the gate: what changes in its context, and the settlement it sends the inbox (null: nothing to settle). */
+/**
+ * A decision of the gate: what changes in its context, the settlement it sends the inbox (null:
+ * nothing to settle), and an ack's reply when no settlement carries it.
+ */
 export interface GateDecision {
   changes: Partial<GateContext>;
-  settle: ({ type: 'inbox.settle' } & Settlement) | null;
+  settle: SettleEvent | null;
+  reply?: ReplyOut;
 }
+
+/** A decision that only answers a request: no change, nothing to settle. */
+const answered = <A>(asking: Asking<A>, answer: A): GateDecision => ({
+  changes: {},
+  settle: null,
+  reply: answerOf(asking, answer),
+});
 
 /** What a decision does with events: consumed for good, failed (one more attempt), or returned untried. */
 interface Fates {
@@ -63,7 +76,15 @@ const settling = (context: GateContext, at: number, { consumed = [], failed = []
   const settle: GateDecision['settle'] =
     consumed.length + putBack.length + dead.length === 0
       ? null
-      : { type: 'inbox.settle', seq: context.settles + 1, at, consumed, putBack, deadLettered: dead };
+      : {
+          type: 'inbox.settle',
+          seq: context.settles + 1,
+          at,
+          consumed,
+          putBack,
+          deadLettered: dead,
+          reply: null,
+        };
   return {
     settle,
     back,
@@ -248,34 +269,35 @@ export const deliveryClaimed = (
   ),
 });
 
-/** The holder's ack: events told or not worth saying are consumed, those for later go back with one more attempt. */
+/**
+ * The holder's ack: events told or not worth saying are consumed, those for later go back with one
+ * more attempt. Its answer travels with the settlement, so the inbox sends it once that is on disk.
+ */
 export const ackSettled = (context: GateContext, delivery: Delivery, ack: Ack): GateDecision => {
   const { done, later } = splitOutcomes(delivery, ack.outcomes);
   const consumed = done.map((d) => d.event.id);
   const { settle, back, dead, counters } = settling(context, ack.now, { consumed, failed: later });
+  const settled = { consumed, putBack: back.map((e) => e.id), deadLettered: dead.map((e) => e.id) };
+  const answer: GateAckAnswer = {
+    accepted: true,
+    deliveryId: delivery.deliveryId,
+    reason: `Delivery ${delivery.deliveryId} acknowledged.`,
+    ...settled,
+  };
+  const reply = answerOf(ack, answer);
   return {
-    settle,
+    ...(settle === null ? { settle, reply } : { settle: { ...settle, reply } }),
     changes: {
       ...counters,
       delivery: null,
       lastDeliveryAt: ack.now,
-      closed: closing(context.closed, delivery, 'acknowledged'),
+      closed: closing(context.closed, delivery, 'acknowledged', settled),
       recent: remember(
         context.recent,
         done.map(({ event, fate }) =>
           fateOf(delivery.events.find((d) => d.id === event.id) ?? event, fate, ack.now),
         ),
       ),
-      lastReply: {
-        requestId: ack.requestId,
-        accepted: true,
-        deliveryId: delivery.deliveryId,
-        reason: `Delivery ${delivery.deliveryId} acknowledged.`,
-        consumed,
-        putBack: back.map((e) => e.id),
-        deadLettered: dead.map((e) => e.id),
-        settleSeq: settle?.seq ?? null,
-      },
     },
   };
 };
@@ -297,36 +319,26 @@ export const leaseExpired = (context: GateContext, delivery: Delivery): GateDeci
 };
 
 /** The answer to an ack that cannot be taken: why, with its code. */
-export const ackRefused = (context: GateContext, ack: Ack & Caller): Partial<GateContext> => {
+export const ackRefused = (context: GateContext, ack: Ack & Caller): GateDecision => {
   const { deliveryId, outcomes } = ack;
   const code =
     ackRejection(context.delivery, context.closed, deliveryId, outcomes, ack) ?? 'unknown_delivery';
-  return {
-    lastReply: {
-      requestId: ack.requestId,
-      accepted: false,
-      deliveryId,
-      reason: rejectionReason(code, context.delivery, deliveryId, outcomes),
-      code,
-      consumed: [],
-      putBack: [],
-      deadLettered: [],
-      settleSeq: null,
-    },
-  };
+  return answered(ack, {
+    accepted: false,
+    deliveryId,
+    reason: rejectionReason(code, context.delivery, deliveryId, outcomes),
+    code,
+    consumed: [],
+    putBack: [],
+    deadLettered: [],
+  });
 };
 
 /** The answer to a claim: the delivery when this agent holds it, or whether another agent does. */
-export const claimAnswered = (context: GateContext, claim: Claim): Partial<GateContext> => {
+export const claimAnswered = (context: GateContext, claim: Claim): GateDecision => {
   const holder = context.delivery?.holder ?? null;
   const mine = holder !== null && holder === claim.agent;
-  return {
-    lastClaim: {
-      requestId: claim.requestId,
-      delivery: mine ? context.delivery : null,
-      heldByOther: holder !== null && !mine,
-    },
-  };
+  return answered(claim, { delivery: mine ? context.delivery : null, heldByOther: holder !== null && !mine });
 };
 
 /** Node timers hold at most 2^31 − 1 ms; a longer focus is waited out in steps. */

@@ -12,14 +12,15 @@ import { BACKLOG_EVENTS, definedSettings, INSERT_QUIET_MS, retryDelayMs } from '
 interface DecisionArgs {
   enqueue: {
     assign(changes: Partial<GateContext>): void;
-    sendTo(to: AnyActorRef, event: NonNullable<decisions.GateDecision['settle']>): void;
+    sendTo(to: AnyActorRef, event: { type: string }): void;
   };
   system: { get(systemId: string): AnyActorRef | undefined };
 }
 
-/** Applies a decision: its settlement, if any, goes to the inbox, and its changes to the context. */
-const apply = ({ enqueue, system }: DecisionArgs, { changes, settle }: decisions.GateDecision): void => {
+/** Applies a decision: its settlement goes to the inbox, its reply to the asker, its changes to the context. */
+const apply = ({ enqueue, system }: DecisionArgs, { changes, settle, reply }: decisions.GateDecision) => {
   if (settle !== null) enqueue.sendTo(system.get('inbox')!, settle);
+  if (reply !== undefined) enqueue.sendTo(reply.to, reply.event);
   enqueue.assign(changes);
 };
 
@@ -37,7 +38,7 @@ export const gateMachine = setup({
     input: {} as GateInput | undefined,
   },
   actors: {
-    drainInbox: fromPromise<DrainOutput, { requestId: number }>(async () => {
+    drainInbox: fromPromise<DrainOutput>(async () => {
       throw new Error('drainInbox not provided');
     }),
     think: fromPromise<Thought, { events: InboxEvent[]; now: number }>(async () => {
@@ -74,13 +75,15 @@ export const gateMachine = setup({
     claimDelivery: assign(({ context }, { delivery, claim }: { delivery: Delivery; claim: Claim }) =>
       decisions.deliveryClaimed(context, delivery, claim),
     ),
-    answerClaim: assign(({ context }, { claim }: { claim: Claim }) =>
-      decisions.claimAnswered(context, claim),
+    answerClaim: enqueueActions((args, claim: Claim) =>
+      apply(args, decisions.claimAnswered(args.context, claim)),
+    ),
+    refuseAck: enqueueActions((args, ack: Ack & Caller) =>
+      apply(args, decisions.ackRefused(args.context, ack)),
     ),
     settleAck: enqueueActions((args, { delivery, ack }: { delivery: Delivery; ack: Ack }) =>
       apply(args, decisions.ackSettled(args.context, delivery, ack)),
     ),
-    rejectAck: assign(({ context }, { ack }: { ack: Ack & Caller }) => decisions.ackRefused(context, ack)),
     expireLease: enqueueActions((args, { delivery }: { delivery: Delivery }) =>
       apply(args, decisions.leaseExpired(args.context, delivery)),
     ),
@@ -119,8 +122,8 @@ export const gateMachine = setup({
   id: 'gate',
   context: ({ input }) => initialGateContext(input),
   on: {
-    'gate.ack': { actions: { type: 'rejectAck', params: ({ event }) => ({ ack: event }) } },
-    'gate.claim': { actions: { type: 'answerClaim', params: ({ event }) => ({ claim: event }) } },
+    'gate.ack': { actions: { type: 'refuseAck', params: ({ event }) => event } },
+    'gate.claim': { actions: { type: 'answerClaim', params: ({ event }) => event } },
     'gate.configure': { actions: { type: 'configure', params: ({ event }) => event } },
     'gate.focus': { actions: { type: 'scheduleFocus', params: ({ event }) => event } },
     'gate.focusEnded': {
@@ -167,7 +170,6 @@ export const gateMachine = setup({
       on: { 'gate.reflect': { actions: 'deferReflection' } },
       invoke: {
         src: 'drainInbox',
-        input: ({ context }) => ({ requestId: context.drains }),
         onDone: [
           { guard: { type: 'drainedNothing', params: ({ event }) => event.output }, target: 'idle' },
           { target: 'thinking', actions: { type: 'takeBatch', params: ({ event }) => event.output } },
@@ -253,7 +255,7 @@ export const gateMachine = setup({
               type: 'claimDelivery',
               params: ({ context, event }) => ({ delivery: context.delivery!, claim: event }),
             },
-            { type: 'answerClaim', params: ({ event }) => ({ claim: event }) },
+            { type: 'answerClaim', params: ({ event }) => event },
           ],
         },
       },
@@ -272,7 +274,7 @@ export const gateMachine = setup({
               params: ({ context, event }) => ({ delivery: context.delivery!, ack: event }),
             },
           },
-          { actions: { type: 'rejectAck', params: ({ event }) => ({ ack: event }) } },
+          { actions: { type: 'refuseAck', params: ({ event }) => event } },
         ],
       },
       after: {

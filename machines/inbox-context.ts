@@ -1,5 +1,6 @@
 import type { ActorRef, Snapshot } from 'xstate';
 import type { AlsoListed, ExternalItem, InboxEvent } from './external.js';
+import type { Asking, ReplyOut } from './reply.js';
 
 export const INBOX_CAPACITY = 200;
 export const PER_TICK_CAP = 20;
@@ -83,24 +84,30 @@ export interface InboxContext {
   offers: Offer[];
   dropped: number;
   inserted: number;
-  lastDrain: { requestId: number; events: InboxEvent[] } | null;
   /** The most recent dead letters (the file keeps them all). */
   deadLetters: DeadLetter[];
   /** The most recent items a second source of a server listed, told once under the first. */
   alsoListed: AlsoListed[];
   deadLettered: number;
-  /** Settlements taken and not written yet, oldest first: written one at a time, in order. */
-  unsaved: SettlementWrite[];
-  /** The highest settlement known to be on disk, and the last one that could not be written. */
+  /** Settlements taken and not written yet, oldest first, each with the ack it answers once written. */
+  unsaved: UnsavedSettlement[];
+  /** The highest settlement known to be on disk. */
   settleSaved: number;
-  settleError: { seq: number; message: string } | null;
   lastError: string | null;
 }
 
+/** A settlement waiting to be written, and the reply of the ack it records (null: no ack asked). */
+export interface UnsavedSettlement extends SettlementWrite {
+  reply: ReplyOut | null;
+}
+
+/** The gate's settlement; an ack's reply travels with it, to be sent once it is on disk. */
+export type SettleEvent = { type: 'inbox.settle'; reply: ReplyOut | null } & Settlement;
+
 export type InboxEventMessage =
   | ({ type: 'inbox.offer' } & Offer)
-  | { type: 'inbox.drain'; requestId: number }
-  | ({ type: 'inbox.settle' } & Settlement);
+  | ({ type: 'inbox.drain' } & Asking<InboxEvent[]>)
+  | SettleEvent;
 
 /** The inbox's input: its bounds, the defaults where none is given. */
 export type InboxInput = { capacity?: number; perTickCap?: number } | undefined;
@@ -114,12 +121,10 @@ export const initialInboxContext = (input: InboxInput): InboxContext => ({
   offers: [],
   dropped: 0,
   inserted: 0,
-  lastDrain: null,
   deadLetters: [],
   deadLettered: 0,
   alsoListed: [],
   unsaved: [],
   settleSaved: 0,
-  settleError: null,
   lastError: null,
 });

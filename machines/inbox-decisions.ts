@@ -7,7 +7,10 @@ import type {
   Offer,
   OfferReply,
   Settlement,
+  SettlementWrite,
+  UnsavedSettlement,
 } from './inbox-context.js';
+import { type Answering, type Asking, answerOf, failedInstead, type ReplyOut } from './reply.js';
 
 /*
  * What each of the inbox's decisions does, as pure functions of its context: the inbox's named
@@ -19,21 +22,18 @@ const DEAD_LETTERS_KEPT = 50;
 /** How many items listed again by another source the inbox keeps to show. */
 const ALSO_LISTED_KEPT = 20;
 
-/** A decision of the inbox: what changes in its context, and the answer to an offer (null: none). */
-export interface InboxDecision {
-  changes: Partial<InboxContext>;
-  reply: { to: Offer['replyTo']; answer: OfferReply } | null;
-}
+/** A decision of the inbox: what changes in its context, and the answer to an offer or a request (null: none). */
+export type InboxDecision = Answering<InboxContext>;
 
 /** How many more events fit in the inbox. */
 const roomLeft = (context: InboxContext, events: readonly InboxEvent[] = context.events): number =>
   Math.max(0, context.capacity - events.length);
 
 /** The answer to one offer: how many of its items entered, whether more were left out, and the room left. */
-const answer = (offer: Offer, inserted: number, capped: boolean, room: number): InboxDecision['reply'] => ({
-  to: offer.replyTo,
-  answer: { type: 'inbox.offered', pollId: offer.pollId, inserted, capped, roomLeft: room },
-});
+const answer = (offer: Offer, inserted: number, capped: boolean, room: number): InboxDecision['reply'] => {
+  const event: OfferReply = { type: 'inbox.offered', pollId: offer.pollId, inserted, capped, roomLeft: room };
+  return { to: offer.replyTo, event };
+};
 
 /** Puts `taken` back at the front in the order taken; over capacity, the put-back (older) ones go first. */
 const putBack = (
@@ -55,17 +55,20 @@ export const offerAllSeenAnswered = (context: InboxContext, offer: Offer): Inbox
 });
 
 /** A drain: every queued event goes out with the gate, still the inbox's to dedupe against until settled. */
-export const drained = (context: InboxContext, requestId: number): Partial<InboxContext> => ({
-  events: [],
-  out: [...context.out, ...context.events],
-  lastDrain: { requestId, events: context.events },
+export const drained = (context: InboxContext, asking: Asking<InboxEvent[]>): InboxDecision => ({
+  changes: { events: [], out: [...context.out, ...context.events] },
+  reply: answerOf(asking, context.events),
 });
 
 /**
  * A settlement of the gate, taken: consumed events leave, put-back ones return to the front
  * (overflowing ones are dead letters too), and the settlement waits its turn to be written.
  */
-export const settlementTaken = (context: InboxContext, settlement: Settlement): Partial<InboxContext> => {
+export const settlementTaken = (
+  context: InboxContext,
+  settlement: Settlement,
+  reply: ReplyOut | null,
+): Partial<InboxContext> => {
   const { events, dropped } = putBack(context.events, settlement.putBack, context.capacity);
   const settled = new Set([
     ...settlement.consumed,
@@ -83,7 +86,7 @@ export const settlementTaken = (context: InboxContext, settlement: Settlement): 
     dropped: context.dropped + dropped.length,
     deadLettered: context.deadLettered + deadLetters.length,
     deadLetters: [...context.deadLetters, ...deadLetters].slice(-DEAD_LETTERS_KEPT),
-    unsaved: [...context.unsaved, { settlement, deadLetters }],
+    unsaved: [...context.unsaved, { settlement, deadLetters, reply }],
   };
 };
 
@@ -126,17 +129,36 @@ export const offerFailed = (context: InboxContext, message: string): InboxDecisi
   };
 };
 
-/** The oldest unsaved settlement is on disk. */
-export const settlementSaved = (context: InboxContext): Partial<InboxContext> => ({
-  unsaved: context.unsaved.slice(1),
-  settleSaved: Math.max(context.settleSaved, context.unsaved[0]!.settlement.seq),
+/** The oldest unsaved settlement is on disk: the ack it records is answered now. */
+export const settlementSaved = (context: InboxContext): InboxDecision => ({
+  changes: {
+    unsaved: context.unsaved.slice(1),
+    settleSaved: Math.max(context.settleSaved, context.unsaved[0]!.settlement.seq),
+  },
+  reply: context.unsaved[0]!.reply,
 });
 
-/** The oldest unsaved settlement could not be written: recorded as failed, not tried again. */
-export const settlementFailed = (context: InboxContext, message: string): Partial<InboxContext> => ({
-  unsaved: context.unsaved.slice(1),
-  settleError: { seq: context.unsaved[0]!.settlement.seq, message },
-  lastError: `Could not record what happened to delivered events: ${message}`,
+/** The oldest unsaved settlement could not be written: recorded as failed, not tried again, and its ack told why. */
+export const settlementFailed = (context: InboxContext, message: string): InboxDecision => {
+  const { reply } = context.unsaved[0]!;
+  return {
+    changes: {
+      unsaved: context.unsaved.slice(1),
+      lastError: `Could not record what happened to delivered events: ${message}`,
+    },
+    reply:
+      reply &&
+      failedInstead(
+        reply,
+        `The ack was accepted but could not be written to inbox.jsonl: ${message}. Check that .pulse/ is writable.`,
+      ),
+  };
+};
+
+/** What the `persistSettlement` effect writes of an unsaved settlement: never its reply. */
+export const writeOf = ({ settlement, deadLetters }: UnsavedSettlement): SettlementWrite => ({
+  settlement,
+  deadLetters,
 });
 
 /** The offer an `inbox.offer` carries. */

@@ -1,5 +1,6 @@
-import { type AnyActorRef, assign, enqueueActions, fromPromise, setup } from 'xstate';
+import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
+import type { InboxEvent } from './external.js';
 import {
   type AcceptInput,
   type AcceptOutput,
@@ -9,23 +10,14 @@ import {
   initialInboxContext,
   type LoadedInbox,
   type Offer,
-  type OfferReply,
-  type Settlement,
+  type SettleEvent,
   type SettlementWrite,
 } from './inbox-context.js';
 import * as decisions from './inbox-decisions.js';
 import { offerOf, settlementOf } from './inbox-decisions.js';
+import { type Asking, applyAnswering } from './reply.js';
 
-/** What applying a decision needs of an action's arguments. */
-interface DecisionArgs {
-  enqueue: { assign(changes: Partial<InboxContext>): void; sendTo(to: AnyActorRef, event: OfferReply): void };
-}
-
-/** Applies a decision: its changes to the context, and its answer to the poller. */
-const apply = ({ enqueue }: DecisionArgs, { changes, reply }: decisions.InboxDecision): void => {
-  enqueue.assign(changes);
-  if (reply !== null) enqueue.sendTo(reply.to, reply.answer);
-};
+const apply = applyAnswering<InboxContext>;
 
 /**
  * The durable inbox and the only writer of its files: takes offers from pollers one at a time
@@ -70,11 +62,11 @@ export const inboxMachine = setup({
     answerSeenOffer: enqueueActions((args, { offer }: { offer: Offer }) =>
       apply(args, decisions.offerAllSeenAnswered(args.context, offer)),
     ),
-    drain: assign(({ context }, { requestId }: { requestId: number }) =>
-      decisions.drained(context, requestId),
+    drain: enqueueActions((args, asking: Asking<InboxEvent[]>) =>
+      apply(args, decisions.drained(args.context, asking)),
     ),
-    takeSettlement: assign(({ context }, { settlement }: { settlement: Settlement }) =>
-      decisions.settlementTaken(context, settlement),
+    takeSettlement: assign(({ context }, event: SettleEvent) =>
+      decisions.settlementTaken(context, settlementOf(event), event.reply),
     ),
     takeAccepted: enqueueActions((args, { output }: { output: AcceptOutput }) =>
       apply(args, decisions.offerAccepted(args.context, output)),
@@ -82,9 +74,9 @@ export const inboxMachine = setup({
     dropFailedOffer: enqueueActions((args, { message }: { message: string }) =>
       apply(args, decisions.offerFailed(args.context, message)),
     ),
-    markSettlementSaved: assign(({ context }) => decisions.settlementSaved(context)),
-    markSettlementFailed: assign(({ context }, { message }: { message: string }) =>
-      decisions.settlementFailed(context, message),
+    markSettlementSaved: enqueueActions((args) => apply(args, decisions.settlementSaved(args.context))),
+    markSettlementFailed: enqueueActions((args, { message }: { message: string }) =>
+      apply(args, decisions.settlementFailed(args.context, message)),
     ),
   },
   guards: {
@@ -133,12 +125,8 @@ export const inboxMachine = setup({
           guard: 'offerAllSeen',
           actions: { type: 'answerSeenOffer', params: ({ event }) => ({ offer: offerOf(event) }) },
         },
-        'inbox.drain': {
-          actions: { type: 'drain', params: ({ event }) => ({ requestId: event.requestId }) },
-        },
-        'inbox.settle': {
-          actions: { type: 'takeSettlement', params: ({ event }) => ({ settlement: settlementOf(event) }) },
-        },
+        'inbox.drain': { actions: { type: 'drain', params: ({ event }) => event } },
+        'inbox.settle': { actions: { type: 'takeSettlement', params: ({ event }) => event } },
       },
       states: {
         offers: {
@@ -175,7 +163,7 @@ export const inboxMachine = setup({
         },
         settlements: {
           description:
-            "The gate's settlements, written one at a time in the order decided: an ack is answered once its own is written (`settleSaved`).",
+            "The gate's settlements, written one at a time in the order decided: an ack is answered once its own is written.",
           initial: 'idle',
           states: {
             idle: {
@@ -184,10 +172,10 @@ export const inboxMachine = setup({
             },
             persisting: {
               description:
-                'Writing the oldest settlement not yet written: its dead letters first, then one journal append. One that cannot be written is recorded as failed (`settleError`), not tried again, and the next one is written after it.',
+                'Writing the oldest settlement not yet written: its dead letters first, then one journal append. One that cannot be written is recorded as failed and its ack told why, not tried again, and the next one is written after it.',
               invoke: {
                 src: 'persistSettlement',
-                input: ({ context }) => context.unsaved[0]!,
+                input: ({ context }) => decisions.writeOf(context.unsaved[0]!),
                 onDone: { target: 'idle', actions: 'markSettlementSaved' },
                 onError: {
                   target: 'idle',

@@ -5,6 +5,7 @@ import { type PlanSnapshot, UNKNOWN_PLAN } from './plan-diff.js';
 import type { AckRecord, PulseEvent } from './pulse-files.js';
 import type { ReplanAck } from './replan-acks.js';
 import type { AgentBook, SavedAgent, TieWay } from './replan-agents.js';
+import type { Asking } from './reply.js';
 
 /** Why an ack was refused: a stable code beside PulseAgent's sentence. */
 export type AckRejection =
@@ -14,9 +15,8 @@ export type AckRejection =
   | 'no_pending_replan'
   | 'stale_event';
 
-/** The answer to one `replan.ack`, as `pulse_ack_replan` returns it. */
+/** The lifecycle's answer to one `replan.ack`. */
 export interface AckReply {
-  requestId: number;
   accepted: boolean;
   acknowledged_event_id: string | null;
   plan_sha256: string | null;
@@ -28,6 +28,20 @@ export interface AckReply {
   plan_change?: string;
 }
 
+/** An ack's answer, as `pulse_ack_replan` returns it: an accepted one once its write to state.json ended. */
+export type AckAnswer = AckReply & {
+  /** True once the accepted ack is in state.json; false while it lives in memory only (a full disk). */
+  durable?: boolean;
+  /** Why it is not durable yet, and what pulse does about it. */
+  warning?: string;
+};
+
+/** An accepted ack waiting for its write: who asked, and the lifecycle's answer. */
+export interface AckToAnswer {
+  asking: Asking<AckAnswer>;
+  reply: AckReply;
+}
+
 export interface ReplanContext extends PendingReplan {
   /**
    * PulseAgent's pending replan: the guidance and constraints events after the last accepted ack,
@@ -37,7 +51,6 @@ export interface ReplanContext extends PendingReplan {
   /** The agents working in the project, each with the change it still owes (`pendingEventId` is the latest any owes). */
   agents: AgentBook;
   lastAck: AckRecord | null;
-  lastReply: AckReply | null;
   /** What may hide a guidance or constraints change from the log now (the event log says): the plan is on hold while any. */
   blind: FileFault[];
   /** The plan as the log last told (at a change, an ack, the load). */
@@ -68,9 +81,8 @@ export type ReplanEvent =
       plan?: PlanSnapshot;
     }
   | { type: 'log.faults'; blind: FileFault[] }
-  | {
+  | ({
       type: 'replan.ack';
-      requestId: number;
       eventId: string;
       /** The event the id names, looked up in the log; null when the log has no such id. */
       target: Pick<PulseEvent, 'id' | 'path'> | null;
@@ -80,7 +92,7 @@ export type ReplanEvent =
       at: string;
       /** Who acknowledges; an agent that never called before counts as `one-shot`. */
       agent?: PartyKey;
-    }
+    } & Asking<AckAnswer>)
   | { type: 'agent.heard'; party: PartyKey; at: number; closes: boolean; client?: ClientInfo }
   | { type: 'agent.left'; party: PartyKey }
   | { type: 'agent.tied'; parties: [PartyKey, PartyKey]; by: TieWay }
@@ -92,8 +104,8 @@ export interface ReplanRecord {
   ack: AckRecord | null;
   agents: SavedAgent[];
   acks: ReplanAck[];
-  /** The ack's request, for its caller to wait on; 0 when only the agents changed. */
-  requestId: number;
+  /** The accepted ack this write answers once it ends; null when only the agents changed. */
+  answers: AckToAnswer | null;
 }
 
 /** What the event log restored, as the lifecycle receives it. */
@@ -109,7 +121,6 @@ export const INITIAL_REPLAN_CONTEXT: ReplanContext = {
   unclaimed: { pendingEventId: null, pendingFiles: [] },
   agents: {},
   lastAck: null,
-  lastReply: null,
   blind: [],
   plan: UNKNOWN_PLAN,
   unclaimedBase: null,

@@ -16,7 +16,8 @@ import {
   type TieWay,
   tie,
 } from './replan-agents.js';
-import type { AckEvent, AckRejection, ReplanContext, Restored } from './replan-context.js';
+import type { AckEvent, AckRejection, AckToAnswer, ReplanContext, Restored } from './replan-context.js';
+import { answerOf, askingOf, type ReplyOut } from './reply.js';
 
 /*
  * What each of the replan lifecycle's decisions does, as pure functions of its context: its named
@@ -181,19 +182,16 @@ export const tied = (
   withPending({ unclaimed: context.unclaimed, agents: tie(context.agents, a, b, by) });
 
 /** The answer to an ack that cannot be taken: why, with its code. */
-export const ackRejected = (context: ReplanContext, ack: AckEvent): Partial<ReplanContext> => {
+export const ackRejected = (context: ReplanContext, ack: AckEvent): ReplyOut => {
   const code = replanAckRejection(context, ack) ?? 'stale_event';
   const owed = owedBy(context, ack.agent ?? ONE_SHOT);
-  return {
-    lastReply: {
-      requestId: ack.requestId,
-      accepted: false,
-      acknowledged_event_id: context.lastAck?.eventId ?? null,
-      plan_sha256: context.lastAck?.planSha256 ?? null,
-      reason: rejectionReason(code, ack.eventId, owed?.pendingEventId ?? null),
-      code,
-    },
-  };
+  return answerOf(ack, {
+    accepted: false,
+    acknowledged_event_id: context.lastAck?.eventId ?? null,
+    plan_sha256: context.lastAck?.planSha256 ?? null,
+    reason: rejectionReason(code, ack.eventId, owed?.pendingEventId ?? null),
+    code,
+  });
 };
 
 /**
@@ -223,14 +221,23 @@ export const ackAccepted = (context: ReplanContext, event: AckEvent): Partial<Re
     unclaimedBase: null,
     acks: withAck(context.acks, ack),
     lastAck: { eventId: event.eventId, planSha256: event.planSha256, at: event.at },
-    lastReply: {
-      requestId: event.requestId,
+  };
+};
+
+/**
+ * The answer to an ack just accepted (`context` has it as the last of its acks), for the event
+ * log to send once the write to state.json has ended.
+ */
+export const ackToAnswer = (context: ReplanContext, event: AckEvent): AckToAnswer => {
+  const ack = context.acks.at(-1);
+  return {
+    asking: askingOf(event),
+    reply: {
       accepted: true,
       acknowledged_event_id: event.eventId,
       plan_sha256: event.planSha256,
       reason: ACK_ACCEPTED_REASON,
-      plan_changed: ack.plan_changed,
-      plan_change: ack.summary,
+      ...(ack === undefined ? {} : { plan_changed: ack.plan_changed, plan_change: ack.summary }),
     },
   };
 };

@@ -6,6 +6,7 @@ import type { PulseEvent } from './pulse-files.js';
 import { agentIdOf, savedAgents, sweeps, type TieWay } from './replan-agents.js';
 import {
   type AckEvent,
+  type AckToAnswer,
   INITIAL_REPLAN_CONTEXT,
   type ReplanContext,
   type ReplanEvent,
@@ -13,9 +14,10 @@ import {
   type Restored,
 } from './replan-context.js';
 import * as decisions from './replan-decisions.js';
+import type { ReplyOut } from './reply.js';
 
 /** What `saveState` records when no ack asked for it: the agents alone changed. */
-const NO_ACK = { requestId: 0 };
+const NO_ACK = { answers: null };
 
 /**
  * The replan lifecycle: idle → pending → acknowledged, and back to pending on every new
@@ -60,7 +62,11 @@ export const replanMachine = setup({
     tieParties: assign(({ context }, { parties, by }: { parties: [PartyKey, PartyKey]; by: TieWay }) =>
       decisions.tied(context, parties, by),
     ),
-    rejectAck: assign(({ context }, { ack }: { ack: AckEvent }) => decisions.ackRejected(context, ack)),
+    /** Answers a request: the reply goes to the asker's `replyTo`. */
+    reply: sendTo(
+      (_, { to }: ReplyOut) => to,
+      (_, { event }: ReplyOut) => event,
+    ),
     acceptAck: assign(({ context }, { ack }: { ack: AckEvent }) => decisions.ackAccepted(context, ack)),
     /**
      * Tells the reflection gate (when the system has one) whether no agent has replanned yet (or
@@ -71,15 +77,15 @@ export const replanMachine = setup({
       const status = { type: 'replan.status', pending: decisions.gateHolds(context) } as const;
       if (gate !== undefined) enqueue.sendTo(gate, status);
     }),
-    /** Asks the event log to write the last ack and the agents to state.json; `requestId` is the ack's (0: none). */
+    /** Asks the event log to write the last ack and the agents to state.json, and to answer the ack accepted (if any) once written. */
     saveState: sendTo(
       ({ system }) => system.get('log'),
-      ({ context }, { requestId }: { requestId: number }): ReplanRecord => ({
+      ({ context }, { answers }: { answers: AckToAnswer | null }): ReplanRecord => ({
         type: 'replan.record',
         ack: context.lastAck,
         agents: savedAgents(context.agents),
         acks: context.acks,
-        requestId,
+        answers,
       }),
     ),
   },
@@ -132,11 +138,14 @@ export const replanMachine = setup({
         guard: { type: 'isAcceptable', params: ({ event }) => ({ ack: event }) },
         actions: [
           { type: 'acceptAck', params: ({ event }) => ({ ack: event }) },
-          { type: 'saveState', params: ({ event }) => ({ requestId: event.requestId }) },
+          {
+            type: 'saveState',
+            params: ({ context, event }) => ({ answers: decisions.ackToAnswer(context, event) }),
+          },
           'notifyGate',
         ],
       },
-      { actions: { type: 'rejectAck', params: ({ event }) => ({ ack: event }) } },
+      { actions: { type: 'reply', params: ({ context, event }) => decisions.ackRejected(context, event) } },
     ],
   },
   initial: 'loading',

@@ -1,5 +1,6 @@
 import type { PolledSource, ToolSafety } from './external.js';
 import type { GateSettings } from './gate-settings.js';
+import type { Asking } from './reply.js';
 
 /** A configured server as status shows it: its strings as written (`${VAR}` unexpanded), so never a secret. */
 export interface ServerSummary {
@@ -101,8 +102,8 @@ export const TESTED_ITEMS_SHOWN = 200;
 
 /** The answer to a `sources.test`: a result, or why no test ran. */
 export type SourceTestReply =
-  | { requestId: number; result: SourceTestResult }
-  | { requestId: number; refused: 'unknown' | 'busy' | 'untrusted'; error: string };
+  | { result: SourceTestResult }
+  | { refused: 'unknown' | 'busy' | 'untrusted'; error: string };
 
 export interface SourcesContext {
   sources: PolledSource[];
@@ -118,16 +119,14 @@ export interface SourcesContext {
   /** Whether a config was ever loaded: pollers then run for the last good one through a broken edit. */
   goodConfigLoaded: boolean;
   loads: number;
-  /** The last test replies, newest last; a request finds its own by id. */
-  tests: SourceTestReply[];
   /** The tests running, each with the request it answers and the source it tests. */
   testing: RunningTest[];
 }
 
-/** A source test that is running: its child's id, its request, and what it tests. */
+/** A source test that is running: its child's id, who asked, and what it tests. */
 export interface RunningTest {
   actorId: string;
-  requestId: number;
+  asking: Asking<SourceTestReply>;
   source: string;
   server: string;
 }
@@ -135,7 +134,7 @@ export interface RunningTest {
 export type SourcesEvent =
   | { type: 'config.changed' }
   | { type: 'trust.changed' }
-  | { type: 'sources.test'; requestId: number; source: string; raw: boolean }
+  | ({ type: 'sources.test'; source: string; raw: boolean } & Asking<SourceTestReply>)
   | { type: `xstate.done.actor.test.${number}`; output: SourceTestResult; actorId: string }
   | { type: `xstate.error.actor.test.${number}`; error: unknown; actorId: string };
 
@@ -152,6 +151,5 @@ export const INITIAL_SOURCES_CONTEXT: SourcesContext = {
   error: null,
   goodConfigLoaded: false,
   loads: 0,
-  tests: [],
   testing: [],
 };

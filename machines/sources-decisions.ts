@@ -1,4 +1,5 @@
 import type { PolledSource, ToolSafety } from './external.js';
+import { type Answering, type Asking, answerOf } from './reply.js';
 import type {
   LoadedSources,
   ServerSummary,
@@ -15,8 +16,12 @@ import type {
 
 /** How many tests may run at once. */
 export const MAX_TESTS_RUNNING = 4;
-/** How many replies are kept for their requests to read. */
-const TEST_REPLIES_KEPT = 8;
+
+/** A decision about a test: what changes in the context, and the reply to its request (null: none yet). */
+export type SourcesDecision = Answering<SourcesContext>;
+
+/** A test request asks this: its source, and who hears the answer. */
+type TestRequest = Asking<SourceTestReply> & { source: string };
 
 /** A test that read nothing, and why. */
 export const failedTest = (
@@ -52,9 +57,10 @@ export const sourceNamed = (context: SourcesContext, name: string): PolledSource
 /** The child id of the test that answers `requestId`. */
 export const testActorId = (requestId: number): string => `test.${requestId}`;
 
-/** The replies with one more, the oldest dropped past the bound. */
-const withReply = (context: SourcesContext, reply: SourceTestReply): Partial<SourcesContext> => ({
-  tests: [...context.tests, reply].slice(-TEST_REPLIES_KEPT),
+/** A decision that only answers the request. */
+const answering = (asking: Asking<SourceTestReply>, reply: SourceTestReply): SourcesDecision => ({
+  changes: {},
+  reply: answerOf(asking, reply),
 });
 
 /**
@@ -107,59 +113,57 @@ export const configFailed = (
 });
 
 /** A test of a source sources.json does not name: refused, with the names it does. */
-export const unknownSourceRefused = (
-  context: SourcesContext,
-  { requestId, source }: { requestId: number; source: string },
-): Partial<SourcesContext> => {
+export const unknownSourceRefused = (context: SourcesContext, request: TestRequest): SourcesDecision => {
   const known = context.sources.map((s) => s.name).join(', ') || 'none';
-  const error = `No source "${source}" in sources.json. Known: ${known}.`;
-  return withReply(context, { requestId, refused: 'unknown', error });
+  const error = `No source "${request.source}" in sources.json. Known: ${known}.`;
+  return answering(request, { refused: 'unknown', error });
 };
 
 /** A test while sources.json is not trusted: refused, since a test starts the server, with the command that trusts it. */
-export const untrustedRefused = (context: SourcesContext, requestId: number): Partial<SourcesContext> => {
+export const untrustedRefused = (context: SourcesContext, request: TestRequest): SourcesDecision => {
   const command = context.trust.status === 'untrusted' ? context.trust.command : 'pulse trust';
   const error = `.pulse/sources.json is not trusted, so pulse starts none of its servers, for a test neither. To trust it: ${command}`;
-  return withReply(context, { requestId, refused: 'untrusted', error });
+  return answering(request, { refused: 'untrusted', error });
 };
 
 /** A test while `MAX_TESTS_RUNNING` run: refused, to be asked again once one has ended. */
-export const busyRefused = (context: SourcesContext, requestId: number): Partial<SourcesContext> => {
+export const busyRefused = (request: TestRequest): SourcesDecision => {
   const error = `${MAX_TESTS_RUNNING} source tests are running already; try again once one has ended.`;
-  return withReply(context, { requestId, refused: 'busy', error });
+  return answering(request, { refused: 'busy', error });
 };
 
 /** A test of a source whose server cannot run: answered at once as a failed test that says why. */
-export const blockedSourceAnswered = (
-  context: SourcesContext,
-  { requestId, source }: { requestId: number; source: PolledSource },
-): Partial<SourcesContext> => {
+export const blockedSourceAnswered = (context: SourcesContext, request: TestRequest): SourcesDecision => {
+  const source = sourceNamed(context, request.source)!;
   const why = `source "${source.name}" cannot run: ${sourceBlocked(source, context.servers)}`;
-  return withReply(context, { requestId, result: failedTest(source.name, source.server, why) });
+  return answering(request, { result: failedTest(source.name, source.server, why) });
 };
 
-/** A test started: counted as running, with the request it answers. */
+/** A test started: counted as running, with who asked. */
 export const testStarted = (
   context: SourcesContext,
-  { requestId, source }: { requestId: number; source: PolledSource },
-): Partial<SourcesContext> => ({
-  testing: [
-    ...context.testing,
-    { actorId: testActorId(requestId), requestId, source: source.name, server: source.server },
-  ],
-});
+  { requestId, replyTo, source }: TestRequest,
+): Partial<SourcesContext> => {
+  const tested = sourceNamed(context, source)!;
+  return {
+    testing: [
+      ...context.testing,
+      { actorId: testActorId(requestId), asking: { requestId, replyTo }, source, server: tested.server },
+    ],
+  };
+};
 
 /** A test ended with its result: no longer running, and the result is its request's reply. */
 export const testEnded = (
   context: SourcesContext,
   actorId: string,
   result: SourceTestResult,
-): Partial<SourcesContext> => {
+): SourcesDecision => {
   const test = context.testing.find((t) => t.actorId === actorId);
-  if (test === undefined) return {};
+  if (test === undefined) return { changes: {}, reply: null };
   return {
-    ...withReply(context, { requestId: test.requestId, result }),
-    testing: context.testing.filter((t) => t !== test),
+    changes: { testing: context.testing.filter((t) => t !== test) },
+    reply: answerOf(test.asking, { result }),
   };
 };
 
@@ -167,11 +171,9 @@ export const testEnded = (
  * A test whose effect threw (it reports failures as results, so this is a bug in it): answered
  * as a failed test of the source and server it was asked for, still data.
  */
-export const testFailed = (
-  context: SourcesContext,
-  actorId: string,
-  message: string,
-): Partial<SourcesContext> => {
+export const testFailed = (context: SourcesContext, actorId: string, message: string): SourcesDecision => {
   const test = context.testing.find((t) => t.actorId === actorId);
-  return test === undefined ? {} : testEnded(context, actorId, failedTest(test.source, test.server, message));
+  return test === undefined
+    ? { changes: {}, reply: null }
+    : testEnded(context, actorId, failedTest(test.source, test.server, message));
 };

@@ -3,6 +3,7 @@ import { errorMessage } from './error-message.js';
 import type { PolledSource } from './external.js';
 import type { GateSettings } from './gate-settings.js';
 import { pollerMachine } from './poller.js';
+import { applyAnswering } from './reply.js';
 import {
   INITIAL_SOURCES_CONTEXT,
   type LoadedSources,
@@ -13,6 +14,11 @@ import {
   type SourceTestResult,
 } from './sources-context.js';
 import * as decisions from './sources-decisions.js';
+
+const apply = applyAnswering<SourcesContext>;
+
+/** A `sources.test` request, as its actions take it. */
+type TestRequest = Extract<SourcesEvent, { type: 'sources.test' }>;
 
 /**
  * Owns `sources.json`: loads it, hands its `reflection` settings to the gate, and reconciles
@@ -73,46 +79,33 @@ export const sourcesMachine = setup({
       ({ context }, { message, trust }: { message: string; trust: SourcesTrust | undefined }) =>
         decisions.configFailed(context, message, trust),
     ),
-    refuseUnknownSource: assign(({ context }, request: { requestId: number; source: string }) =>
-      decisions.unknownSourceRefused(context, request),
+    refuseUnknownSource: enqueueActions((args, request: TestRequest) =>
+      apply(args, decisions.unknownSourceRefused(args.context, request)),
     ),
-    refuseUntrusted: assign(({ context }, { requestId }: { requestId: number }) =>
-      decisions.untrustedRefused(context, requestId),
+    refuseUntrusted: enqueueActions((args, request: TestRequest) =>
+      apply(args, decisions.untrustedRefused(args.context, request)),
     ),
-    refuseBusy: assign(({ context }, { requestId }: { requestId: number }) =>
-      decisions.busyRefused(context, requestId),
+    refuseBusy: enqueueActions((args, request: TestRequest) => apply(args, decisions.busyRefused(request))),
+    answerBlockedSource: enqueueActions((args, request: TestRequest) =>
+      apply(args, decisions.blockedSourceAnswered(args.context, request)),
     ),
-    answerBlockedSource: assign(({ context }, { requestId, source }: { requestId: number; source: string }) =>
-      decisions.blockedSourceAnswered(context, {
-        requestId,
-        source: decisions.sourceNamed(context, source)!,
-      }),
-    ),
-    startTest: enqueueActions(
-      (
-        { context, enqueue },
-        { requestId, source, raw }: { requestId: number; source: string; raw: boolean },
-      ) => {
-        const tested = decisions.sourceNamed(context, source)!;
-        enqueue.spawnChild('testSource', {
-          id: decisions.testActorId(requestId),
-          input: { source: tested, raw },
-        });
-        enqueue.assign(decisions.testStarted(context, { requestId, source: tested }));
-      },
-    ),
+    startTest: enqueueActions(({ context, enqueue }, request: TestRequest) => {
+      enqueue.spawnChild('testSource', {
+        id: decisions.testActorId(request.requestId),
+        input: { source: decisions.sourceNamed(context, request.source)!, raw: request.raw },
+      });
+      enqueue.assign(decisions.testStarted(context, request));
+    }),
     recordTestResult: enqueueActions(
-      ({ context, enqueue }, { actorId, result }: { actorId: string; result: SourceTestResult }) => {
-        enqueue.stopChild(actorId);
-        enqueue.assign(decisions.testEnded(context, actorId, result));
+      (args, { actorId, result }: { actorId: string; result: SourceTestResult }) => {
+        args.enqueue.stopChild(actorId);
+        apply(args, decisions.testEnded(args.context, actorId, result));
       },
     ),
-    recordTestFailure: enqueueActions(
-      ({ context, enqueue }, { actorId, message }: { actorId: string; message: string }) => {
-        enqueue.stopChild(actorId);
-        enqueue.assign(decisions.testFailed(context, actorId, message));
-      },
-    ),
+    recordTestFailure: enqueueActions((args, { actorId, message }: { actorId: string; message: string }) => {
+      args.enqueue.stopChild(actorId);
+      apply(args, decisions.testFailed(args.context, actorId, message));
+    }),
   },
 }).createMachine({
   id: 'sources',

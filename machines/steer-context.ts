@@ -1,3 +1,5 @@
+import type { Asking } from './reply.js';
+
 /** The two files a user steers with. */
 export type SteerFile = 'guidance' | 'constraints';
 
@@ -9,7 +11,6 @@ export type SteerSource = 'cli' | 'page' | 'fleet';
 
 /** One write asked for. */
 export interface SteerRequest {
-  requestId: number;
   file: SteerFile;
   text: string;
   mode: SteerMode;
@@ -26,34 +27,55 @@ export interface SteerWritten {
   changed: boolean;
 }
 
-/** The answer to one request: what was written, or why nothing was. */
-export type SteerReply = Pick<SteerRequest, 'requestId' | 'file' | 'mode' | 'by' | 'origin'> &
-  ({ written: SteerWritten } | { error: string });
+/** The answer to one request: what was written, or why nothing was (the message says why and the fix). */
+export type SteerAnswer = { written: SteerWritten } | { refused: string };
+
+/** A write asked for, with who hears its answer. */
+export type SteerAsked = SteerRequest & Asking<SteerAnswer>;
+
+/** How a write asked for ended, for the activity log: what, by whom, and what was written or why not. */
+export type SteerOutcome = Pick<SteerRequest, 'file' | 'mode' | 'by' | 'origin'> & SteerAnswer;
 
 export interface SteerContext {
   /** Requests waiting for the write in progress, oldest first. */
-  queue: SteerRequest[];
+  queue: SteerAsked[];
   /** The request being written now. */
-  current: SteerRequest | null;
-  /** The latest replies, for their callers to find by request id. */
-  replies: SteerReply[];
+  current: SteerAsked | null;
   /** Writes that changed a file since start. */
   writes: number;
+  /** The last write done or refused. */
+  last: SteerOutcome | null;
 }
 
-export type SteerEvent = { type: 'steer.write' } & SteerRequest;
+export type SteerEvent = { type: 'steer.write' } & SteerAsked;
 
 /** Requests waiting at most; one more is refused at once. */
 export const STEER_QUEUE_LIMIT = 16;
-/** Replies kept for callers to read. */
-export const REPLIES_KEPT = 32;
 
-export const reply = (context: SteerContext, answer: SteerReply): SteerReply[] =>
-  [...context.replies, answer].slice(-REPLIES_KEPT);
-
-export const about = ({ requestId, file, mode, by, origin }: SteerRequest) => ({
+/** The request a `steer.write` carries, without its type. */
+export const askedOf = ({ requestId, replyTo, file, text, mode, by, origin }: SteerAsked): SteerAsked => ({
   requestId,
+  replyTo,
   file,
+  text,
+  mode,
+  by,
+  ...(origin === undefined ? {} : { origin }),
+});
+
+/** How `asked` ended. */
+export const outcomeOf = ({ file, mode, by, origin }: SteerRequest, answer: SteerAnswer): SteerOutcome => ({
+  file,
+  mode,
+  by,
+  ...(origin === undefined ? {} : { origin }),
+  ...answer,
+});
+
+/** What the `writeSteer` effect is given: the request, never who asked. */
+export const writeOf = ({ file, text, mode, by, origin }: SteerRequest): SteerRequest => ({
+  file,
+  text,
   mode,
   by,
   ...(origin === undefined ? {} : { origin }),

@@ -1,13 +1,17 @@
-import { assign, fromPromise, setup } from 'xstate';
+import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { errorMessage } from './error-message.js';
+import { answerOf } from './reply.js';
 import {
-  about,
-  reply,
+  askedOf,
+  outcomeOf,
   STEER_QUEUE_LIMIT,
+  type SteerAnswer,
+  type SteerAsked,
   type SteerContext,
   type SteerEvent,
   type SteerRequest,
   type SteerWritten,
+  writeOf,
 } from './steer-context.js';
 
 /**
@@ -31,30 +35,40 @@ export const steerMachine = setup({
     hasQueued: ({ context }) => context.queue.length > 0,
   },
   actions: {
-    enqueue: assign(({ context, event }) => ({ queue: [...context.queue, event] })),
-    refuseBusy: assign(({ context, event }) => ({
-      replies: reply(context, {
-        ...about(event),
-        error: `pulse is already writing ${STEER_QUEUE_LIMIT} changes to guidance and constraints: try again in a moment.`,
-      }),
-    })),
+    enqueue: assign(({ context, event }) => ({ queue: [...context.queue, askedOf(event)] })),
+    /** Answers a request (the reply goes to the asker's `replyTo`) and keeps how it ended. */
+    answer: enqueueActions(({ enqueue }, { asked, answer }: { asked: SteerAsked; answer: SteerAnswer }) => {
+      const { to, event } = answerOf(asked, answer);
+      enqueue.sendTo(to, event);
+      enqueue.assign({ last: outcomeOf(asked, answer) });
+    }),
     takeNext: assign(({ context }) => ({ current: context.queue[0] ?? null, queue: context.queue.slice(1) })),
     recordWritten: assign(({ context }, written: SteerWritten) => ({
-      replies: reply(context, { ...about(context.current!), written }),
       writes: context.writes + (written.changed ? 1 : 0),
       current: null,
     })),
-    recordFailed: assign(({ context }, { error }: { error: unknown }) => ({
-      replies: reply(context, { ...about(context.current!), error: errorMessage(error) }),
-      current: null,
-    })),
+    recordFailed: assign({ current: null }),
   },
 }).createMachine({
   id: 'steer',
-  context: { queue: [], current: null, replies: [], writes: 0 },
+  context: { queue: [], current: null, writes: 0, last: null },
   initial: 'idle',
   on: {
-    'steer.write': [{ guard: 'queueFull', actions: 'refuseBusy' }, { actions: 'enqueue' }],
+    'steer.write': [
+      {
+        guard: 'queueFull',
+        actions: {
+          type: 'answer',
+          params: ({ event }) => ({
+            asked: event,
+            answer: {
+              refused: `pulse is already writing ${STEER_QUEUE_LIMIT} changes to guidance and constraints: try again in a moment.`,
+            },
+          }),
+        },
+      },
+      { actions: 'enqueue' },
+    ],
   },
   states: {
     idle: {
@@ -67,11 +81,32 @@ export const steerMachine = setup({
       entry: 'takeNext',
       invoke: {
         src: 'writeSteer',
-        input: ({ context }) => context.current!,
-        onDone: { target: 'idle', actions: { type: 'recordWritten', params: ({ event }) => event.output } },
+        input: ({ context }) => writeOf(context.current!),
+        onDone: {
+          target: 'idle',
+          actions: [
+            {
+              type: 'answer',
+              params: ({ context, event }) => ({
+                asked: context.current!,
+                answer: { written: event.output },
+              }),
+            },
+            { type: 'recordWritten', params: ({ event }) => event.output },
+          ],
+        },
         onError: {
           target: 'idle',
-          actions: { type: 'recordFailed', params: ({ event }) => ({ error: event.error }) },
+          actions: [
+            {
+              type: 'answer',
+              params: ({ context, event }) => ({
+                asked: context.current!,
+                answer: { refused: errorMessage(event.error) },
+              }),
+            },
+            'recordFailed',
+          ],
         },
       },
     },

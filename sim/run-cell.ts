@@ -127,10 +127,10 @@ export const runSeed = async (config: CellConfig, seed: number): Promise<SeedRes
     for (let round = 0; round < MAX_ROUNDS; round++) {
       await nextMacrotask();
       if (pipeline.busy()) continue;
-      const taken = pipeline.takeDelivery('sim-agent');
+      const taken = await pipeline.takeDelivery('sim-agent');
       if (taken === null) return;
       const { delivery, reply } = taken;
-      if (reply?.accepted !== true) throw new Error(`The gate refused the ack of ${delivery.deliveryId}.`);
+      if (!reply.accepted) throw new Error(`The gate refused the ack of ${delivery.deliveryId}.`);
       deliveries++;
       for (const e of delivery.events) {
         const times = (timesDelivered.get(e.item_id) ?? 0) + 1;

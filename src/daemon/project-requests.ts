@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { z } from 'zod';
 import type { AddedProject } from '../http/projects-route.js';
 import { tokenRefusal } from '../store/daemon-token.js';
 import { loopbackAddresses, portListener } from '../store/verify-daemon.js';
@@ -9,6 +10,14 @@ const REQUEST_LIMIT_MS = 30_000;
 const PROBE_LIMIT_MS = 2_000;
 
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
+
+/** A project a daemon says it added: what the CLI prints and records, checked before it is used. */
+const addedSchema: z.ZodType<AddedProject> = z.object({
+  id: z.string().min(1),
+  root: z.string().min(1),
+  url: z.string().min(1),
+  summary: z.array(z.string()),
+});
 
 /** One CLI request to a daemon's `/projects`: its status and JSON body, or null when nothing answered. */
 const ask = (
@@ -101,10 +110,16 @@ export const askToServe = async ({
     ...(notifyHeldAfterMs === undefined ? {} : { notify_held_after_ms: notifyHeldAfterMs }),
   });
   if (answer === null || answer.status === 404 || answer.status === 405) return null;
-  if (answer.status === 201 && typeof answer.body?.url === 'string')
-    return answer.body as unknown as AddedProject;
   // Not JSON: some other program's answer.
   if (answer.body === null) return null;
+  if (answer.status === 201) {
+    const added = addedSchema.safeParse(answer.body);
+    if (added.success) return added.data;
+    const why = added.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`);
+    throw new Error(
+      `The daemon at ${origin} said it added the project, but its answer is no project (${why.join('; ')}): stop what holds port ${port} and start again.`,
+    );
+  }
   throw new Error(failure(answer, origin));
 };
 

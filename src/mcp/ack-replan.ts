@@ -92,7 +92,7 @@ export const registerAckReplan = (server: McpServer, actor: PulseActor): void =>
       // Without its handle a 2026-07-28 caller would ack as the one-shot client, freeing nobody it means.
       if (needsHandle(marks)) return jsonResult(MISSING_HANDLE);
       const party = replanPartyOf(actor, marks);
-      const { requestId: _requestId, ...reply } = await ackReplan(actor, event_id, party);
+      const reply = await ackReplan(actor, event_id, party);
       return jsonResult({ ...reply, agent_id: party });
     },
   );

@@ -143,16 +143,16 @@ export const gateRule: Rule<SnapshotFrom<typeof gateMachine>> = (previous, next,
   }
   const closed = now.closed.at(-1);
   if (closed !== undefined && closed !== was?.closed.at(-1)) {
-    const reply = now.lastReply;
+    const { settled } = closed;
     if (closed.how === 'expired') {
       log.warn({ delivery_id: closed.deliveryId }, 'delivery lease expired: its events were put back');
-    } else if (reply?.accepted && reply.deliveryId === closed.deliveryId) {
+    } else if (settled !== undefined) {
       log.info(
         {
           delivery_id: closed.deliveryId,
-          consumed: reply.consumed,
-          put_back: reply.putBack,
-          dead_lettered: reply.deadLettered,
+          consumed: settled.consumed,
+          put_back: settled.putBack,
+          dead_lettered: settled.deadLettered,
         },
         'delivery acknowledged',
       );
@@ -268,28 +268,25 @@ export const notifyRule: Rule<SnapshotFrom<typeof notifierMachine>> = (previous,
 
 /** Each write of guidance or constraints through pulse (CLI or page), and each one refused. */
 export const steerRule: Rule<SnapshotFrom<typeof steerMachine>> = (previous, next, log) => {
-  if (previous === undefined || next.context.replies === previous.context.replies) return;
-  const seen = new Set(previous.context.replies);
-  for (const reply of next.context.replies) {
-    if (seen.has(reply)) continue;
-    const from =
-      reply.by === 'fleet'
-        ? `the fleet (from ${reply.origin ?? 'a member'})`
-        : reply.by === 'page'
-          ? 'the status page'
-          : 'the command line';
-    if ('error' in reply)
-      log.warn({ file: reply.file, from }, `write of .pulse/${reply.file}.md refused: ${reply.error}`);
-    else if (reply.written.changed)
-      log.info(
-        {
-          file: reply.written.path,
-          mode: reply.mode,
-          sha256: reply.written.sha256,
-          size: reply.written.size,
-          from,
-        },
-        `${reply.written.path} ${reply.mode === 'append' ? 'added to' : 'replaced'} from ${from}`,
-      );
-  }
+  const reply = next.context.last;
+  if (previous === undefined || reply === null || reply === previous.context.last) return;
+  const from =
+    reply.by === 'fleet'
+      ? `the fleet (from ${reply.origin ?? 'a member'})`
+      : reply.by === 'page'
+        ? 'the status page'
+        : 'the command line';
+  if ('refused' in reply)
+    log.warn({ file: reply.file, from }, `write of .pulse/${reply.file}.md refused: ${reply.refused}`);
+  else if (reply.written.changed)
+    log.info(
+      {
+        file: reply.written.path,
+        mode: reply.mode,
+        sha256: reply.written.sha256,
+        size: reply.written.size,
+        from,
+      },
+      `${reply.written.path} ${reply.mode === 'append' ? 'added to' : 'replaced'} from ${from}`,
+    );
 };

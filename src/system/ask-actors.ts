@@ -1,22 +1,20 @@
 import { waitFor } from 'xstate';
 import { type ClientInfo, ONE_SHOT, type PartyKey } from '../../machines/agent-identity.js';
 import type { AckOutcome, Caller, Delivery } from '../../machines/delivery-rules.js';
-import type { GateAckReply } from '../../machines/gate-context.js';
+import type { GateAckAnswer } from '../../machines/gate-context.js';
 import { gateOpen } from '../../machines/gate-decisions.js';
 import { planSnapshot } from '../../machines/plan-diff.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { PulseSystemActors } from '../../machines/pulse-system.js';
 import { needsHearing, type TieWay } from '../../machines/replan-agents.js';
-import type { AckReply } from '../../machines/replan-context.js';
+import type { AckAnswer } from '../../machines/replan-context.js';
 import type { SourceTestReply } from '../../machines/sources-context.js';
 import type { SteerRequest, SteerWritten } from '../../machines/steer-context.js';
 import { DEFAULT_SERVER_TIMEOUT_SEC } from '../sources/config/config.js';
 import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
 import { formatMicros, systemMicroClock } from '../store/event-id.js';
 import { actorOf, PulseUnavailableError } from './actors.js';
-
-/** How long a request waits on an actor before it reports the daemon as stuck. */
-const REQUEST_TIMEOUT_MS = 10_000;
+import { ask, REQUEST_TIMEOUT_MS } from './ask.js';
 
 /** The ref of each actor a request asks, by its system id. */
 export type LogRef = PulseSystemActors['log'];
@@ -34,8 +32,6 @@ export const inboxOf = (actor: PulseActor): InboxRef => actorOf(actor, 'inbox');
 export const hooksOf = (actor: PulseActor): HookSessionsRef => actorOf(actor, 'hooks');
 export const sourcesOf = (actor: PulseActor): SourcesRef => actorOf(actor, 'sources');
 export const steerOf = (actor: PulseActor): SteerRef => actorOf(actor, 'steer');
-
-let nextRequestId = 1;
 
 /** How long a check-in waits for the reflection it asked for before it answers with what is out. */
 const CHECKIN_TIMEOUT_MS = 5_000;
@@ -78,11 +74,8 @@ export const checkIn = async (
     }).catch(() => undefined);
   }
   if (!mayClaim) return null;
-  const requestId = nextRequestId++;
-  gate.send({ type: 'gate.claim', requestId, ...caller, now: Date.now() });
-  // The gate answers synchronously: the reply is in this snapshot.
-  const claim = gate.getSnapshot().context.lastClaim;
-  return claim?.requestId === requestId ? claim.delivery : null;
+  const claim = await ask(gate, (asking) => ({ type: 'gate.claim', ...asking, ...caller, now: Date.now() }));
+  return claim.delivery;
 };
 
 /**
@@ -121,18 +114,10 @@ export const tieAgents = (actor: PulseActor, a: PartyKey, b: PartyKey, by: TieWa
   replanOf(actor).send({ type: 'agent.tied', parties: [a, b], by });
 };
 
-/** An ack's answer: the replan lifecycle's reply and, once accepted, whether state.json holds it yet. */
-export type AckAnswer = AckReply & {
-  /** True once the accepted ack is in state.json; false while it lives in memory only (a full disk). */
-  durable?: boolean;
-  /** Why it is not durable yet, and what pulse does about it. */
-  warning?: string;
-};
-
 /**
- * Asks the replan lifecycle to accept an ack. An accepted one is answered once its write ended:
- * durable, or (state.json could not be written) accepted in memory, written again until it lands,
- * and said so, never asked again.
+ * Asks the replan lifecycle to accept an ack. An accepted one is answered by the event log once
+ * its write ended: durable, or (state.json could not be written) accepted in memory, written
+ * again until it lands, and said so, never asked again.
  */
 export const ackReplan = async (
   actor: PulseActor,
@@ -140,37 +125,18 @@ export const ackReplan = async (
   agent: PartyKey = ONE_SHOT,
 ): Promise<AckAnswer> => {
   await reconcile(actor);
-  const log = logOf(actor);
-  const replan = replanOf(actor);
-  const { index, files } = log.getSnapshot().context;
+  const { index, files } = logOf(actor).getSnapshot().context;
   const target = index.get(eventId);
-  const requestId = nextRequestId++;
-  replan.send({
+  return ask(replanOf(actor), (asking) => ({
     type: 'replan.ack',
-    requestId,
+    ...asking,
     eventId,
     target: target ? { id: target.id, path: target.path } : null,
     planSha256: files['plan.md'].sha256,
     plan: planSnapshot(files['plan.md']),
     at: formatMicros(systemMicroClock()).iso,
     agent,
-  });
-  const { context } = await waitFor(replan, (s) => s.context.lastReply?.requestId === requestId, {
-    timeout: REQUEST_TIMEOUT_MS,
-  });
-  const reply = context.lastReply!;
-  if (!reply.accepted) return reply;
-  const saved = await waitFor(
-    log,
-    (s) => s.context.ackSavedRequestId >= requestId || s.context.ackError?.requestId === requestId,
-    { timeout: REQUEST_TIMEOUT_MS },
-  );
-  if (saved.context.ackSavedRequestId >= requestId) return { ...reply, durable: true };
-  return {
-    ...reply,
-    durable: false,
-    warning: `Accepted, but not yet written to .pulse/state.json (${saved.context.ackError?.message}): pulse keeps the ack in memory and writes it as soon as it can; do not ack again. Until then a restart of pulse would ask for this replan once more.`,
-  };
+  }));
 };
 
 /**
@@ -178,65 +144,37 @@ export const ackReplan = async (
  * settlement on disk (consumed events removed, dead letters written), so a restart cannot
  * deliver them again.
  */
-export const ackEvents = async (
+export const ackEvents = (
   actor: PulseActor,
   deliveryId: string,
   outcomes: Record<string, AckOutcome> | undefined,
   caller: Caller,
-): Promise<GateAckReply> => {
-  const gate = gateOf(actor);
-  const requestId = nextRequestId++;
-  gate.send({
+): Promise<GateAckAnswer> =>
+  ask(gateOf(actor), (asking) => ({
     type: 'gate.ack',
-    requestId,
+    ...asking,
     deliveryId,
     ...(outcomes === undefined ? {} : { outcomes }),
     ...caller,
     now: Date.now(),
-  });
-  // The gate answers synchronously, and the inbox has taken its settlement by now.
-  const reply = gate.getSnapshot().context.lastReply;
-  if (reply?.requestId !== requestId) throw new PulseUnavailableError('The reflection gate did not answer.');
-  if (!reply.accepted || reply.settleSeq === null) return reply;
-  const seq = reply.settleSeq;
-  const saved = await waitFor(
-    inboxOf(actor),
-    (s) => s.context.settleSaved >= seq || s.context.settleError?.seq === seq,
-    { timeout: REQUEST_TIMEOUT_MS },
-  );
-  if (saved.context.settleSaved < seq) {
-    throw new PulseUnavailableError(
-      `The ack was accepted but could not be written to inbox.jsonl: ${saved.context.settleError?.message}. Check that .pulse/ is writable.`,
-    );
-  }
-  return reply;
-};
+  }));
 
 /**
  * Asks the sources supervisor to test one source through the daemon's own clients and
  * environment, and waits for its reply: a result, or why no test ran. Bounded by twice the
  * server's timeout (connect, then call) plus 5 s, and by `MAX_SOURCE_TEST_MS`.
  */
-export const askSourceTest = async (
-  actor: PulseActor,
-  source: string,
-  raw: boolean,
-): Promise<SourceTestReply> => {
+export const askSourceTest = (actor: PulseActor, source: string, raw: boolean): Promise<SourceTestReply> => {
   const sources = sourcesOf(actor);
   const { context } = sources.getSnapshot();
   const server = context.sources.find((s) => s.name === source)?.server;
   const timeoutMs =
     context.servers.find((s) => s.name === server)?.timeoutMs ?? DEFAULT_SERVER_TIMEOUT_SEC * 1000;
   const waitMs = Math.min(2 * timeoutMs + 5_000, MAX_SOURCE_TEST_MS);
-  const requestId = nextRequestId++;
-  sources.send({ type: 'sources.test', requestId, source, raw });
-  const answered = await waitFor(sources, (s) => s.context.tests.some((t) => t.requestId === requestId), {
-    timeout: waitMs,
-  }).catch(() => null);
-  const reply = answered?.context.tests.find((t) => t.requestId === requestId);
-  if (reply === undefined)
-    throw new PulseUnavailableError(`The test of source "${source}" did not end within ${waitMs / 1000} s.`);
-  return reply;
+  return ask(sources, (asking) => ({ type: 'sources.test', ...asking, source, raw }), {
+    timeoutMs: waitMs,
+    timeoutMessage: `The test of source "${source}" did not end within ${waitMs / 1000} s.`,
+  });
 };
 
 /** A write of guidance or constraints the steer actor refused: the message says why and the fix. */
@@ -260,19 +198,10 @@ const WRITE_EVENT_LOOK_BACK = 1000;
  * latest event of that file with that hash. Throws `SteerRefusedError` with the reason when the
  * write is refused.
  */
-export const askSteer = async (
-  actor: PulseActor,
-  request: Omit<SteerRequest, 'requestId'>,
-): Promise<SteerDone> => {
-  const steer = steerOf(actor);
-  const requestId = nextRequestId++;
-  steer.send({ type: 'steer.write', requestId, ...request });
-  const answered = await waitFor(steer, (s) => s.context.replies.some((r) => r.requestId === requestId), {
-    timeout: REQUEST_TIMEOUT_MS,
-  });
-  const reply = answered.context.replies.find((r) => r.requestId === requestId)!;
-  if ('error' in reply) throw new SteerRefusedError(reply.error);
-  const { written } = reply;
+export const askSteer = async (actor: PulseActor, request: SteerRequest): Promise<SteerDone> => {
+  const answer = await ask(steerOf(actor), (asking) => ({ type: 'steer.write', ...asking, ...request }));
+  if ('refused' in answer) throw new SteerRefusedError(answer.refused);
+  const { written } = answer;
   if (!written.changed) return { written, eventId: null };
   await reconcile(actor);
   const event = logOf(actor)

@@ -179,8 +179,8 @@ export const createPulseSystem = async (
       }),
       gate: gateMachine.provide({
         actors: {
-          drainInbox: fromPromise(async ({ input, system }) => ({
-            events: await drainFromInbox(system, input.requestId),
+          drainInbox: fromPromise(async ({ system }) => ({
+            events: await drainFromInbox(system),
             at: Date.now(),
           })),
           // Chosen per thought, so an edit of sources.json (urgency, rules, thinker) counts from the

@@ -3,7 +3,7 @@ import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AnyActorRef, waitFor } from 'xstate';
+import { waitFor } from 'xstate';
 import type { FocusContext } from '../../machines/focus-context.js';
 import type { GateContext } from '../../machines/gate-context.js';
 import type { FocusResult } from '../../src/commands/focus.js';
@@ -11,6 +11,7 @@ import { writeDaemonRecord } from '../../src/store/daemon-record.js';
 import { writeFocus } from '../../src/store/focus-file.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
+import { actorOf } from '../../src/system/actors.js';
 import type { SystemStatus } from '../../src/system/system-status.js';
 import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
 import {
@@ -331,22 +332,22 @@ describe('the focus in the actor system', () => {
     const system = await createPulseSystem(paths, { log: () => {}, env: {} });
     systems.push(system);
     system.actor.start();
-    const gate = system.actor.system.get('gate') as AnyActorRef;
-    const focus = system.actor.system.get('focus') as AnyActorRef;
+    const gate = actorOf(system.actor, 'gate');
+    const focus = actorOf(system.actor, 'focus');
 
     await waitFor(focus, (s) => s.matches('ready'), { timeout: 5000 });
-    expect((focus.getSnapshot().context as FocusContext).until).toBe(until);
-    expect((gate.getSnapshot().context as GateContext).focusUntil).toBe(until);
+    expect(focus.getSnapshot().context.until).toBe(until);
+    expect(gate.getSnapshot().context.focusUntil).toBe(until);
 
-    const heldBefore = (gate.getSnapshot().context as GateContext).gated.focus;
+    const heldBefore = gate.getSnapshot().context.gated.focus;
     gate.send({ type: 'gate.reflect', reason: 'checkin' });
     const held = gate.getSnapshot();
     expect(held.value).toBe('idle');
-    expect((held.context as GateContext).gated.focus).toBe(heldBefore + 1);
-    expect((held.context as GateContext).lastGate).toBe('focus');
+    expect(held.context.gated.focus).toBe(heldBefore + 1);
+    expect(held.context.lastGate).toBe('focus');
 
     // The watcher carries the edit to the focus actor, which tells the gate.
-    await waitFor(system.actor.system.get('watcher') as AnyActorRef, (s) => s.matches('watching'), {
+    await waitFor(actorOf(system.actor, 'watcher'), (s) => s.matches('watching'), {
       timeout: 5000,
     });
     await writeFocus(paths.dir, null);

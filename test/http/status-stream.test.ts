@@ -6,6 +6,7 @@ import type { PulseEvent } from '../../machines/pulse-files.js';
 import { createStatusStream, type StatusStreamOptions } from '../../src/http/status-stream.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
+import { ask } from '../../src/system/ask.js';
 import { replanOf } from '../../src/system/ask-actors.js';
 import { systemStatus } from '../../src/system/read-status.js';
 import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
@@ -157,18 +158,18 @@ describe('the status stream', () => {
     const { system, open } = await serveStream({ wait: clock.wait });
     const reader = await open();
     await reader.next(() => true);
-    // Refused acks change the replan actor's snapshot, not its status.
-    for (let n = 0; n < 10; n++) {
-      replanOf(system.actor).send({
+    // Refused acks are events the replan actor takes, and change nothing of its status.
+    const refused = Array.from({ length: 10 }, () =>
+      ask(replanOf(system.actor), (asking) => ({
         type: 'replan.ack',
-        requestId: 900 + n,
+        ...asking,
         eventId: 'nope',
         target: null,
         planSha256: null,
         at: new Date().toISOString(),
-      });
-    }
-    await waitUntil(() => replanOf(system.actor).getSnapshot().context.lastReply?.requestId === 909);
+      })),
+    );
+    expect((await Promise.all(refused)).map((reply) => reply.code)).toEqual(Array(10).fill('unknown_event'));
     // The stream noticed the acks; once their window ends it has compared and sent nothing.
     await waitUntil(() => clock.open === 1);
     await clock.end();

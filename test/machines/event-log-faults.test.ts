@@ -1,10 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, fromCallback, fromPromise, SimulatedClock, setup, waitFor } from 'xstate';
+import {
+  type ActorRefFrom,
+  type ActorSystem,
+  createActor,
+  fromCallback,
+  fromPromise,
+  SimulatedClock,
+  setup,
+  waitFor,
+} from 'xstate';
 import { EventIndex } from '../../machines/event-index.js';
 import { eventLogMachine } from '../../machines/event-log.js';
 import type { LoadedJournal, ReconcileInput, ReconcileOutput } from '../../machines/event-log-context.js';
 import { UNKNOWN_PLAN } from '../../machines/plan-diff.js';
 import { type AckRecord, untrackedFiles } from '../../machines/pulse-files.js';
+import type { AckAnswer, AckReply } from '../../machines/replan-context.js';
+import type { Reply } from '../../machines/reply.js';
 import { nothingFound } from '../support/reconcile-output.js';
 
 /*
@@ -63,7 +74,8 @@ const start = ({
     }),
     { clock },
   ).start();
-  const ref = root.system.get('log') as ReturnType<typeof createActor<typeof eventLogMachine>>;
+  const system: ActorSystem<{ actors: { log: ActorRefFrom<typeof eventLogMachine> } }> = root.system;
+  const ref = system.get('log')!;
   const idle = () => waitFor(ref, (s) => s.matches({ ready: { scan: 'idle' } }));
   return { clock, ref, told, inputs, idle };
 };
@@ -139,14 +151,44 @@ describe('the event log and what it cannot see or record', () => {
       },
     });
     await idle();
-    ref.send({ type: 'replan.record', ack: ACK, agents: [], acks: [], requestId: 7 });
-    const failed = await waitFor(ref, (s) => s.context.ackError?.requestId === 7);
-    expect(failed.matches({ ready: { ack: 'retrying' } })).toBe(true);
+    const heard: Reply<AckAnswer>[] = [];
+    const replyTo = createActor(
+      fromCallback<Reply<AckAnswer>>(({ receive }) => receive((r) => heard.push(r))),
+    );
+    replyTo.start();
+    const reply: AckReply = {
+      accepted: true,
+      acknowledged_event_id: ACK.eventId,
+      plan_sha256: null,
+      reason: 'Replan acknowledged.',
+    };
+    ref.send({
+      type: 'replan.record',
+      ack: ACK,
+      agents: [],
+      acks: [],
+      answers: { asking: { requestId: 7, replyTo }, reply },
+    });
+    const failed = await waitFor(ref, (s) => s.matches({ ready: { ack: 'retrying' } }));
+    expect(heard, 'the ack is answered accepted, not durable, and why').toEqual([
+      {
+        type: 'reply',
+        requestId: 7,
+        answer: {
+          ...reply,
+          durable: false,
+          warning: expect.stringMatching(
+            /^Accepted, but not yet written to \.pulse\/state\.json \(ENOSPC: no space left on device\): pulse keeps the ack in memory/,
+          ),
+        },
+      },
+    ]);
     expect(failed.context.ack).toEqual(ACK);
     expect(failed.context.faults.state).toMatch(/^cannot be written \(ENOSPC/);
     clock.increment(1000);
-    const saved = await waitFor(ref, (s) => s.context.ackSavedRequestId === 7);
-    expect(writes).toBe(2);
+    const saved = await waitFor(ref, (s) => s.matches({ ready: { ack: 'idle' } }));
+    expect(heard, 'an ack is answered once, never again at the retry').toHaveLength(1);
+    replyTo.stop();
     expect(saved.context.faults.state).toBeNull();
     expect(saved.matches({ ready: { ack: 'idle' } })).toBe(true);
   });

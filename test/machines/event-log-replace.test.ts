@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, fromCallback, fromPromise, SimulatedClock, setup, waitFor } from 'xstate';
+import {
+  type ActorRefFrom,
+  type ActorSystem,
+  createActor,
+  fromCallback,
+  fromPromise,
+  SimulatedClock,
+  setup,
+  waitFor,
+} from 'xstate';
 import { EventIndex } from '../../machines/event-index.js';
 import { eventLogMachine } from '../../machines/event-log.js';
 import type { LoadedJournal, ReconcileInput, ReconcileOutput } from '../../machines/event-log-context.js';
@@ -92,7 +101,8 @@ const start = (initial: Partial<Record<PulseFileName, string>>) => {
     }),
     { clock },
   ).start();
-  const ref = root.system.get('log') as ReturnType<typeof createActor<typeof eventLogMachine>>;
+  const system: ActorSystem<{ actors: { log: ActorRefFrom<typeof eventLogMachine> } }> = root.system;
+  const ref = system.get('log')!;
   const idle = () => waitFor(ref, (s) => s.matches({ ready: { scan: 'idle' } }));
   /** A caller's read-your-writes request; its ticket. */
   const ask = () => {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { type AnyActorRef, assign, createActor, fromPromise, setup, waitFor } from 'xstate';
+import {
+  type ActorRefFrom,
+  type ActorSystem,
+  assign,
+  createActor,
+  fromPromise,
+  setup,
+  waitFor,
+} from 'xstate';
 import { focusMachine } from '../../machines/focus.js';
 import type { LoadedFocus } from '../../machines/focus-context.js';
 
@@ -33,14 +41,15 @@ const harness = (loads: ReturnType<typeof controlledLoads>, { withGate = true } 
     ],
   });
   const actor = createActor(root).start();
-  const focus = actor.system.get('focus') as AnyActorRef;
+  const system: ActorSystem<{
+    actors: { focus: ActorRefFrom<typeof focusMachine>; gate: ActorRefFrom<typeof gate> };
+  }> = actor.system;
+  const focus = system.get('focus')!;
   return {
     actor,
     focus,
-    told: () =>
-      ((actor.system.get('gate') as AnyActorRef).getSnapshot().context as { told: GateFocus[] }).told,
-    context: () =>
-      focus.getSnapshot().context as { until: number | null; lastError: string | null; loads: number },
+    told: () => system.get('gate')!.getSnapshot().context.told,
+    context: () => focus.getSnapshot().context,
     loaded: (loads: number) => waitFor(focus, (s) => s.context.loads >= loads && s.matches('ready')),
   };
 };

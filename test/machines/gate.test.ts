@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ActorRefFrom, SimulatedClock, waitFor } from 'xstate';
+import { type ActorRefFrom, createActor, fromCallback, SimulatedClock, waitFor } from 'xstate';
 import {
   createPipeline,
   type GateActions,
@@ -20,7 +20,7 @@ import {
 } from '../../machines/delivery-rules.js';
 import type { InboxEvent } from '../../machines/external.js';
 import type { gateMachine } from '../../machines/gate.js';
-import type { GateAckReply, GateClaimReply } from '../../machines/gate-context.js';
+import type { ClaimAnswer, GateAckAnswer } from '../../machines/gate-context.js';
 import {
   BACKLOG_EVENTS,
   type GateInput,
@@ -31,6 +31,7 @@ import {
 import type { inboxMachine } from '../../machines/inbox.js';
 import type { DeadLetter, LoadedInbox, SettlementWrite } from '../../machines/inbox-context.js';
 import { CATCH_UP_MS } from '../../machines/poller-decisions.js';
+import type { Reply } from '../../machines/reply.js';
 import { inboxEvent } from '../support/inbox-event.js';
 
 /*
@@ -64,8 +65,8 @@ interface Harness {
   advance(ms: number): Promise<void>;
   /** Offers events to the inbox, as a poller would, and waits until they are in. */
   add(...events: InboxEvent[]): Promise<void>;
-  claim(agent?: string, session?: string): GateClaimReply;
-  ack(deliveryId: string, outcomes?: Record<string, AckOutcome>, caller?: Caller): GateAckReply;
+  claim(agent?: string, session?: string): Promise<ClaimAnswer>;
+  ack(deliveryId: string, outcomes?: Record<string, AckOutcome>, caller?: Caller): Promise<GateAckAnswer>;
   state(): string;
   inbox(): InboxEvent[];
   ids(): string[];
@@ -154,18 +155,8 @@ const start = async (
     );
     await waitFor(h.inboxActor, inboxAtRest, { timeout: 1000 });
   };
-  h.claim = (agent = 'agent-a', session) => {
-    const id = pipeline.claim({ agent, ...(session ? { session } : {}) });
-    const claim = h.gate.getSnapshot().context.lastClaim!;
-    expect(claim.requestId, 'the gate answers a claim at once').toBe(id);
-    return claim;
-  };
-  h.ack = (deliveryId, outcomes, caller = { agent: 'agent-a' }) => {
-    const id = pipeline.ack(deliveryId, caller, outcomes);
-    const reply = h.gate.getSnapshot().context.lastReply!;
-    expect(reply.requestId, 'the gate answers an ack at once').toBe(id);
-    return reply;
-  };
+  h.claim = (agent = 'agent-a', session) => pipeline.claim({ agent, ...(session ? { session } : {}) });
+  h.ack = (deliveryId, outcomes, caller = { agent: 'agent-a' }) => pipeline.ack(deliveryId, caller, outcomes);
   h.state = () => h.gate.getSnapshot().value as string;
   h.inbox = () => h.inboxActor.getSnapshot().context.events;
   h.ids = () => h.inbox().map((e) => e.id);
@@ -200,7 +191,7 @@ describe('gateMachine', () => {
     expect(h.inbox()).toEqual([]);
 
     h.clock.set(8_000);
-    const claim = h.claim('agent-a');
+    const claim = await h.claim('agent-a');
     expect(h.state()).toBe('awaiting');
     const d = delivery(h);
     expect(d).toEqual({ ...offered, holder: 'agent-a', leaseExpiresAt: 8_000 + 120_000 });
@@ -208,7 +199,7 @@ describe('gateMachine', () => {
     expect(h.claimed).toEqual([d]);
     expect(h.gate.getSnapshot().context.delivered).toBe(2);
 
-    const reply = h.ack(d.deliveryId);
+    const reply = await h.ack(d.deliveryId);
     const { context } = h.gate.getSnapshot();
     expect(reply).toMatchObject({ accepted: true, consumed: ['ext_1', 'ext_2'], putBack: [] });
     expect(h.consumed()).toEqual(['ext_1', 'ext_2']);
@@ -239,7 +230,7 @@ describe('gateMachine', () => {
 
     // The lease runs from the claim, a day later: 60 s from then, not from the reflection.
     const claimedAt = h.clock.now();
-    h.claim();
+    await h.claim();
     expect(delivery(h).leaseExpiresAt).toBe(claimedAt + 60_000);
     await h.advance(59_999);
     expect(h.state()).toBe('awaiting');
@@ -251,18 +242,17 @@ describe('gateMachine', () => {
 
   it('gives the delivery out to its holder only: another agent gets nothing, the holder gets it again', async () => {
     const h = await start({ leaseMs: 60_000 }, [event(1)]);
-    expect(h.claim(), 'nothing is set aside yet').toEqual({
-      requestId: expect.any(Number),
+    expect(await h.claim(), 'nothing is set aside yet').toEqual({
       delivery: null,
       heldByOther: false,
     });
     await h.reflect();
     h.clock.set(1_000);
-    const mine = h.claim('agent-a');
+    const mine = await h.claim('agent-a');
     expect(mine.delivery).not.toBeNull();
     h.clock.set(30_000);
-    expect(h.claim('agent-b')).toMatchObject({ delivery: null, heldByOther: true });
-    const again = h.claim('agent-a');
+    expect(await h.claim('agent-b')).toMatchObject({ delivery: null, heldByOther: true });
+    const again = await h.claim('agent-a');
     expect(again, 'the holder gets the same delivery again').toMatchObject({
       delivery: mine.delivery,
       heldByOther: false,
@@ -274,7 +264,7 @@ describe('gateMachine', () => {
 
     await h.advance(31_000);
     expect(h.state(), 'the lease ran from the first claim').toBe('idle');
-    expect(h.claim('agent-b')).toMatchObject({ delivery: null, heldByOther: false });
+    expect(await h.claim('agent-b')).toMatchObject({ delivery: null, heldByOther: false });
   });
 
   it.each([
@@ -291,7 +281,7 @@ describe('gateMachine', () => {
       await h.settle();
       expect(h.state()).toBe('idle');
       expect(h.gate.getSnapshot().context.delivery).toBeNull();
-      expect(h.claim(), 'nothing to claim while the gate is closed').toMatchObject({ delivery: null });
+      expect(await h.claim(), 'nothing to claim while the gate is closed').toMatchObject({ delivery: null });
       expect(h.persisted.at(-1)!.settlement, 'back at the front, no attempt counted').toMatchObject({
         consumed: [],
         putBack: [
@@ -311,7 +301,7 @@ describe('gateMachine', () => {
       await h.settle();
       expect(h.state(), 'judged again as soon as the gate opens').toBe('offered');
       expect(delivery(h).deliveryId).not.toBe(withdrawn);
-      expect(h.claim().delivery).toMatchObject({
+      expect((await h.claim()).delivery).toMatchObject({
         holder: 'agent-a',
         events: [{ id: 'ext_1' }, { id: 'ext_2' }],
       });
@@ -323,14 +313,14 @@ describe('gateMachine', () => {
     await h.reflect();
     const { deliveryId } = delivery(h);
     const settled = h.persisted.length;
-    const reply = h.ack(deliveryId);
-    expect(reply).toMatchObject({ accepted: false, code: 'unknown_delivery', consumed: [], settleSeq: null });
+    const reply = await h.ack(deliveryId);
+    expect(reply).toMatchObject({ accepted: false, code: 'unknown_delivery', consumed: [] });
     expect(reply.reason).toContain('No delivery is out now');
     expect(h.state()).toBe('offered');
     expect(h.persisted.length, 'nothing settled').toBe(settled);
     expect(h.consumed()).toEqual([]);
-    h.claim();
-    expect(h.ack(deliveryId)).toMatchObject({ accepted: true, consumed: ['ext_1'] });
+    await h.claim();
+    expect(await h.ack(deliveryId)).toMatchObject({ accepted: true, consumed: ['ext_1'] });
   });
 
   it('consumes events below the threshold silently and puts back the ones the thinker left out', async () => {
@@ -452,7 +442,7 @@ describe('gateMachine', () => {
   it('puts a delivery back when its lease expires, and answers a late ack as expired', async () => {
     const h = await start({ leaseMs: 60_000 }, [event(1), event(2)]);
     await h.reflect();
-    h.claim();
+    await h.claim();
     const { deliveryId } = delivery(h);
     await h.advance(59_999);
     expect(h.state()).toBe('awaiting');
@@ -460,7 +450,7 @@ describe('gateMachine', () => {
     expect(h.state()).toBe('idle');
     expect(h.inbox()).toEqual([event(1, 1), event(2, 1)]);
     expect(h.gate.getSnapshot().context.lastError).toMatch(/lease of delivery .* expired/);
-    const reply = h.ack(deliveryId);
+    const reply = await h.ack(deliveryId);
     expect(reply).toMatchObject({ accepted: false, code: 'lease_expired' });
     expect(reply.reason).toContain('No delivery is out now');
     expect(h.consumed()).toEqual([]);
@@ -469,8 +459,8 @@ describe('gateMachine', () => {
   it('puts back the events the agent could not deal with now, and consumes the others', async () => {
     const h = await start({}, [event(1), event(2), event(3)]);
     await h.reflect();
-    h.claim();
-    const reply = h.ack(delivery(h).deliveryId, {
+    await h.claim();
+    const reply = await h.ack(delivery(h).deliveryId, {
       ext_1: 'told',
       ext_2: 'later',
       ext_3: 'not_worth_saying',
@@ -488,8 +478,8 @@ describe('gateMachine', () => {
   it('dead-letters an event the agent puts off once too often', async () => {
     const h = await start({ maxAttempts: 2 }, [event(1, 1), event(2)]);
     await h.reflect();
-    h.claim();
-    const reply = h.ack(delivery(h).deliveryId, { ext_1: 'later', ext_2: 'later' });
+    await h.claim();
+    const reply = await h.ack(delivery(h).deliveryId, { ext_1: 'later', ext_2: 'later' });
     expect(reply).toMatchObject({
       accepted: true,
       consumed: [],
@@ -503,36 +493,39 @@ describe('gateMachine', () => {
   it('answers unknown, duplicate and wrong-event acks with a code and leaves the delivery alone', async () => {
     const h = await start({}, [event(1)]);
     await h.reflect();
-    h.claim();
+    await h.claim();
     const { deliveryId } = delivery(h);
-    const unknown = h.ack('dlv_nope');
-    expect(unknown).toMatchObject({ accepted: false, code: 'unknown_delivery', settleSeq: null });
+    const unknown = await h.ack('dlv_nope');
+    expect(unknown).toMatchObject({ accepted: false, code: 'unknown_delivery' });
     expect(unknown.reason).toContain(`The delivery out now is ${deliveryId}`);
-    expect(h.ack(deliveryId, { ext_9: 'told' })).toMatchObject({ accepted: false, code: 'unknown_event' });
+    expect(await h.ack(deliveryId, { ext_9: 'told' })).toMatchObject({
+      accepted: false,
+      code: 'unknown_event',
+    });
     expect(h.state()).toBe('awaiting');
-    expect(h.ack(deliveryId)).toMatchObject({ accepted: true });
-    expect(h.ack(deliveryId)).toMatchObject({ accepted: false, code: 'already_acknowledged' });
+    expect(await h.ack(deliveryId)).toMatchObject({ accepted: true });
+    expect(await h.ack(deliveryId)).toMatchObject({ accepted: false, code: 'already_acknowledged' });
     expect(h.consumed()).toEqual(['ext_1']);
   });
 
   it("refuses an ack from an agent that does not hold the delivery, and leaves the holder's lease alone", async () => {
     const h = await start({}, [event(1)]);
     await h.reflect();
-    h.claim('agent:claude', 'sess-1');
+    await h.claim('agent:claude', 'sess-1');
     const { deliveryId } = delivery(h);
     for (const other of [
       { agent: 'agent:codex' },
       { agent: 'session:sess-2', session: 'sess-2' },
       { agent: 'one-shot' },
     ]) {
-      const refused = h.ack(deliveryId, undefined, other);
-      expect(refused, other.agent).toMatchObject({ accepted: false, code: 'not_holder', settleSeq: null });
+      const refused = await h.ack(deliveryId, undefined, other);
+      expect(refused, other.agent).toMatchObject({ accepted: false, code: 'not_holder' });
       expect(refused.reason).toContain(`Delivery ${deliveryId} is out to agent:claude, not to you`);
     }
     expect(h.state()).toBe('awaiting');
     expect(h.consumed()).toEqual([]);
     // The session that claimed it under a name may ack without the name.
-    expect(h.ack(deliveryId, undefined, { agent: 'session:sess-1', session: 'sess-1' })).toMatchObject({
+    expect(await h.ack(deliveryId, undefined, { agent: 'session:sess-1', session: 'sess-1' })).toMatchObject({
       accepted: true,
     });
     expect(h.consumed()).toEqual(['ext_1']);
@@ -541,8 +534,10 @@ describe('gateMachine', () => {
   it('lets one-shot callers, who share one identity, acknowledge what one of them claimed', async () => {
     const h = await start({}, [event(1)]);
     await h.reflect();
-    h.claim('one-shot');
-    expect(h.ack(delivery(h).deliveryId, undefined, { agent: 'one-shot', session: null })).toMatchObject({
+    await h.claim('one-shot');
+    expect(
+      await h.ack(delivery(h).deliveryId, undefined, { agent: 'one-shot', session: null }),
+    ).toMatchObject({
       accepted: true,
     });
   });
@@ -556,20 +551,19 @@ describe('gateMachine', () => {
     await h.reflect();
     // The reflection settled once: ext_2 consumed quietly, ext_3 put back.
     expect(h.persisted.map((p) => p.settlement.seq)).toEqual([1]);
-    h.claim();
-    const reply = h.ack(delivery(h).deliveryId);
-    expect(reply).toMatchObject({ accepted: true, settleSeq: 2 });
-    // The inbox has it as soon as the gate answers, so a request can wait for its own write.
+    await h.claim();
+    const reply = await h.ack(delivery(h).deliveryId);
+    expect(reply).toMatchObject({ accepted: true, consumed: ['ext_1'] });
+    // The ack is answered once the inbox has written its own settlement, so a restart cannot deliver them again.
     expect(h.persisted.at(-1)!.settlement).toEqual({
-      seq: reply.settleSeq,
+      seq: 2,
       at: 0,
       consumed: ['ext_1'],
       putBack: [],
       deadLettered: [],
     });
-    expect(h.gate.getSnapshot().context.settles).toBe(reply.settleSeq);
-    await waitFor(h.inboxActor, (s) => s.context.settleSaved === reply.settleSeq, { timeout: 1000 });
-    expect(h.inboxActor.getSnapshot().context.settleError).toBeNull();
+    expect(h.gate.getSnapshot().context.settles).toBe(2);
+    expect(h.inboxActor.getSnapshot().context.settleSaved).toBe(2);
     expect(
       h.persisted.map((p) => p.settlement.seq),
       'one settlement per decision, numbered in order',
@@ -587,9 +581,9 @@ describe('gateMachine', () => {
     h.clock.set(1_000);
     await h.reflect();
     h.clock.set(2_000);
-    h.claim();
+    await h.claim();
     h.clock.set(3_000);
-    h.ack(delivery(h).deliveryId, { ext_3: 'not_worth_saying', ext_4: 'later' });
+    await h.ack(delivery(h).deliveryId, { ext_3: 'not_worth_saying', ext_4: 'later' });
     const recent = h.gate.getSnapshot().context.recent.map((r) => [r.event.id, r.fate, r.at]);
     expect(recent).toEqual([
       ['ext_1', 'below_threshold', 1_000],
@@ -633,8 +627,8 @@ describe('gateMachine', () => {
       ],
       unjudged: 1,
     });
-    h.claim();
-    h.ack(delivery(h).deliveryId);
+    await h.claim();
+    await h.ack(delivery(h).deliveryId);
     const recent = h.gate.getSnapshot().context.recent.map((r) => [r.event.id, r.fate, r.why]);
     expect(recent).toEqual([
       ['ext_1', 'below_threshold', 'newsletter'],
@@ -660,13 +654,13 @@ describe('gateMachine', () => {
   it('takes new settings with gate.configure: the lease and threshold of the next delivery', async () => {
     const h = await start({ leaseMs: 120_000 }, [event(1)]);
     await h.reflect();
-    h.claim();
+    await h.claim();
     expect(delivery(h).leaseExpiresAt).toBe(120_000);
     h.gate.send({ type: 'gate.configure', settings: { leaseMs: 30_000, threshold: 0.8 } });
     expect(h.gate.getSnapshot().context).toMatchObject({ leaseMs: 30_000, threshold: 0.8, maxAttempts: 5 });
     await h.advance(30_000);
     expect(h.state(), 'the delivery out keeps the lease it was given').toBe('awaiting');
-    h.ack(delivery(h).deliveryId);
+    await h.ack(delivery(h).deliveryId);
     await h.advance(0);
 
     await h.add(event(2), event(3));
@@ -681,7 +675,7 @@ describe('gateMachine', () => {
     ).toEqual(['ext_3']);
     expect(h.consumed()).toContain('ext_2');
     const claimedAt = h.clock.now();
-    h.claim();
+    await h.claim();
     expect(delivery(h).leaseExpiresAt, 'the new lease').toBe(claimedAt + 30_000);
     await h.advance(30_000);
     expect(h.state()).toBe('idle');
@@ -699,13 +693,13 @@ describe('gateMachine', () => {
     await h.add(event(2));
     await h.reflect('checkin');
     expect(h.state()).toBe('offered');
-    h.claim();
+    await h.claim();
     await h.reflect('checkin');
     expect(h.drains).toBe(1);
     expect(h.ids()).toEqual(['ext_2']);
     expect(h.gate.getSnapshot().context).toMatchObject({ lastGate: 'awaiting', deferred: true });
     expect(h.gate.getSnapshot().context.gated.awaiting).toBe(2);
-    h.ack(delivery(h).deliveryId);
+    await h.ack(delivery(h).deliveryId);
     await h.advance(0);
     expect(h.drains).toBe(2);
     expect(h.state()).toBe('offered');
@@ -715,8 +709,8 @@ describe('gateMachine', () => {
   it('holds reflections during the cooldown and runs the held one when it ends', async () => {
     const h = await start({ cooldownMs: 30_000 }, [event(1)]);
     await h.reflect();
-    h.claim();
-    h.ack(delivery(h).deliveryId);
+    await h.claim();
+    await h.ack(delivery(h).deliveryId);
     expect(h.state()).toBe('cooldown');
     await h.add(event(2));
     await h.reflect();
@@ -780,12 +774,12 @@ describe('gateMachine', () => {
   it('checks the gates in order: awaiting, focus, answering, cooldown', async () => {
     const h = await start({ cooldownMs: 10_000 }, [event(1)]);
     await h.reflect();
-    h.claim();
+    await h.claim();
     h.gate.send({ type: 'gate.focus', until: 1_000_000, now: 0 });
     h.gate.send({ type: 'replan.status', pending: true });
     await h.reflect();
     expect(h.gate.getSnapshot().context.lastGate).toBe('awaiting');
-    h.ack(delivery(h).deliveryId);
+    await h.ack(delivery(h).deliveryId);
     await h.reflect();
     expect(h.gate.getSnapshot().context.lastGate).toBe('focus');
     h.gate.send({ type: 'gate.focus', until: null, now: 0 });
@@ -1005,7 +999,7 @@ describe("the gate's decisions, as named actions a test can swap", () => {
     });
     await h.reflect();
     h.clock.set(1_000);
-    h.claim('agent-a');
+    await h.claim('agent-a');
     const out = delivery(h);
     const settled = h.persisted.length;
     await h.advance(59_999);
@@ -1025,12 +1019,16 @@ describe("the gate's decisions, as named actions a test can swap", () => {
       },
     });
     await h.reflect();
-    h.claim('agent-a');
+    await h.claim('agent-a');
     const { deliveryId } = delivery(h);
     h.clock.set(4_000);
+    const heard: Reply<unknown>[] = [];
+    const replyTo = createActor(fromCallback<Reply<unknown>>(({ receive }) => receive((r) => heard.push(r))));
+    replyTo.start();
     h.gate.send({
       type: 'gate.ack',
       requestId: 99,
+      replyTo,
       deliveryId,
       outcomes: { ext_2: 'later' },
       agent: 'agent-a',
@@ -1038,7 +1036,8 @@ describe("the gate's decisions, as named actions a test can swap", () => {
     });
     expect(acks).toEqual([{ deliveryId, outcomes: { ext_2: 'later' }, now: 4_000 }]);
     expect(h.state(), 'an ack of the delivery out still leads to the cooldown').toBe('cooldown');
-    expect(h.gate.getSnapshot().context.lastReply, 'no reply but the swapped step would give').toBeNull();
+    expect(heard, 'no reply but the swapped step would give').toEqual([]);
+    replyTo.stop();
     expect(h.consumed()).toEqual([]);
   });
 });

@@ -14,9 +14,11 @@ import type {
   AcceptOutput,
   LoadedInbox,
   OfferReply,
-  Settlement,
+  SettleEvent,
   SettlementWrite,
 } from '../../machines/inbox-context.js';
+import { answerOf, type Reply, type ReplyOut } from '../../machines/reply.js';
+import { ask } from '../../src/system/ask.js';
 import { inboxEvent } from '../support/inbox-event.js';
 
 /*
@@ -27,14 +29,24 @@ import { inboxEvent } from '../support/inbox-event.js';
 
 const event = inboxEvent;
 
-const settle = (seq: number, consumed: string[]): { type: 'inbox.settle' } & Settlement => ({
+const settle = (seq: number, consumed: string[], reply: ReplyOut | null = null): SettleEvent => ({
   type: 'inbox.settle',
   seq,
   at: Date.UTC(2026, 0, 1),
   consumed,
   putBack: [],
   deadLettered: [],
+  reply,
 });
+
+/** A stub that hears the replies of the acks the settlements record, as the ask module would. */
+const repliesHeard = () => {
+  const heard: Reply<unknown>[] = [];
+  const replyTo = createActor(fromCallback<Reply<unknown>>(({ receive }) => receive((r) => heard.push(r))));
+  running.push(replyTo);
+  replyTo.start();
+  return { heard, ackOf: (requestId: number) => answerOf({ requestId, replyTo }, `ack ${requestId}`) };
+};
 
 /** A settlement write on its way to disk, finished by the test. */
 interface Write {
@@ -83,29 +95,37 @@ const start = async (restored: InboxEvent[]) => {
 };
 
 describe('the inbox writing settlements', () => {
-  it('writes them one at a time in the order decided, and counts one saved only once its own write is done', async () => {
+  it('writes them one at a time in the order decided, and answers each ack only once its own write is done', async () => {
     const { inbox, writes, inspected, seqs } = await start([event(1), event(2), event(3)]);
-    inbox.send({ type: 'inbox.drain', requestId: 1 });
-    inbox.send(settle(1, ['ext_1']));
-    inbox.send(settle(2, ['ext_2']));
+    const { heard, ackOf } = repliesHeard();
+    expect(await ask(inbox, (asking) => ({ type: 'inbox.drain', ...asking }))).toHaveLength(3);
+    inbox.send(settle(1, ['ext_1'], ackOf(1)));
+    inbox.send(settle(2, ['ext_2'], ackOf(2)));
     inbox.send(settle(3, ['ext_3']));
     const taken = inbox.getSnapshot();
     expect(taken.context.out, 'each settlement is taken at once').toEqual([]);
     expect(taken.matches({ ready: { settlements: 'persisting' } })).toBe(true);
     expect(seqs(), 'the second waits for the first').toEqual([1]);
     expect(taken.context.settleSaved).toBe(0);
+    expect(heard, 'no ack is answered before its settlement is on disk').toEqual([]);
 
     writes[0]!.done();
     await waitFor(inbox, (s) => s.context.settleSaved === 1, { timeout: 1000 });
+    expect(heard).toEqual([{ type: 'reply', requestId: 1, answer: 'ack 1' }]);
     expect(seqs()).toEqual([1, 2]);
     expect(inbox.getSnapshot().context.unsaved.map((u) => u.settlement.seq)).toEqual([2, 3]);
 
     writes[1]!.fail(new Error('ENOSPC: no space left on device'));
-    await waitFor(inbox, (s) => s.context.settleError !== null, { timeout: 1000 });
+    await waitFor(inbox, (s) => s.context.unsaved.length === 1, { timeout: 1000 });
     expect(inbox.getSnapshot().context).toMatchObject({
       settleSaved: 1,
-      settleError: { seq: 2, message: 'ENOSPC: no space left on device' },
       lastError: 'Could not record what happened to delivered events: ENOSPC: no space left on device',
+    });
+    expect(heard.at(-1), 'the ack whose settlement failed is told why').toEqual({
+      type: 'reply',
+      requestId: 2,
+      error:
+        'The ack was accepted but could not be written to inbox.jsonl: ENOSPC: no space left on device. Check that .pulse/ is writable.',
     });
     expect(seqs(), 'a failed write is not tried again: the next one follows').toEqual([1, 2, 3]);
 
@@ -122,7 +142,7 @@ describe('the inbox writing settlements', () => {
 
   it('writes an offer while a settlement is still on its way to disk', async () => {
     const { inbox, writes } = await start([event(1)]);
-    inbox.send({ type: 'inbox.drain', requestId: 1 });
+    await ask(inbox, (asking) => ({ type: 'inbox.drain', ...asking }));
     inbox.send(settle(1, ['ext_1']));
     const replies: OfferReply[] = [];
     const replyTo = createActor(fromCallback<OfferReply>(({ receive }) => receive((r) => replies.push(r))));

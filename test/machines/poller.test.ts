@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Actor,
   type ActorRefFrom,
+  type ActorSystem,
   createActor,
   fromCallback,
   fromPromise,
@@ -118,7 +119,8 @@ const start = async (
   const root = createActor(harnessMachine(parts, polled), { clock: parts.clock });
   running.push(root);
   root.start();
-  const poller = root.system.get('poller:cal') as ActorRefFrom<typeof pollerMachine>;
+  const system: ActorSystem<{ actors: { 'poller:cal': ActorRefFrom<typeof pollerMachine> } }> = root.system;
+  const poller = system.get('poller:cal')!;
   const settle = async () => {
     await waitFor(poller, (s) => !s.matches('polling') && !s.matches('offering'), { timeout: 1000 });
   };

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
-  type AnyActorScope,
+  type ActorRefFrom,
+  type ActorSystem,
   createActor,
-  createMachine,
-  type ExecutableActionsFrom,
+  type EventObject,
+  fromCallback,
   initialTransition,
   type SnapshotFrom,
+  setup,
   transition,
 } from 'xstate';
 import type { PendingReplan } from '../../machines/event-index.js';
@@ -15,9 +17,9 @@ import type { AckRecord, PulseEvent } from '../../machines/pulse-files.js';
 import { replanMachine } from '../../machines/replan.js';
 import type { ReplanEvent } from '../../machines/replan-context.js';
 import { ACK_ACCEPTED_REASON, needsReplan } from '../../machines/replan-decisions.js';
+import { ackAnswerIn, sentBy, unheardReplies } from '../support/replan-answer.js';
 
 type Snapshot = SnapshotFrom<typeof replanMachine>;
-type Action = ExecutableActionsFrom<typeof replanMachine>;
 
 const TASK = '.pulse/task.md';
 const GUIDANCE = '.pulse/guidance.md';
@@ -56,15 +58,24 @@ const append = (snapshot: Snapshot, ...events: PulseEvent[]) =>
   transition(replanMachine, snapshot, { type: 'log.appended', events });
 const appended = (snapshot: Snapshot, ...events: PulseEvent[]): Snapshot => append(snapshot, ...events)[0];
 
+const replyTo = unheardReplies;
+
 /** An ack as `src/system/ask-actors.ts` builds it: `target` is the logged event the id names, or null. */
 const ack = (eventId: string, target: PulseEvent | null = null, requestId = 7): ReplanEvent => ({
   type: 'replan.ack',
   requestId,
+  replyTo,
   eventId,
   target: target && { id: target.id, path: target.path },
   planSha256: PLAN_SHA,
   at: AT,
 });
+
+/** One pure step of the lifecycle on an ack: the next snapshot, and the answer the ack gets. */
+const acking = (snapshot: Snapshot, event: ReplanEvent) => {
+  const [next, actions] = transition(replanMachine, snapshot, event);
+  return { next, reply: ackAnswerIn(actions), actions };
+};
 
 const pendingOf = ({ context }: Snapshot) => ({
   pendingEventId: context.pendingEventId,
@@ -72,36 +83,40 @@ const pendingOf = ({ context }: Snapshot) => ({
 });
 
 /**
- * `transition()` runs in an inert system that has no 'log' (nor 'gate'), so a
- * `sendTo(system.get('log'))` there falls back to the replan actor itself. This runs the same pure
- * step (actions collected, none executed) in a system that also knows a stub under `stubId`, so
- * the send's target can be checked.
+ * The replan machine running in a parent that registers stubs under `log` and `gate` by system
+ * id, as xstate's own system tests do; each stub records what it is sent, so where a send goes
+ * and what it says can be checked. `sent` is emptied after each step.
  */
-const transitionBeside = (stubId: 'log' | 'gate', snapshot: Snapshot, event: ReplanEvent) => {
-  const stub = createActor(createMachine({ id: `${stubId}-stub` }));
-  const self = createActor(replanMachine);
-  const actions: Action[] = [];
-  const scope: AnyActorScope = {
-    self,
-    id: 'replan',
-    sessionId: self.sessionId,
-    logger: () => {},
-    defer: () => {},
-    emit: () => {},
-    stopChild: () => {},
-    system: { ...self.system, get: (id: PropertyKey) => (id === stubId ? stub : self.system.get(id)) },
-    actionExecutor: (action) => {
-      actions.push(action as Action);
-    },
+const beside = (...before: ReplanEvent[]) => {
+  const sent: Record<'log' | 'gate', EventObject[]> = { log: [], gate: [] };
+  const stub = (id: 'log' | 'gate') =>
+    fromCallback(({ receive }) => receive((event) => sent[id].push(event)));
+  const root = createActor(
+    setup({ actors: { log: stub('log'), gate: stub('gate'), replan: replanMachine } }).createMachine({
+      invoke: [
+        { src: 'log', systemId: 'log' },
+        { src: 'gate', systemId: 'gate' },
+        { src: 'replan', systemId: 'replan' },
+      ],
+    }),
+  ).start();
+  running.push(root);
+  const system: ActorSystem<{ actors: { replan: ActorRefFrom<typeof replanMachine> } }> = root.system;
+  const replan = system.get('replan')!;
+  const step = (event: ReplanEvent) => {
+    sent.log = [];
+    sent.gate = [];
+    replan.send(event);
+    return { next: replan.getSnapshot(), log: sent.log, gate: sent.gate };
   };
-  const next = replanMachine.transition(snapshot, event, scope);
-  return { next, actions, stub };
+  for (const event of before) step(event);
+  return { replan, step };
 };
 
-const transitionWithLog = (snapshot: Snapshot, event: ReplanEvent) => {
-  const { next, actions, stub } = transitionBeside('log', snapshot, event);
-  return { next, actions, log: stub };
-};
+const running: Array<{ stop(): void }> = [];
+afterEach(() => {
+  for (const actor of running.splice(0)) actor.stop();
+});
 
 describe('replanMachine: restoring from the event log', () => {
   it('waits in loading, only starting its agent clock, until the event log restores it', () => {
@@ -114,7 +129,6 @@ describe('replanMachine: restoring from the event log', () => {
       unclaimed: { pendingEventId: null, pendingFiles: [] },
       agents: {},
       lastAck: null,
-      lastReply: null,
       blind: [],
       plan: UNKNOWN_PLAN,
       unclaimedBase: null,
@@ -224,8 +238,8 @@ describe('replanMachine: log.appended', () => {
 describe('replanMachine: replan.ack checks, in PulseAgent order', () => {
   it.each(['', '   ', '\t\n'])('refuses a blank id (%j) first, before looking it up', (eventId) => {
     // Idle with no target: the unknown and no-pending checks would fail too; blank comes first.
-    const snapshot = transition(replanMachine, restored(none), ack(eventId, null))[0];
-    expect(snapshot.context.lastReply).toEqual({
+    const { reply } = acking(restored(none), ack(eventId, null));
+    expect(reply).toEqual({
       requestId: 7,
       accepted: false,
       acknowledged_event_id: null,
@@ -236,8 +250,8 @@ describe('replanMachine: replan.ack checks, in PulseAgent order', () => {
   });
 
   it('refuses an unknown id before saying nothing is pending', () => {
-    const snapshot = transition(replanMachine, restored(none, previousAck), ack('evt_nope', null))[0];
-    expect(snapshot.context.lastReply).toMatchObject({
+    const { reply } = acking(restored(none, previousAck), ack('evt_nope', null));
+    expect(reply).toMatchObject({
       accepted: false,
       code: 'unknown_event',
       reason: 'Event evt_nope was not found.',
@@ -247,8 +261,8 @@ describe('replanMachine: replan.ack checks, in PulseAgent order', () => {
   it.each([PLAN, TASK])('refuses an event for %s as not invalidating, before the pending checks', (path) => {
     const event = logged(path);
     for (const snapshot of [restored(none, previousAck), appended(restored(none), logged(GUIDANCE))]) {
-      const after = transition(replanMachine, snapshot, ack(event.id, event))[0];
-      expect(after.context.lastReply).toMatchObject({
+      const { reply } = acking(snapshot, ack(event.id, event));
+      expect(reply).toMatchObject({
         accepted: false,
         code: 'not_invalidating',
         reason: `Event ${event.id} is not a guidance or constraints event.`,
@@ -259,9 +273,9 @@ describe('replanMachine: replan.ack checks, in PulseAgent order', () => {
   it('refuses a guidance event when nothing is pending, the acknowledged one included', () => {
     const acked = logged(GUIDANCE);
     const lastAck = { ...previousAck, eventId: acked.id };
-    const snapshot = transition(replanMachine, restored(none, lastAck), ack(acked.id, acked))[0];
+    const { next: snapshot, reply } = acking(restored(none, lastAck), ack(acked.id, acked));
     expect(snapshot.value).toBe('acknowledged');
-    expect(snapshot.context.lastReply).toEqual({
+    expect(reply).toEqual({
       requestId: 7,
       accepted: false,
       acknowledged_event_id: acked.id,
@@ -274,8 +288,8 @@ describe('replanMachine: replan.ack checks, in PulseAgent order', () => {
   it('rejects a stale ack and names the pending event, keeping the last ack in the answer', () => {
     const [g1, c1] = [logged(GUIDANCE), logged(CONSTRAINTS)];
     const pending = appended(restored(none, previousAck), g1, c1);
-    const snapshot = transition(replanMachine, pending, ack(g1.id, g1))[0];
-    expect(snapshot.context.lastReply).toEqual({
+    const { reply } = acking(pending, ack(g1.id, g1));
+    expect(reply).toEqual({
       requestId: 7,
       accepted: false,
       acknowledged_event_id: previousAck.eventId,
@@ -285,7 +299,7 @@ describe('replanMachine: replan.ack checks, in PulseAgent order', () => {
     });
   });
 
-  it('changes neither the state nor the pending replan on any rejection, and sends nothing', () => {
+  it('changes neither the state nor the pending replan on any rejection, and sends nothing but the reply', () => {
     const [g1, g2, p1] = [logged(GUIDANCE), logged(GUIDANCE), logged(PLAN)];
     const pending = appended(restored(none, previousAck), g1, p1, g2);
     const acknowledged = restored(none, previousAck);
@@ -298,21 +312,22 @@ describe('replanMachine: replan.ack checks, in PulseAgent order', () => {
       [restored(none), ack('evt_nope', null), 'unknown_event'],
     ];
     for (const [before, event, code] of cases) {
-      const [after, actions] = transition(replanMachine, before, event);
-      expect(after.context.lastReply?.code).toBe(code);
+      const { next: after, reply, actions } = acking(before, event);
+      expect(reply?.code).toBe(code);
       expect(after.value).toBe(before.value);
       expect(pendingOf(after)).toEqual(pendingOf(before));
       expect(after.context.lastAck).toEqual(before.context.lastAck);
-      expect(actions).toEqual([]);
+      expect(sentBy(actions).map((sent) => sent.type)).toEqual(['reply']);
+      expect(actions).toHaveLength(1);
     }
   });
 
   it('answers each ack under its own request id, so concurrent callers each find their reply', () => {
     const before = restored(none);
-    const first = transition(replanMachine, before, ack('evt_a', null, 41))[0];
-    const second = transition(replanMachine, first, ack('', null, 42))[0];
-    expect(first.context.lastReply).toMatchObject({ requestId: 41, code: 'unknown_event' });
-    expect(second.context.lastReply).toMatchObject({ requestId: 42, code: 'missing_event_id' });
+    const first = acking(before, ack('evt_a', null, 41));
+    const second = acking(first.next, ack('', null, 42));
+    expect(first.reply).toMatchObject({ requestId: 41, code: 'unknown_event' });
+    expect(second.reply).toMatchObject({ requestId: 42, code: 'missing_event_id' });
   });
 });
 
@@ -320,11 +335,11 @@ describe('replanMachine: an accepted ack', () => {
   it('acknowledges the latest pending event: pending cleared, lastAck recorded, accepted reply', () => {
     const [c1, g1] = [logged(CONSTRAINTS), logged(GUIDANCE)];
     const pending = appended(restored(none), c1, g1);
-    const [snapshot] = transition(replanMachine, pending, ack(g1.id, g1));
+    const { next: snapshot, reply } = acking(pending, ack(g1.id, g1));
     expect(snapshot.value).toBe('acknowledged');
     expect(pendingOf(snapshot)).toEqual(none);
     expect(snapshot.context.lastAck).toEqual({ eventId: g1.id, planSha256: PLAN_SHA, at: AT });
-    expect(snapshot.context.lastReply).toEqual({
+    expect(reply).toEqual({
       requestId: 7,
       accepted: true,
       acknowledged_event_id: g1.id,
@@ -344,16 +359,26 @@ describe('replanMachine: an accepted ack', () => {
     const sends = actions.filter((action) => action.type === 'xstate.sendTo');
     expect(sends).toHaveLength(1);
     expect(sends[0]!.params).toMatchObject({
-      event: { type: 'replan.record', ack: { eventId: g1.id, planSha256: PLAN_SHA, at: AT }, requestId: 9 },
+      event: {
+        type: 'replan.record',
+        ack: { eventId: g1.id, planSha256: PLAN_SHA, at: AT },
+        answers: { asking: { requestId: 9, replyTo }, reply: { accepted: true } },
+      },
     });
   });
 
   it('addresses the ack.record to the actor registered as log in the system', () => {
     const g1 = logged(GUIDANCE);
-    const { next, actions, log } = transitionWithLog(appended(restored(none), g1), ack(g1.id, g1));
+    const { step } = beside(
+      { type: 'replan.restored', pending: none, lastAck: null },
+      {
+        type: 'log.appended',
+        events: [g1],
+      },
+    );
+    const { next, log } = step(ack(g1.id, g1));
     expect(next.value).toBe('acknowledged');
-    const send = actions.find((action) => action.type === 'xstate.sendTo');
-    expect(send?.params).toMatchObject({ to: log, event: { type: 'replan.record' } });
+    expect(log).toMatchObject([{ type: 'replan.record', ack: { eventId: g1.id } }]);
   });
 
   it('accepts the pending event restored from the log, replacing the older ack', () => {
@@ -370,7 +395,7 @@ describe('replanMachine: an accepted ack', () => {
     const pending = appended(acknowledged, g2);
     expect(pending.value).toBe('pending');
     expect(pending.context.lastAck?.eventId).toBe(g1.id);
-    expect(transition(replanMachine, pending, ack(g1.id, g1))[0].context.lastReply?.code).toBe('stale_event');
+    expect(acking(pending, ack(g1.id, g1)).reply?.code).toBe('stale_event');
     expect(transition(replanMachine, pending, ack(g2.id, g2))[0].value).toBe('acknowledged');
   });
 });
@@ -391,24 +416,19 @@ describe('replanMachine: what the event log cannot see', () => {
   });
 
   it('tells the gate a replan is to be answered while blind, and that none is once sighted', () => {
-    const statusSent = (snapshot: Snapshot, blind: (typeof LOOP)[]) => {
-      const { next, actions } = transitionBeside('gate', snapshot, { type: 'log.faults', blind });
-      const sent = actions
-        .filter((action) => action.type === 'xstate.sendTo')
-        .map((action) => (action.params as { event: unknown }).event);
-      return { next, sent };
-    };
-    const blinded = statusSent(restored(none), [LOOP]);
-    expect(blinded.sent).toEqual([{ type: 'replan.status', pending: true }]);
-    expect(statusSent(blinded.next, []).sent).toEqual([{ type: 'replan.status', pending: false }]);
+    const { step } = beside({ type: 'replan.restored', pending: none, lastAck: null });
+    expect(step({ type: 'log.faults', blind: [LOOP] }).gate).toEqual([
+      { type: 'replan.status', pending: true },
+    ]);
+    expect(step({ type: 'log.faults', blind: [] }).gate).toEqual([{ type: 'replan.status', pending: false }]);
   });
 
   it('judges acks as ever while blind: the pending event is accepted, the hold stays until guidance is seen', () => {
     const g1 = logged(GUIDANCE);
     const blinded = faults(appended(restored(none), g1), LOOP)[0];
-    const [acked] = transition(replanMachine, blinded, ack(g1.id, g1));
+    const { next: acked, reply } = acking(blinded, ack(g1.id, g1));
     expect(acked.value).toBe('acknowledged');
-    expect(acked.context.lastReply?.accepted).toBe(true);
+    expect(reply?.accepted).toBe(true);
     expect(needsReplan(acked.context)).toBe(true);
     expect(needsReplan(faults(acked)[0].context)).toBe(false);
   });
@@ -426,25 +446,40 @@ describe('replanMachine: each ack carries its replan', () => {
     transition(replanMachine, snapshot, { type: 'agent.heard', party, at: 1000, closes: true })[0];
   const change = (snapshot: Snapshot, at: PlanSnapshot, ...events: PulseEvent[]) =>
     transition(replanMachine, snapshot, { type: 'log.appended', events, plan: at })[0];
-  const ackBy = (snapshot: Snapshot, party: string, eventId: string, target: PulseEvent, at: PlanSnapshot) =>
-    transition(replanMachine, snapshot, {
+  const ackingBy = (
+    snapshot: Snapshot,
+    party: string,
+    eventId: string,
+    target: PulseEvent,
+    at: PlanSnapshot,
+  ) =>
+    acking(snapshot, {
       type: 'replan.ack',
       requestId: 3,
+      replyTo,
       eventId,
       target: { id: target.id, path: target.path },
       planSha256: at.sha256,
       plan: at,
       at: AT,
       agent: party,
-    })[0];
+    });
+  const ackBy = (snapshot: Snapshot, party: string, eventId: string, target: PulseEvent, at: PlanSnapshot) =>
+    ackingBy(snapshot, party, eventId, target, at).next;
   const twoAgents = () => hear(hear(restored(none), 'session:a'), 'session:b');
 
   it('tells the gate the hold is over at the first ack, while another agent still owes its own', () => {
     const g1 = logged(GUIDANCE);
-    const pending = change(twoAgents(), BEFORE, g1);
-    const { next, actions } = transitionBeside('gate', pending, {
+    const { step } = beside(
+      { type: 'replan.restored', pending: none, lastAck: null },
+      { type: 'agent.heard', party: 'session:a', at: 1000, closes: true },
+      { type: 'agent.heard', party: 'session:b', at: 1000, closes: true },
+      { type: 'log.appended', events: [g1], plan: BEFORE },
+    );
+    const { next, gate } = step({
       type: 'replan.ack',
       requestId: 3,
+      replyTo,
       eventId: g1.id,
       target: { id: g1.id, path: g1.path },
       planSha256: AFTER.sha256,
@@ -454,17 +489,14 @@ describe('replanMachine: each ack carries its replan', () => {
     });
     // session:b still owes its ack, so the lifecycle stays pending: no state entry tells the gate.
     expect(next.value).toBe('pending');
-    const sent = actions
-      .filter((action) => action.type === 'xstate.sendTo')
-      .map((action) => (action.params as { event: unknown }).event);
-    expect(sent).toContainEqual({ type: 'replan.status', pending: false });
+    expect(gate).toEqual([{ type: 'replan.status', pending: false }]);
   });
 
   it("records each agent's ack with the diff of plan.md from the change to its ack, and says so in the reply", () => {
     const g1 = logged(GUIDANCE);
     const pending = change(twoAgents(), BEFORE, g1);
-    const first = ackBy(pending, 'session:a', g1.id, g1, AFTER);
-    expect(first.context.lastReply).toMatchObject({
+    const { next: first, reply } = ackingBy(pending, 'session:a', g1.id, g1, AFTER);
+    expect(reply).toMatchObject({
       accepted: true,
       plan_changed: true,
       plan_change: 'the plan changed: 2 lines added, 1 removed',
@@ -507,8 +539,8 @@ describe('replanMachine: each ack carries its replan', () => {
 
   it('accepts an ack with the plan untouched, and says plainly that the plan did not change', () => {
     const g1 = logged(GUIDANCE);
-    const done = ackBy(change(twoAgents(), BEFORE, g1), 'session:a', g1.id, g1, BEFORE);
-    expect(done.context.lastReply).toMatchObject({
+    const { next: done, reply } = ackingBy(change(twoAgents(), BEFORE, g1), 'session:a', g1.id, g1, BEFORE);
+    expect(reply).toMatchObject({
       accepted: true,
       plan_changed: false,
       plan_change: 'acknowledged without changing the plan',
@@ -552,6 +584,7 @@ describe('replanMachine: each ack carries its replan', () => {
     const [, actions] = transition(replanMachine, change(snapshot, BEFORE, last), {
       type: 'replan.ack',
       requestId: 4,
+      replyTo,
       eventId: last.id,
       target: last,
       planSha256: null,

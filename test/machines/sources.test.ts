@@ -5,8 +5,14 @@ import type { PolledSource } from '../../machines/external.js';
 import { GATE_DEFAULTS } from '../../machines/gate-settings.js';
 import { pollerMachine } from '../../machines/poller.js';
 import type { FetchOutcome } from '../../machines/poller-context.js';
+import type { Reply } from '../../machines/reply.js';
 import { sourcesMachine } from '../../machines/sources.js';
-import type { LoadedSources, ServerSummary, SourceTestResult } from '../../machines/sources-context.js';
+import type {
+  LoadedSources,
+  ServerSummary,
+  SourceTestReply,
+  SourceTestResult,
+} from '../../machines/sources-context.js';
 
 const source = (name: string, server: string, enabled = true): PolledSource => ({
   name,
@@ -57,6 +63,19 @@ const passed = (name: string): SourceTestResult => ({
  * The sources supervisor with a scripted sequence of loads (an Error is a broken file), a
  * poller that does nothing, and tests that end when the test says so.
  */
+/** A stub that hears the supervisor's replies to tests, by request id, as the ask module would. */
+const heardReplies = () => {
+  const heard = new Map<number, SourceTestReply>();
+  const ref = createActor(
+    fromCallback<Reply<SourceTestReply>>(({ receive }) =>
+      receive((reply) => {
+        if ('answer' in reply) heard.set(reply.requestId, reply.answer);
+      }),
+    ),
+  ).start();
+  return { heard, ref };
+};
+
 const supervisor = (loads: Array<LoadedSources | Error>) => {
   const pending: Array<{ name: string; end: (result: SourceTestResult) => void }> = [];
   const actor = createActor(
@@ -77,11 +96,11 @@ const supervisor = (loads: Array<LoadedSources | Error>) => {
   ).start();
   const loadedOnce = (count: number) =>
     waitFor(actor, (s) => s.matches('running') && s.context.loads >= count);
-  const replyTo = (requestId: number) =>
-    actor.getSnapshot().context.tests.find((t) => t.requestId === requestId);
+  const replies = heardReplies();
+  const replyTo = (requestId: number) => replies.heard.get(requestId);
   const pollers = () =>
     ['cal', 'gh', 'off'].filter((name) => actor.system.get(`poller:${name}`) !== undefined);
-  return { actor, pending, loadedOnce, replyTo, pollers };
+  return { actor, pending, loadedOnce, replyTo, replies: replies.ref, pollers };
 };
 
 describe('sources supervisor: servers disabled by an unset variable', () => {
@@ -158,9 +177,8 @@ describe('sources supervisor: testing a source on request', () => {
   it('refuses an unknown source at once, listing the known ones', async () => {
     const s = supervisor([config()]);
     await s.loadedOnce(1);
-    s.actor.send({ type: 'sources.test', requestId: 1, source: 'nope', raw: false });
+    s.actor.send({ type: 'sources.test', requestId: 1, replyTo: s.replies, source: 'nope', raw: false });
     expect(s.replyTo(1)).toEqual({
-      requestId: 1,
       refused: 'unknown',
       error: 'No source "nope" in sources.json. Known: cal, gh, off.',
     });
@@ -170,7 +188,7 @@ describe('sources supervisor: testing a source on request', () => {
   it("answers a source of a disabled server at once with the reason, naming the source's own server", async () => {
     const s = supervisor([config()]);
     await s.loadedOnce(1);
-    s.actor.send({ type: 'sources.test', requestId: 2, source: 'gh', raw: true });
+    s.actor.send({ type: 'sources.test', requestId: 2, replyTo: s.replies, source: 'gh', raw: true });
     expect(s.replyTo(2)).toMatchObject({
       result: {
         source: 'gh',
@@ -185,12 +203,12 @@ describe('sources supervisor: testing a source on request', () => {
   it('runs a test through the provided effect, a source with enabled false included, and records its result', async () => {
     const s = supervisor([config()]);
     await s.loadedOnce(1);
-    s.actor.send({ type: 'sources.test', requestId: 3, source: 'off', raw: false });
+    s.actor.send({ type: 'sources.test', requestId: 3, replyTo: s.replies, source: 'off', raw: false });
     expect(s.pending.map((p) => p.name)).toEqual(['off']);
     expect(s.replyTo(3)).toBeUndefined();
     s.pending[0]!.end(passed('off'));
     await waitFor(s.actor, () => s.replyTo(3) !== undefined);
-    expect(s.replyTo(3)).toEqual({ requestId: 3, result: passed('off') });
+    expect(s.replyTo(3)).toEqual({ result: passed('off') });
     expect(s.actor.getSnapshot().context.testing).toEqual([]);
     expect(Object.keys(s.actor.getSnapshot().children), 'the ended test is no child any more').not.toContain(
       'test.3',
@@ -201,12 +219,12 @@ describe('sources supervisor: testing a source on request', () => {
     const s = supervisor([config()]);
     await s.loadedOnce(1);
     for (const requestId of [10, 11, 12, 13])
-      s.actor.send({ type: 'sources.test', requestId, source: 'cal', raw: false });
-    s.actor.send({ type: 'sources.test', requestId: 14, source: 'cal', raw: false });
+      s.actor.send({ type: 'sources.test', requestId, replyTo: s.replies, source: 'cal', raw: false });
+    s.actor.send({ type: 'sources.test', requestId: 14, replyTo: s.replies, source: 'cal', raw: false });
     expect(s.replyTo(14)).toMatchObject({ refused: 'busy' });
     s.pending[0]!.end(passed('cal'));
     await waitFor(s.actor, () => s.replyTo(10) !== undefined);
-    s.actor.send({ type: 'sources.test', requestId: 15, source: 'cal', raw: false });
+    s.actor.send({ type: 'sources.test', requestId: 15, replyTo: s.replies, source: 'cal', raw: false });
     expect(s.replyTo(15)).toBeUndefined();
     expect(s.pending).toHaveLength(5);
   });
@@ -225,9 +243,10 @@ describe('sources supervisor: testing a source on request', () => {
       }),
     ).start();
     await waitFor(actor, (s) => s.matches('running'));
-    actor.send({ type: 'sources.test', requestId: 20, source: 'cal', raw: false });
-    const done = await waitFor(actor, (s) => s.context.tests.some((t) => t.requestId === 20));
-    expect(done.context.tests.find((t) => t.requestId === 20)).toMatchObject({
+    const replies = heardReplies();
+    actor.send({ type: 'sources.test', requestId: 20, replyTo: replies.ref, source: 'cal', raw: false });
+    const done = await waitFor(actor, () => replies.heard.has(20));
+    expect(replies.heard.get(20)).toMatchObject({
       result: { source: 'cal', server: 'cal', ok: false, error: 'the effect broke' },
     });
     expect(done.context.testing).toEqual([]);
@@ -236,7 +255,7 @@ describe('sources supervisor: testing a source on request', () => {
   it('keeps tests running through a reload of sources.json', async () => {
     const s = supervisor([config(), config()]);
     await s.loadedOnce(1);
-    s.actor.send({ type: 'sources.test', requestId: 30, source: 'cal', raw: false });
+    s.actor.send({ type: 'sources.test', requestId: 30, replyTo: s.replies, source: 'cal', raw: false });
     s.actor.send({ type: 'config.changed' });
     await s.loadedOnce(2);
     s.pending[0]!.end(passed('cal'));
@@ -256,7 +275,7 @@ describe('sources supervisor: a sources.json its user has not trusted', () => {
     const s = supervisor([untrusted()]);
     await waitFor(s.actor, (snapshot) => snapshot.matches('untrusted'));
     expect(s.pollers()).toEqual([]);
-    s.actor.send({ type: 'sources.test', requestId: 30, source: 'cal', raw: false });
+    s.actor.send({ type: 'sources.test', requestId: 30, replyTo: s.replies, source: 'cal', raw: false });
     expect(s.replyTo(30)).toMatchObject({
       refused: 'untrusted',
       error: expect.stringContaining('pulse trust -p /p'),
@@ -270,7 +289,7 @@ describe('sources supervisor: a sources.json its user has not trusted', () => {
     s.actor.send({ type: 'trust.changed' });
     await s.loadedOnce(2);
     expect(s.pollers()).toContain('cal');
-    s.actor.send({ type: 'sources.test', requestId: 31, source: 'cal', raw: false });
+    s.actor.send({ type: 'sources.test', requestId: 31, replyTo: s.replies, source: 'cal', raw: false });
     expect(s.replyTo(31)).toBeUndefined();
     expect(s.pending).toHaveLength(1);
   });

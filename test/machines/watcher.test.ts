@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { type AnyActorRef, assign, createActor, fromCallback, SimulatedClock, setup } from 'xstate';
+import {
+  type ActorRefFrom,
+  type ActorSystem,
+  assign,
+  createActor,
+  fromCallback,
+  SimulatedClock,
+  setup,
+} from 'xstate';
 import { watcherMachine } from '../../machines/watcher.js';
 import {
   RETRY_FIRST_MS,
@@ -15,6 +23,12 @@ const recorder = setup({ types: { context: {} as { hints: Hint[] }, events: {} a
   context: { hints: [] },
   on: { '*': { actions: assign(({ context, event }) => ({ hints: [...context.hints, event] })) } },
 });
+
+/** The test's system, typed by its map: the three owners registered as stubs, and the watcher. */
+type Owner = 'log' | 'sources' | 'focus';
+type WatcherSystem = ActorSystem<{
+  actors: Record<Owner, ActorRefFrom<typeof recorder>> & { watcher: ActorRefFrom<typeof watcherMachine> };
+}>;
 
 /**
  * The watcher with fake effects: each watch try and each poll is a callback actor whose
@@ -53,8 +67,9 @@ const harness = ({ failNextWatches = 0, readyAtOnce = true } = {}) => {
   });
   const clock = new SimulatedClock();
   const actor = createActor(root, { clock }).start();
-  const watcher = actor.system.get('watcher') as AnyActorRef;
-  const hintsOf = (id: string) => (actor.system.get(id) as AnyActorRef).getSnapshot().context.hints as Hint[];
+  const system: WatcherSystem = actor.system;
+  const watcher = system.get('watcher')!;
+  const hintsOf = (id: Owner) => system.get(id)!.getSnapshot().context.hints;
   return {
     clock,
     tries,

@@ -3,17 +3,17 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Client, type LoggingLevel, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ActorRefFrom } from 'xstate';
-import type { watcherMachine } from '../../machines/watcher.js';
 import { createHttpApp } from '../../src/http/app.js';
 import { watchContext } from '../../src/mcp/context-push.js';
 import { CONTEXT_URI } from '../../src/mcp/context-resource.js';
 import { type PulsePaths, pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
+import { actorOf } from '../../src/system/actors.js';
 import { ackReplan, gateOf, inboxOf, logOf, reconcile, replanOf } from '../../src/system/ask-actors.js';
 import { createPulseSystem, type PulseSystem } from '../../src/system/wiring.js';
 import { oneShot, tempProject, waitUntil } from '../support/daemon.js';
 import { save } from '../support/files.js';
+import { unheardReplies } from '../support/replan-answer.js';
 
 /*
  * The push against a real actor system in this process (real files, real inotify), so the
@@ -48,8 +48,7 @@ const observerCounts = () =>
   );
 
 /** The watcher's context: how many changes it has reported to the log. */
-const watcherOf = () =>
-  (system.actor.system.get('watcher') as ActorRefFrom<typeof watcherMachine>).getSnapshot().context;
+const watcherOf = () => actorOf(system.actor, 'watcher').getSnapshot().context;
 
 /** Lets the watch's next-turn check run. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -123,6 +122,7 @@ describe('watchContext', () => {
     replan.send({
       type: 'replan.ack',
       requestId: 1_000_000,
+      replyTo: unheardReplies,
       eventId: pending,
       target: { id: pending, path: '.pulse/guidance.md' },
       planSha256: null,

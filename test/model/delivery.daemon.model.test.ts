@@ -5,7 +5,6 @@ import { serve } from '@hono/node-server';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  type ActorRefFrom,
   assign,
   type InspectionEvent,
   initialTransition,
@@ -15,19 +14,18 @@ import {
   waitFor,
 } from 'xstate';
 import { createTestModel, type TestPath } from 'xstate/graph';
-import type { focusMachine } from '../../machines/focus.js';
 import { gateMachine } from '../../machines/gate.js';
 import type { GateContext } from '../../machines/gate-context.js';
 import { INSERT_QUIET_MS } from '../../machines/gate-settings.js';
 import { inboxMachine } from '../../machines/inbox.js';
 import { pollerMachine } from '../../machines/poller.js';
 import type { PulseActor } from '../../machines/pulse.js';
-import type { watcherMachine } from '../../machines/watcher.js';
 import { inboxEventId } from '../../src/effects/accept-items.js';
 import { createHttpApp } from '../../src/http/app.js';
 import { writeFocus } from '../../src/store/focus-file.js';
 import { pulsePaths } from '../../src/store/paths.js';
 import { ensurePulseFolder } from '../../src/store/pulse-folder.js';
+import { actorOf, lookUp, systemOf } from '../../src/system/actors.js';
 import { gateOf, inboxOf, logOf } from '../../src/system/ask-actors.js';
 import type { SystemStatus } from '../../src/system/system-status.js';
 import { createPulseSystem } from '../../src/system/wiring.js';
@@ -653,8 +651,9 @@ const POLLER_NOT_TAKEN: Record<string, string> = {
 
 /** Feeds the inspection events of the gate, the inbox and the source's poller of `root`'s system to their coverage. */
 const inspectorOf = (root: () => PulseActor | undefined) => (event: InspectionEvent) => {
-  const system = root()?.system;
-  if (system === undefined) return;
+  const actor = root();
+  if (actor === undefined) return;
+  const system = systemOf(actor);
   const ref = event.actorRef;
   if (system.get('gate') === ref) gateCoverage.inspect(event);
   else if (system.get('inbox') === ref) inboxCoverage.inspect(event);
@@ -788,13 +787,11 @@ class DeliveryRun {
     this.daemon = await startInProcess(this.project);
     const { actor } = this.daemon;
     // Ready: the watcher sees .pulse/, the settings are in the gate, the source was polled once.
-    await waitFor(actor.system.get('watcher') as ActorRefFrom<typeof watcherMachine>, (s) =>
-      s.matches('watching'),
-    );
+    await waitFor(actorOf(actor, 'watcher'), (s) => s.matches('watching'));
     await waitFor(gateOf(actor), (s) => s.context.leaseMs === LEASE_SEC * 1000, { timeout: 10_000 });
     await waitUntil(
       () => {
-        const poller = actor.system.get('poller:cal') as ActorRefFrom<typeof pollerMachine> | undefined;
+        const poller = lookUp(systemOf(actor), 'poller:cal');
         return (
           poller !== undefined &&
           poller.getSnapshot().context.polls > 0 &&
@@ -803,7 +800,7 @@ class DeliveryRun {
       },
       { timeoutMs: 10_000, describe: () => 'the first poll of the fixture source' },
     );
-    await waitFor(actor.system.get('focus') as ActorRefFrom<typeof focusMachine>, (s) => s.matches('ready'));
+    await waitFor(actorOf(actor, 'focus'), (s) => s.matches('ready'));
     this.agents.A = await connectClient(this.daemon.url);
     this.agents.B = await connectClient(this.daemon.url);
   }
@@ -967,7 +964,7 @@ class DeliveryRun {
         break;
       }
       case 'burst': {
-        const poller = actor.system.get('poller:cal') as ActorRefFrom<typeof pollerMachine>;
+        const poller = actorOf(actor, 'poller:cal');
         const catchUps = poller.getSnapshot().context.catchUps;
         this.#listed.push(...BURST.map((n) => ({ id: `item-${n}`, title: titleOf(n, true) })));
         await this.fixture.setControl({ items: this.#listed });
@@ -975,7 +972,7 @@ class DeliveryRun {
         break;
       }
       case 'sourceFails': {
-        const poller = actor.system.get('poller:cal') as ActorRefFrom<typeof pollerMachine>;
+        const poller = actorOf(actor, 'poller:cal');
         const polls = poller.getSnapshot().context.polls;
         await this.fixture.setControl({ mode: 'isError' });
         await waitFor(poller, (s) => s.matches('backingOff'), { timeout: 5_000 });

@@ -23,7 +23,9 @@ import type {
   Settlement,
   SettlementWrite,
 } from '../../machines/inbox-context.js';
+import { answerOf, type Reply } from '../../machines/reply.js';
 import { createItemAcceptor } from '../../src/effects/accept-items.js';
+import { ask } from '../../src/system/ask.js';
 import { offerAllSeen } from '../../src/system/wiring.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
 
@@ -340,8 +342,16 @@ class InboxRun {
     },
     storeDetail: () => false,
   });
-  requests = 0;
   seq = 0;
+  /** The last settlement that could not be written, and what its ack was told. */
+  lastFailed: { seq: number; error: string } | null = null;
+  /** The acks' replies, by settlement: each settlement here records one ack. */
+  readonly settled = new Map<number, Reply<number>>();
+  readonly ackReplyTo = createActor(
+    fromCallback<Reply<number>>(({ receive }) => {
+      receive((reply) => this.settled.set(reply.requestId, reply));
+    }),
+  ).start();
   readonly problems: string[] = [];
   actor: ReturnType<InboxRun['create']> | undefined;
   readonly replyTo = createActor(
@@ -440,12 +450,8 @@ class InboxRun {
     return { reply, before, after: events.length };
   }
 
-  drain() {
-    const requestId = ++this.requests;
-    this.actor!.send({ type: 'inbox.drain', requestId });
-    const drain = this.snapshot.context.lastDrain;
-    expect(drain?.requestId).toBe(requestId);
-    this.out = drain!.events;
+  async drain() {
+    this.out = await ask(this.actor!, (asking) => ({ type: 'inbox.drain', ...asking }));
     return this.out;
   }
 
@@ -463,22 +469,23 @@ class InboxRun {
     };
     this.out = [];
     this.failWrite = kind === 'consumeUnsaved';
-    this.actor!.send({ type: 'inbox.settle', ...settlement });
+    const reply = answerOf({ requestId: settlement.seq, replyTo: this.ackReplyTo }, settlement.seq);
+    this.actor!.send({ type: 'inbox.settle', ...settlement, reply });
     this.failWrite = false;
     expect(this.persisted.at(-1)?.settlement, 'the settlement is handed to the effect as it came').toEqual(
       settlement,
     );
-    await waitFor(
-      this.actor!,
-      (s) => s.context.settleSaved >= settlement.seq || s.context.settleError?.seq === settlement.seq,
-      { timeout: 1000 },
-    );
+    await waitFor(this.actor!, () => this.settled.has(settlement.seq), { timeout: 1000 });
+    const heard = this.settled.get(settlement.seq)!;
+    if ('error' in heard) this.lastFailed = { seq: settlement.seq, error: heard.error };
+    else expect(heard.answer, 'the ack is answered once its settlement is written').toBe(settlement.seq);
     return settlement;
   }
 
   stop() {
     this.actor?.stop();
     this.replyTo.stop();
+    this.ackReplyTo.stop();
   }
 }
 
@@ -531,11 +538,11 @@ const checkInvariants = (run: InboxRun, expected: ModelContext, where: string) =
   ).toEqual(Array.from({ length: expected.seq }, (_, i) => i + 1));
   expect(context.unsaved, `${where}: every settlement taken is written, or failed`).toEqual([]);
   expect(context.settleSaved, `${where}: the highest settlement written`).toBe(expected.saved);
-  if (expected.failed === null) expect(context.settleError, where).toBeNull();
+  if (expected.failed === null) expect(run.lastFailed, where).toBeNull();
   else {
-    expect(context.settleError, `${where}: the settlement not written`).toEqual({
+    expect(run.lastFailed, `${where}: the settlement not written, and its ack told why`).toEqual({
       seq: expected.failed,
-      message: WRITE_ERROR,
+      error: `The ack was accepted but could not be written to inbox.jsonl: ${WRITE_ERROR}. Check that .pulse/ is writable.`,
     });
     expect(context.lastError).toContain(WRITE_ERROR);
   }
@@ -634,7 +641,7 @@ const execute = async (run: InboxRun, event: ModelEvent, before: ModelContext, a
       return;
     }
     case 'drain': {
-      const taken = run.drain();
+      const taken = await run.drain();
       expect(idsOf(taken), 'a drain takes everything, in order').toEqual(before.queue);
       expect(run.snapshot.context.events).toEqual([]);
       return;

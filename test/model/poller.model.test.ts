@@ -27,6 +27,7 @@ import type { FetchOutcome } from '../../machines/poller-context.js';
 import { CATCH_UP_MS } from '../../machines/poller-decisions.js';
 import { createItemFetcher } from '../../src/effects/fetch-items.js';
 import { ClientPool } from '../../src/sources/client/client-pool.js';
+import { ask } from '../../src/system/ask.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
 import { type FixtureFiles, fixtureFiles, startHttpFixture } from '../support/source-fixture.js';
 
@@ -416,7 +417,7 @@ class PollerRun {
         expect(this.calls.at(-1), 'the call goes out at once').toBe(this.clock.now());
         break;
       case 'drain':
-        this.inbox().send({ type: 'inbox.drain', requestId: this.pipeline.nextRequestId() });
+        await ask(this.inbox(), (asking) => ({ type: 'inbox.drain', ...asking }));
         break;
     }
     await this.settle();

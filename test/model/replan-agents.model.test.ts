@@ -5,6 +5,7 @@ import { handleParty, ONE_SHOT, type PartyKey, sessionParty } from '../../machin
 import { replanMachine } from '../../machines/replan.js';
 import type { ReplanEvent } from '../../machines/replan-context.js';
 import { owedBy } from '../../machines/replan-decisions.js';
+import { ackAnswerIn, unheardReplies } from '../support/replan-answer.js';
 
 /*
  * Several agents of both MCP eras, model-based: a model written from the rule (every agent working
@@ -139,6 +140,7 @@ const heard = (name: Name, at: number): ReplanEvent => ({
 const ackBy = (name: Name, latest: string): ReplanEvent => ({
   type: 'replan.ack',
   requestId: 1,
+  replyTo: unheardReplies,
   eventId: latest,
   target: { id: latest, path: GUIDANCE },
   planSha256: null,
@@ -194,8 +196,12 @@ describe('replan lifecycle with several agents of both MCP eras (model-based)', 
         if (event.type === 'xstate.init') continue;
         if (event.type === 'change') changes++;
         clock++;
-        for (const real of realEvents(event, changes, clock))
-          [snapshot] = transition(replanMachine, snapshot, real);
+        let answer: ReturnType<typeof ackAnswerIn>;
+        for (const real of realEvents(event, changes, clock)) {
+          const [next, actions] = transition(replanMachine, snapshot, real);
+          snapshot = next;
+          answer = ackAnswerIn(actions) ?? answer;
+        }
         const expected = step.state.context as ModelContext;
         const label = `${event.type} ${'agent' in event ? event.agent : ''}`;
         // An absent party is not asked: pulse answers a newcomer with the change no one has acknowledged.
@@ -206,7 +212,7 @@ describe('replan lifecycle with several agents of both MCP eras (model-based)', 
         const pending = expected.unclaimed || expected.owing.length > 0;
         expect(snapshot.value, label).toBe(pending ? 'pending' : changes === 0 ? 'idle' : 'acknowledged');
         if ((event.type === 'ack' || event.type === 'ackWithoutHandle') && expected.answer !== null) {
-          const reply = snapshot.context.lastReply!;
+          const reply = answer!;
           expect(reply.accepted ? 'accepted' : reply.code, label).toBe(expected.answer);
         }
       }

@@ -27,6 +27,7 @@ import {
 import { save } from '../support/files.js';
 import { exportCoverage, MachineCoverage } from '../support/machine-coverage.js';
 import { type Decision, type PulseFile, REASONS, TEMPLATES } from '../support/protocol.js';
+import { ackAnswerIn, unheardReplies } from '../support/replan-answer.js';
 import { changesGuidance as isInvalidating, LATEST, replanModel } from './replan-model.js';
 
 /*
@@ -102,6 +103,7 @@ const ack = (marker: Marker): Ack => {
   return {
     type: 'replan.ack',
     requestId: 0,
+    replyTo: unheardReplies,
     eventId,
     target: path === null ? null : { id: eventId, path },
     planSha256: modelAck.planSha256,
@@ -335,13 +337,13 @@ class PathRun {
     const before = this.model;
     const [expected] = transition(replanModel, before, event);
     expect(expected.value, 'replaying the path gives the state the model generated').toEqual(step.value);
-    const [machine] = transition(replanMachine, this.machine, event);
+    const [machine, actions] = transition(replanMachine, this.machine, event);
     expect(machine.value, 'the machine takes the state the model expects').toEqual(expected.value);
     expect(machine.context.pendingFiles, 'the machine holds the pending files the model expects').toEqual(
       expected.context.pendingFiles,
     );
     if (event.type === 'replan.ack') {
-      expect(machine.context.lastReply?.code ?? 'accepted', 'the machine answers the ack as the model').toBe(
+      expect(ackAnswerIn(actions)?.code ?? 'accepted', 'the machine answers the ack as the model').toBe(
         expected.context.answer,
       );
     }

@@ -100,9 +100,9 @@ const startRun = async (world: World) => {
     while (Date.now() < giveUp) {
       await realTick();
       if (busy()) continue;
-      const taken = world.agentThere(now()) ? pipeline.takeDelivery('agent') : null;
+      const taken = world.agentThere(now()) ? await pipeline.takeDelivery('agent') : null;
       if (taken === null) return;
-      expect(taken.reply?.accepted, 'the ack is accepted').toBe(true);
+      expect(taken.reply.accepted, 'the ack is accepted').toBe(true);
       world.deliveries.push(taken.delivery.events.map((e) => e.item_id));
     }
     throw new Error(`Nothing came to rest at day ${(now() - START) / DAY}.`);
