@@ -2,7 +2,7 @@ import { waitFor } from 'xstate';
 import { type ClientInfo, ONE_SHOT, type PartyKey } from '../../machines/agent-identity.js';
 import type { AckOutcome, Caller, Delivery } from '../../machines/delivery-rules.js';
 import type { GateAckReply } from '../../machines/gate-context.js';
-import { gateOpen } from '../../machines/gate-decisions.js';
+import { claimAnswered, gateOpen } from '../../machines/gate-decisions.js';
 import { planSnapshot } from '../../machines/plan-diff.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { PulseSystemActors } from '../../machines/pulse-system.js';
@@ -79,10 +79,14 @@ export const checkIn = async (
   }
   if (!mayClaim) return null;
   const requestId = nextRequestId++;
-  gate.send({ type: 'gate.claim', requestId, ...caller, now: Date.now() });
+  const claim = { type: 'gate.claim', requestId, ...caller, now: Date.now() } as const;
+  const before = gate.getSnapshot();
+  // Only an offered delivery changes on a claim; in any other state the answer is a read of the snapshot, as the gate would give it.
+  if (!before.matches('offered')) return claimAnswered(before.context, claim).lastClaim?.delivery ?? null;
+  gate.send(claim);
   // The gate answers synchronously: the reply is in this snapshot.
-  const claim = gate.getSnapshot().context.lastClaim;
-  return claim?.requestId === requestId ? claim.delivery : null;
+  const reply = gate.getSnapshot().context.lastClaim;
+  return reply?.requestId === requestId ? reply.delivery : null;
 };
 
 /**
