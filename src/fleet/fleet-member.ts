@@ -18,6 +18,7 @@ import { readBoundedText } from '../store/read-bounded.js';
 import { STEER_LIMIT, steeredText, steerPath } from '../store/steer-file.js';
 import { lookUp, systemOf } from '../system/actors.js';
 import { askSteer, logOf } from '../system/ask-actors.js';
+import { fleetConnectOptions } from './fleet-connect.js';
 import {
   FLEET_STREAM,
   FLEET_SUBJECTS,
@@ -29,7 +30,7 @@ import {
   projectToken,
   STEERS_KEPT,
 } from './fleet-messages.js';
-import { type FleetOptions, fleetAuthLabel, fleetConnectOptions, fleetLabel } from './fleet-options.js';
+import { type FleetOptions, fleetAuthLabel, fleetLabel } from './fleet-options.js';
 import { fleetMachine, openFleetState } from './fleet-state.js';
 
 /** The KV bucket of members: `<project token>.<machine id>` → who serves the project, seen when. */
