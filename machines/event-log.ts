@@ -60,6 +60,8 @@ export const eventLogMachine = setup({
      */
     filesUnchanged: (_: { context: EventLogContext }) => false,
     rescanNeeded: ({ context }) => context.rescan,
+    /** No caller waits for a scan: each request counted in is answered. */
+    allAnswered: ({ context }) => context.scansCompleted >= context.scansRequested,
     deferred: ({ context }) => context.deferred,
     ackQueued: ({ context }) => context.queuedAck !== null,
     /** Something could not be read or written at the last scan: look again, and never skip a caller's scan. */
@@ -178,6 +180,8 @@ export const eventLogMachine = setup({
               on: {
                 'file.changed': { target: 'debouncing', actions: 'countRequest' },
                 'log.reconcile': [
+                  // Every request so far is answered: this one is too, with no count to keep (no new snapshot).
+                  { guard: and([not('troubled'), not('replacing'), 'allAnswered', 'filesUnchanged']) },
                   {
                     guard: and([not('troubled'), not('replacing'), 'filesUnchanged']),
                     actions: 'countRequestAnswered',

@@ -334,11 +334,14 @@ export const ackRefused = (context: GateContext, ack: Ack & Caller): GateDecisio
   });
 };
 
+/** The delivery out to `agent`, or null when none is or another agent holds it. */
+export const heldDelivery = (context: Pick<GateContext, 'delivery'>, agent: string): Delivery | null =>
+  context.delivery !== null && context.delivery.holder === agent ? context.delivery : null;
+
 /** The answer to a claim: the delivery when this agent holds it, or whether another agent does. */
 export const claimAnswered = (context: GateContext, claim: Claim): GateDecision => {
-  const holder = context.delivery?.holder ?? null;
-  const mine = holder !== null && holder === claim.agent;
-  return answered(claim, { delivery: mine ? context.delivery : null, heldByOther: holder !== null && !mine });
+  const mine = heldDelivery(context, claim.agent);
+  return answered(claim, { delivery: mine, heldByOther: context.delivery?.holder != null && mine === null });
 };
 
 /** Node timers hold at most 2^31 − 1 ms; a longer focus is waited out in steps. */

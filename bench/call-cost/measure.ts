@@ -194,6 +194,8 @@ export const measureCallCost = async (
     const daemonModern = await connectModern(daemonUrl, daemonSent).then(
       async (first) => {
         track(first);
+        // Twice: the call recorded for the one-shot replay passes back the handle the first was given.
+        await shouldInterrupt(first, last);
         await shouldInterrupt(first, last);
         return [first, ...(await many(() => connectModern(daemonUrl), plan.concurrency - 1))];
       },

@@ -97,7 +97,7 @@ when it does not.
 
 ${runLines(report)}
 - Servers: the real daemon (\`node dist/bundle/pulse.mjs start --port 0 --log-level warn\` on a fresh temp project, one endpoint for both eras) and the floor, two child processes running side by side in the same run.
-- Clients: \`@modelcontextprotocol/client\` 2.4.0: for 2025-11-25 its default (initialize, then \`Mcp-Session-Id\`), for 2026-07-28 \`versionNegotiation: { mode: { pin: '2026-07-28' } }\` (\`server/discover\`, then each request alone). One-shot POSTs: for 2025-11-25 \`fetch\` of a bare JSON-RPC \`tools/call\` (no initialize), for 2026-07-28 the pinned client's own \`tools/call\` POST (its headers and \`_meta\` envelope) recorded once and sent again with \`fetch\`.
+- Clients: \`@modelcontextprotocol/client\` 2.4.0: for 2025-11-25 its default (initialize, then \`Mcp-Session-Id\`), for 2026-07-28 \`versionNegotiation: { mode: { pin: '2026-07-28' } }\` (\`server/discover\`, then each request alone), passing back the \`agent_handle\` the daemon answered it as the tool's description asks (the floor answers none). One-shot POSTs: for 2025-11-25 \`fetch\` of a bare JSON-RPC \`tools/call\` (no initialize), for 2026-07-28 the pinned client's own \`tools/call\` POST (its headers and \`_meta\` envelope) recorded once and sent again with \`fetch\`.
 - Calls: ${plan.warmup} warm-up calls per server, era and way of calling, then ${plan.rounds} rounds. In each round: ${plan.block} calls per server and era from one client, all of them alternating call by call; ${plan.block} one-shot POSTs each alternating the same way; then ${plan.concurrency} clients per server and era calling ${plan.block} times each at once, one block after another. The order rotates each round, so none always goes first. Every call has \`last_seen_event_id\` = the latest id.
 
 ${formatTable(report)}
@@ -146,5 +146,46 @@ but spread over the request path, and the middle half of the rounds (about ±0.0
 as the miss. Going further would mean a cheaper read-your-writes check than a scan request to
 the event log, which is what keeps stale reads at 0. With ${plan.concurrency} clients at once, both servers are
 CPU-bound on 2 cores shared with the bench client, so that block is the noisiest.
+
+What was done about it on 2026-12-03 (issue 33, the v2 SDK and the 2026-07-28 leg; profiles of
+3,000–4,000 calls per way of calling, daemon and floor side by side, and the server's own CPU
+per call from \`/proc/<pid>/stat\`). Before: 2026-07-28 at 3.8× the floor's p50 with one client
+(9.6 ms against 2.5 ms) and 7.8× with eight; 2025-11-25 at 1.2–2.1×. Where it went:
+1. **A new agent per 2026 call.** The bench's 2026 client did not pass back the \`agent_handle\`
+   pulse mints, so every call was a new agent: the replan actor's book grew to its 1,000-agent
+   limit and each call then evicted the oldest (a sort of the whole book), logged the newcomer
+   and wrote state.json: about 6 ms more a call, most of the daemon's time. The 2026 clients
+   now pass the handle back, as the tool's description asks an agent to; a client that never
+   does still costs that (see below).
+2. **Zod's JSON Schema conversion on every per-request server.** The v2 SDK converts a tool's
+   output schema for each call's result, and for a 2026-07-28 \`tools/call\` its input schema
+   too (for the \`Mcp-Param\` header check), memoised per server only; pulse builds a server per
+   one-shot and per 2026 request, so this was about a fifth of such a call. The tools' schemas
+   now keep their first conversion (\`src/mcp/json-schema-once.ts\`, frozen, shared by every
+   server). The floor, a plain SDK server, still pays it: that is the one cost the SDK puts on
+   per-request servers that pulse now avoids and the floor does not.
+3. **Two actor round trips per call.** A check-in's claim is now read off the gate's snapshot
+   (the same decision, \`claimAnswered\`) unless a delivery is on offer, and the event log
+   answers a reconcile on still files with every earlier request answered without a new
+   snapshot (19 µs → 1 µs and 48 µs → 35 µs in process); the five stats that keep reads
+   fresh (stale reads 0 in the edit-to-agent section) stay on every call.
+4. **The JSON-RPC shape check** the route makes before the SDK (so a wrong shape gets an error
+   naming the field) ran the spec's zod schemas on every message, about 20 µs a session call; a
+   strict request with no \`_meta\` or \`task\` in its params, which passes them without doubt,
+   now skips them (a property test holds the answers to the schemas' own).
+
+After these, two full runs at load 4.2–4.7 (helpers' tests running) gave 2026-07-28 0.91–0.92×
+the floor's p50 with one client and 1.01–1.04× its calls/s, 0.79–0.83× and 1.17–1.20× with
+eight, one-shot 0.82–0.86× and 1.17–1.21×; 2025 one-shot 1.00–1.04× and 1.05–1.12×; 2025
+sessions still above the floor: 1.07–1.09× p50 and 0.85–0.88× calls/s with one client,
+1.16–1.19× and 0.84× with eight.
+
+What a 2025 session call still does beyond the floor's, in its profile (4,000 calls): the
+read-your-writes check, about 85 µs in the daemon (five stats and the reconcile event through
+the actor system, which no cache may skip: a write just before the call must be in its answer),
+the route's own work (the body limit, the session table: about 30 µs), the guards in front
+(Host, peer uid, browser, JSON-only) and about 30 µs more of garbage collection; none of it is
+the SDK's. A 2026-07-28 caller that never passes its handle back is a new agent on every call
+and costs 8–10 ms a call (p50, one client) once the book is full.
 `;
 };

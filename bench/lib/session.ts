@@ -40,17 +40,27 @@ export const connectModern = async (url: string, sent?: SentRequest[]): Promise<
   return client;
 };
 
-/** One `pulse_should_interrupt` call; an error result throws. */
+/** The `agent_handle` each client was answered last, which it passes back as the tool's description asks. */
+const handles = new WeakMap<Client, string>();
+
+/**
+ * One `pulse_should_interrupt` call; an error result throws. A client without a session (2026-07-28)
+ * passes back the handle pulse answered it, as an agent following the tool's description does:
+ * without it every call would be a new agent.
+ */
 export const shouldInterrupt = async (
   client: Client,
   lastSeenEventId: string | null,
 ): Promise<InterruptAnswer> => {
+  const handle = handles.get(client);
   const result = await client.callTool({
     name: 'pulse_should_interrupt',
-    arguments: { last_seen_event_id: lastSeenEventId },
+    arguments: { last_seen_event_id: lastSeenEventId, ...(handle === undefined ? {} : { handle }) },
   });
   if (result.isError) throw new Error(`pulse_should_interrupt failed: ${JSON.stringify(result.content)}`);
-  return result.structuredContent as unknown as InterruptAnswer;
+  const answer = result.structuredContent as unknown as InterruptAnswer;
+  if (typeof answer.agent_handle === 'string') handles.set(client, answer.agent_handle);
+  return answer;
 };
 
 /**

@@ -2,7 +2,7 @@ import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import { type InspectionEvent, waitFor } from 'xstate';
 import type { PulseActor } from '../../machines/pulse.js';
-import { type FleetMember, startFleetMember } from '../fleet/fleet-member.js';
+import type { FleetMember } from '../fleet/fleet-member.js';
 import { type FleetOptions, fleetAuthLabel, fleetLabel, fleetSecrets } from '../fleet/fleet-options.js';
 import { fleetProjectKey } from '../fleet/project-key.js';
 import type { LogLevel } from '../log/levels.js';
@@ -96,6 +96,8 @@ const joinFleet = async (
   try {
     const key = await fleetProjectKey(paths.projectRoot, options.projects);
     log.info({ key, server: fleetLabel(options.url), auth: fleetAuthLabel(options) }, 'fleet: joining');
+    // Loaded for a fleet only: the NATS client would cost every other start-up its load.
+    const { startFleetMember } = await import('../fleet/fleet-member.js');
     return startFleetMember({ options, key, projectId, pulseDir: paths.dir, actor, log });
   } catch (error) {
     const refused = error instanceof Error ? error.message : String(error);

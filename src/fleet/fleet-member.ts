@@ -20,6 +20,7 @@ import { lookUp, systemOf } from '../system/actors.js';
 import { askSteer, logOf, replanOf } from '../system/ask-actors.js';
 import { replanAgentsStatus } from '../system/read-status.js';
 import { fleetChanges } from './fleet-changes.js';
+import { fleetConnectOptions } from './fleet-connect.js';
 import {
   FLEET_STREAM,
   FLEET_SUBJECTS,
@@ -31,7 +32,7 @@ import {
   projectToken,
   STEERS_KEPT,
 } from './fleet-messages.js';
-import { type FleetOptions, fleetAuthLabel, fleetConnectOptions, fleetLabel } from './fleet-options.js';
+import { type FleetOptions, fleetAuthLabel, fleetLabel } from './fleet-options.js';
 import {
   ENTRY_AGENTS,
   type FleetMemberEntry,

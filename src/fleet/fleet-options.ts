@@ -1,6 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { credsAuthenticator, type NodeConnectionOptions, nkeyAuthenticator } from '@nats-io/transport-node';
-
 /** How this daemon joins a fleet: the NATS server and NATS's own auth, as `pulse start --fleet` was given them. */
 export interface FleetOptions {
   /** `nats://host:4222` (several comma-separated: a cluster's seeds). */
@@ -33,7 +30,8 @@ export interface FleetFlags {
   fleetProject?: string[] | undefined;
 }
 
-const servers = (url: string): string[] =>
+/** The NATS servers a `--fleet` URL names, comma-separated. */
+export const fleetServers = (url: string): string[] =>
   url
     .split(',')
     .map((server) => server.trim())
@@ -50,7 +48,7 @@ export const fleetOptionsOf = (
 ): FleetOptions | null => {
   const url = flags.fleet ?? env.PULSE_FLEET;
   if (url === undefined || url.trim() === '') return null;
-  for (const server of servers(url)) {
+  for (const server of fleetServers(url)) {
     let parsed: URL;
     try {
       parsed = new URL(server.includes('://') ? server : `nats://${server}`);
@@ -81,7 +79,7 @@ export const fleetOptionsOf = (
 
 /** The fleet's servers as they may be shown: user, password or token in a URL replaced by `***`. */
 export const fleetLabel = (url: string): string =>
-  servers(url)
+  fleetServers(url)
     .map((server) => server.replace(/^([a-z]+:\/\/)?[^@/]*@/i, (_match, scheme = '') => `${scheme}***@`))
     .join(',');
 
@@ -102,49 +100,5 @@ export const fleetSecrets = (options: FleetOptions): string[] =>
   [
     options.password,
     options.token,
-    ...servers(options.url).flatMap((server) => /\/\/([^@/]*)@/.exec(server)?.[1]?.split(':') ?? []),
+    ...fleetServers(options.url).flatMap((server) => /\/\/([^@/]*)@/.exec(server)?.[1]?.split(':') ?? []),
   ].filter((secret): secret is string => typeof secret === 'string' && secret.length >= 4);
-
-const readAuthFile = (file: string, what: string): Uint8Array => {
-  try {
-    return readFileSync(file);
-  } catch (error) {
-    throw new FleetOptionsError(
-      `The fleet's ${what} ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? error}): check --fleet-${what === 'credentials file' ? 'creds' : 'nkey'}.`,
-    );
-  }
-};
-
-/** The NATS client's connection options: servers, auth passed through as given, reconnecting forever with backoff. */
-export const fleetConnectOptions = (
-  options: FleetOptions,
-  name: string,
-): Partial<NodeConnectionOptions> & { servers: string[] } => {
-  const authenticator = options.credsFile
-    ? credsAuthenticator(readAuthFile(options.credsFile, 'credentials file'))
-    : options.nkeyFile
-      ? nkeyAuthenticator(
-          new TextEncoder().encode(
-            new TextDecoder().decode(readAuthFile(options.nkeyFile, 'nkey seed file')).trim(),
-          ),
-        )
-      : undefined;
-  let attempt = 0;
-  return {
-    servers: servers(options.url),
-    name,
-    ...(authenticator ? { authenticator } : {}),
-    ...(options.user ? { user: options.user, pass: options.password ?? '' } : {}),
-    ...(options.token ? { token: options.token } : {}),
-    ...(options.caFile ? { tls: { caFile: options.caFile } } : {}),
-    waitOnFirstConnect: true,
-    maxReconnectAttempts: -1,
-    // Backoff: 250 ms doubling to 10 s, with jitter, so a fleet of members does not reconnect at once.
-    reconnectDelayHandler: () => {
-      attempt = Math.min(attempt + 1, 6);
-      return Math.min(250 * 2 ** attempt, 10_000) * (0.5 + Math.random() / 2);
-    },
-    pingInterval: 5_000,
-    maxPingOut: 2,
-  };
-};

@@ -4,6 +4,7 @@ import type { PulseActor } from '../../machines/pulse.js';
 import { ackEvents } from '../system/ask-actors.js';
 import { announcedMarks } from './announced-caller.js';
 import { jsonResult } from './json-result.js';
+import { jsonSchemaOnce } from './json-schema-once.js';
 import { callerOf, HANDLE_SCHEMA, marksOf } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';
 
@@ -41,8 +42,8 @@ export const registerAckEvents = (server: McpServer, actor: PulseActor): void =>
     {
       description:
         'Acknowledge a delivery of external events from pulse_should_interrupt. outcomes per event id: told, not_worth_saying, or later (deliver again); an event left out counts as told. Only the agent that received the delivery may acknowledge it: from the same MCP session, or with the same handle or agent name.',
-      inputSchema: ackEventsInputSchema,
-      outputSchema: ackEventsOutputSchema,
+      inputSchema: jsonSchemaOnce(ackEventsInputSchema),
+      outputSchema: jsonSchemaOnce(ackEventsOutputSchema),
       annotations: ACK_ANNOTATIONS,
     },
     async ({ delivery_id, outcomes, agent, handle }, ctx) => {

@@ -5,6 +5,7 @@ import type { PulseActor } from '../../machines/pulse.js';
 import { ackReplan } from '../system/ask-actors.js';
 import { announcedMarks } from './announced-caller.js';
 import { jsonResult } from './json-result.js';
+import { jsonSchemaOnce } from './json-schema-once.js';
 import { HANDLE_SCHEMA, marksOf, replanPartyOf } from './should-interrupt.js';
 import { ACK_ANNOTATIONS } from './tool-annotations.js';
 
@@ -83,8 +84,8 @@ export const registerAckReplan = (server: McpServer, actor: PulseActor): void =>
     {
       description:
         'Acknowledge that this agent replanned for the latest guidance or constraints event. Pass pending_replan_event_id from pulse_should_interrupt, after updating .pulse/plan.md. Each agent acknowledges for itself.',
-      inputSchema: ackInputSchema,
-      outputSchema: ackOutputSchema,
+      inputSchema: jsonSchemaOnce(ackInputSchema),
+      outputSchema: jsonSchemaOnce(ackOutputSchema),
       annotations: ACK_ANNOTATIONS,
     },
     async ({ event_id, agent, handle }, ctx) => {

@@ -2,7 +2,7 @@ import { waitFor } from 'xstate';
 import { type ClientInfo, ONE_SHOT, type PartyKey } from '../../machines/agent-identity.js';
 import type { AckOutcome, Caller, Delivery } from '../../machines/delivery-rules.js';
 import type { GateAckAnswer } from '../../machines/gate-context.js';
-import { gateOpen } from '../../machines/gate-decisions.js';
+import { gateOpen, heldDelivery } from '../../machines/gate-decisions.js';
 import { planSnapshot } from '../../machines/plan-diff.js';
 import type { PulseActor } from '../../machines/pulse.js';
 import type { PulseSystemActors } from '../../machines/pulse-system.js';
@@ -74,6 +74,9 @@ export const checkIn = async (
     }).catch(() => undefined);
   }
   if (!mayClaim) return null;
+  const before = gate.getSnapshot();
+  // Only an offered delivery changes on a claim; in any other state the answer is a read of the snapshot, as the gate would give it.
+  if (!before.matches('offered')) return heldDelivery(before.context, caller.agent);
   const claim = await ask(gate, (asking) => ({ type: 'gate.claim', ...asking, ...caller, now: Date.now() }));
   return claim.delivery;
 };

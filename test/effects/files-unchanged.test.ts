@@ -134,6 +134,18 @@ describe('the event log answers a caller at once when files are unchanged', () =
     actor.stop();
   });
 
+  it('answers with no new snapshot when every earlier request is answered and the guard vouches', async () => {
+    const { actor, scans } = start(() => true);
+    await waitFor(actor, (s) => s.matches(idle));
+    const before = actor.getSnapshot();
+    const scanned = scans();
+    expect(before.context.scansCompleted).toBeGreaterThanOrEqual(before.context.scansRequested);
+    actor.send({ type: 'log.reconcile' });
+    expect(actor.getSnapshot()).toBe(before);
+    expect(scans()).toBe(scanned);
+    actor.stop();
+  });
+
   it('scans when the guard cannot vouch for the files', async () => {
     const { actor, scans } = start(() => false);
     await waitFor(actor, (s) => s.matches(idle));

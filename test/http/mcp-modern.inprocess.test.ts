@@ -1,4 +1,7 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InterruptAnswer } from '../../src/mcp/should-interrupt.js';
 import { inProcessApp } from './in-process-app.js';
 
 /*
@@ -48,6 +51,27 @@ describe('the 2026-07-28 leg of /mcp', () => {
     const { result } = (await response.json()) as { result: { structuredContent: Record<string, unknown> } };
     expect(result.structuredContent.agent_handle).toMatch(/^[A-Za-z0-9_-]{8,64}$/);
     expect(result).not.toHaveProperty('ttlMs');
+  });
+
+  it('sees, in the call right after it, a guidance write the previous 2026 call could not have seen', async () => {
+    const call = async (args: Record<string, unknown>) => {
+      const response = await post(`/p/${served.id}/mcp`, modernCall('pulse_should_interrupt', args));
+      const { result } = (await response.json()) as { result: { structuredContent: InterruptAnswer } };
+      return result.structuredContent;
+    };
+    const first = await call({});
+    const handle = first.agent_handle;
+    // Warm: the same caller again, then a write and at once another call (no wait for the watcher).
+    const quiet = await call({ handle, last_seen_event_id: first.latest_event_id });
+    expect(quiet.has_new_events).toBe(false);
+    for (let round = 0; round < 5; round++) {
+      const before = await call({ handle, last_seen_event_id: null });
+      await writeFile(join(served.project, '.pulse', 'guidance.md'), `Round ${round}: stop and replan.\n`);
+      const after = await call({ handle, last_seen_event_id: before.latest_event_id });
+      expect(after.latest_event_id).not.toBe(before.latest_event_id);
+      expect(after.changed_files).toContain('.pulse/guidance.md');
+      expect(after.needs_replan).toBe(true);
+    }
   });
 
   it('refuses a 2026 request to a project this daemon does not serve, naming it', async () => {

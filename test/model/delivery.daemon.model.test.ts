@@ -617,6 +617,7 @@ const SHORT_GATHERING = `gathering after an insert ends with the reflection inte
 
 /** Why the daemon model leaves a transition of gateMachine to the in-process model. */
 const GATE_NOT_TAKEN: Record<string, string> = {
+  'gate --gate.claim#0--> gate': `a check-in outside "offered" reads the answer off the gate's snapshot (claimAnswered) instead of sending the claim; ${IN_PROCESS_GATE}`,
   'gate.reflecting --xstate.error.actor.0.gate.reflecting#0--> gate.idle': `a drain that fails: the inbox refuses one only while it is still loading, before the daemon serves its first request; ${IN_PROCESS_GATE}`,
   'gate.reflecting --gate.reflect#0--> gate.reflecting': `${DRAIN_RACE}; ${IN_PROCESS_GATE}`,
   'gate.thinking --gate.reflect#0--> gate.thinking': `${DRAIN_RACE}; ${IN_PROCESS_GATE}`,
