@@ -39,11 +39,7 @@ export const eventLogMachine = setup({
     }),
   },
   delays: {
-    /**
-     * Lets a burst of watcher notices (an atomic save, an editor's backup dance) become one
-     * scan. Not shorter than the reconciler's FRESH_CHANGE_MS (20 ms), so a single write is
-     * old enough to log at the first scan after its notice.
-     */
+    /** One scan for a burst of notices (a save's dance), ≥ FRESH_CHANGE_MS so a single write is logged at the first scan. */
     debounce: 20,
     /** While something cannot be read or written, how often the log looks again unasked, so it recovers by itself. */
     recheck: 1000,
