@@ -1,4 +1,4 @@
-import { hookParty } from '../../machines/agent-identity.js';
+import { hookParty, ONE_SHOT } from '../../machines/agent-identity.js';
 import { echoesUseId } from '../../machines/agent-products.js';
 import { memoryOf } from '../../machines/hook-sessions-context.js';
 import type { PulseActor } from '../../machines/pulse.js';
@@ -92,8 +92,10 @@ export const answerHook = async (
   if (call.session !== PROBE_SESSION) hearAgent(actor, party);
   const pulseTool = call.tool !== null && isPulseTool(caller, call.tool.name, server);
   // pulse's own answer, seen in this session's hook input, names the MCP caller: one agent.
-  if (pulseTool && call.answeredAgentId !== null && call.answeredAgentId !== party)
-    tieAgents(actor, party, call.answeredAgentId, 'tool-output');
+  // Never to the one-shot identity (a refused or nameless call's): every nameless caller shares it, so it names no one agent.
+  const answered = call.answeredAgentId;
+  if (pulseTool && answered !== null && answered !== party && answered !== ONE_SHOT)
+    tieAgents(actor, party, answered, 'tool-output');
   const hooks = hooksOf(actor);
   if (pulseTool && call.tool !== null && call.session !== PROBE_SESSION)
     trackPulseCall(hooks, call, call.tool, party);

@@ -82,7 +82,11 @@ const conversation = (body: ChatBody) =>
 
 /** A captured hook input with this machine's paths and ids replaced, as the fixtures keep them. */
 const normalise = (input: Record<string, unknown>, project: string, home: string): unknown => {
-  const text = JSON.stringify(input)
+  const raw = JSON.stringify(input);
+  // Copilot CLI speaks MCP 2026-07-28 to pulse: it is known by the handle pulse minted, new each run.
+  const handles = [...raw.matchAll(/handle:([A-Za-z0-9_-]{8,64})/g)].map((match) => match[1]!);
+  const text = handles
+    .reduce((out, handle) => out.replaceAll(handle, 'HANDLE'), raw)
     .replaceAll(project, '/PROJECT')
     .replaceAll(home, '/HOME')
     .replace(/"timestamp":\d+/g, '"timestamp":0')
@@ -185,7 +189,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('the real GitHub Copilot CLI (co
     const interrupt = byTool(post, 'pulse-pulse_should_interrupt')?.toolResult as {
       textResultForLlm: string;
     };
-    expect(JSON.parse(interrupt.textResultForLlm).agent_id).toMatch(/^session:/);
+    expect(JSON.parse(interrupt.textResultForLlm).agent_id).toMatch(/^handle:/);
     // The failed view goes to postToolUseFailure, not postToolUse.
     const failures = await hooks.inputs('postToolUseFailure');
     expect(failures.map((input) => input.toolName)).toEqual(['view']);
@@ -389,7 +393,7 @@ describe.skipIf(!process.env.PULSE_AGENT_SUITE)('the real GitHub Copilot CLI (co
     await hooks.answer('permissionRequest', { output: { behavior: 'allow' } });
     const allowed = await copilotScripted(project, steps, { args: [] });
     const allowedOutput = conversation(allowed.turns.at(-1)!).find(({ role }) => role === 'tool')?.text ?? '';
-    expect(JSON.parse(allowedOutput).agent_id, allowed.context).toMatch(/^session:/);
+    expect(JSON.parse(allowedOutput).agent_id, allowed.context).toMatch(/^handle:/);
     const asked = await hooks.inputs('permissionRequest');
     expect(asked.map((input) => input.toolName)).toEqual([
       'pulse/pulse_should_interrupt',

@@ -205,6 +205,53 @@ describe('MCP 2026-07-28 and 2025-11-25 clients on one endpoint', () => {
     expect(agents.map((x) => x.tied_by).sort()).toEqual(['hook-announced', 'hook-announced', null]);
   });
 
+  it('never ties two hook sessions into one agent through the one-shot identity a refused ack answers with', async () => {
+    const daemon = await serve();
+    const refusedAck = (session: string) =>
+      fetch(
+        `http://127.0.0.1:${daemon.port}/hook/copilot/postToolUse?project=${encodeURIComponent(daemon.project)}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            sessionId: session,
+            timestamp: 0,
+            cwd: daemon.project,
+            toolName: 'pulse-pulse_ack_replan',
+            toolArgs: { event_id: 'evt_x' },
+            toolResult: {
+              resultType: 'success',
+              textResultForLlm: JSON.stringify({
+                accepted: false,
+                code: 'missing_handle',
+                agent_id: 'one-shot',
+              }),
+            },
+          }),
+        },
+      );
+    // A nameless one-shot caller (a script's curl) is known to pulse as the one-shot identity.
+    const oneShot = await fetch(daemon.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'pulse_should_interrupt', arguments: {} },
+      }),
+    });
+    expect(
+      ((await oneShot.json()) as { result: { structuredContent: Json } }).result.structuredContent.agent_id,
+    ).toBe('one-shot');
+    expect((await refusedAck('copilot-a')).status).toBe(200);
+    expect((await refusedAck('copilot-b')).status).toBe(200);
+    const agents = ((await statusOf(daemon)).replan as Json).agents as Json[];
+    // The first may be tied to the one-shot caller by elimination (the only pair); the second stays its own agent.
+    const parties = agents.map((a) => a.parties as string[]);
+    expect(parties.find((p) => p.includes('hook:copilot:copilot-b'))).toEqual(['hook:copilot:copilot-b']);
+  });
+
   it('tells a subscriptions/listen stream that the context changed, and never lets the context or a decision be cached', async () => {
     const daemon = await serve();
     const client = await modernClient(daemon.url);

@@ -109,6 +109,16 @@ const expectedTool = (agent: string, input: Input) => {
   return { name };
 };
 
+/**
+ * The agent_id pulse's answer in a capture names: Copilot CLI speaks 2026-07-28 to pulse, so its
+ * check-in names the handle pulse minted, and its ack (the smoke test sets up no pulse hook to
+ * announce it, so pulse cannot tell whose it is) was refused as a one-shot caller's.
+ */
+const answeredIn = (agent: string, input: Input): string => {
+  if (agent !== 'copilot') return 'session:MCP_SESSION';
+  return String(input.toolName).endsWith('pulse_ack_replan') ? 'one-shot' : 'handle:HANDLE';
+};
+
 /** Reads a capture as pulse does: Copilot's hooks are set up with `--event`, the others' inputs name it. */
 const parse = (agent: HookAgent, text: string, event?: string) =>
   parseHookInput(agent, agent === 'copilot' ? event : undefined, text);
@@ -148,7 +158,7 @@ describe('hook inputs captured from the real agents', () => {
             ? { useId: input.tool_use_id }
             : {};
         const tool = called === null ? null : { ...called, ...useId };
-        // Copilot's captures keep pulse's answer (its MCP session as MCP_SESSION); the others predate agent_id in it.
+        // Copilot's captures keep pulse's answer (its handle as HANDLE); the others predate agent_id in it.
         // Gemini's too, for its tools named mcp_pulse_….
         const answered =
           (agent === 'copilot' && phase === 'post-tool' && String(input.toolName).startsWith('pulse-')) ||
@@ -161,7 +171,7 @@ describe('hook inputs captured from the real agents', () => {
           session: input.session_id ?? input.conversation_id ?? input.parentAgentId ?? input.sessionId,
           cwd: '/PROJECT',
           tool,
-          answeredAgentId: answered ? 'session:MCP_SESSION' : null,
+          answeredAgentId: answered ? answeredIn(agent, input) : null,
           ...(input.parentAgentId === undefined ? {} : { subagent: true }),
         });
       },
