@@ -1,6 +1,6 @@
 import { errorMessage } from './error-message.js';
 import type { EventLogContext, LoadedJournal, ReconcileOutput } from './event-log-context.js';
-import { unloggedReason, unsavedStateReason } from './log-faults.js';
+import { needsRecheck, unloggedReason, unsavedStateReason } from './log-faults.js';
 import type { PlanSnapshot } from './plan-diff.js';
 import type { ReplanRecord } from './replan-context.js';
 import { answerOf, type ReplyOut } from './reply.js';
@@ -9,6 +9,24 @@ import { answerOf, type ReplyOut } from './reply.js';
  * What each of the event log's decisions does, as pure functions of its context: the log's
  * named actions apply them.
  */
+
+/** No caller waits for a scan: each request counted in is answered. */
+export const allAnswered = (context: EventLogContext): boolean =>
+  context.scansCompleted >= context.scansRequested;
+
+/** Something could not be read or written at the last scan: look again, and never skip a caller's scan. */
+export const troubled = (context: EventLogContext): boolean =>
+  needsRecheck(context.faults, context.hashesUnsaved);
+
+/** A known file is missing within its replace window: a caller's request waits for the scan that resolves it. */
+export const replacing = (context: EventLogContext): boolean => context.away.length > 0;
+
+/**
+ * Whether the idle scan answers a `log.reconcile` with its first branch: no scan, no count, no
+ * new snapshot. `filesUnchanged` is the guard the wiring provides, asked last as the chart does.
+ */
+export const reconcileAnsweredAsIs = (context: EventLogContext, filesUnchanged: () => boolean): boolean =>
+  !troubled(context) && !replacing(context) && allAnswered(context) && filesUnchanged();
 
 /** Keeps only the latest record to write; it answers every ack queued before it. */
 export const ackQueued = (context: EventLogContext, record: ReplanRecord): Partial<EventLogContext> => ({

@@ -13,7 +13,7 @@ import {
 } from './event-log-context.js';
 import * as decisions from './event-log-decisions.js';
 import { replaceRegion } from './event-log-replace.js';
-import { blindSpots, needsRecheck, REPLACE_WINDOW_MS, sameFaults } from './log-faults.js';
+import { blindSpots, REPLACE_WINDOW_MS, sameFaults } from './log-faults.js';
 import { type PlanSnapshot, planSnapshot } from './plan-diff.js';
 import { PULSE_FILES, type PulseEvent, type PulseFileName } from './pulse-files.js';
 import type { ReplanRecord } from './replan-context.js';
@@ -57,13 +57,13 @@ export const eventLogMachine = setup({
     filesUnchanged: (_: { context: EventLogContext }) => false,
     rescanNeeded: ({ context }) => context.rescan,
     /** No caller waits for a scan: each request counted in is answered. */
-    allAnswered: ({ context }) => context.scansCompleted >= context.scansRequested,
+    allAnswered: ({ context }) => decisions.allAnswered(context),
     deferred: ({ context }) => context.deferred,
     ackQueued: ({ context }) => context.queuedAck !== null,
     /** Something could not be read or written at the last scan: look again, and never skip a caller's scan. */
-    troubled: ({ context }) => needsRecheck(context.faults, context.hashesUnsaved),
+    troubled: ({ context }) => decisions.troubled(context),
     /** A known file is missing within its replace window: a caller's request waits for the scan that resolves it. */
-    replacing: ({ context }) => context.away.length > 0,
+    replacing: ({ context }) => decisions.replacing(context),
     /** The last scan found this known file missing. */
     isAway: ({ context }: { context: EventLogContext }, { name }: { name: PulseFileName }) =>
       context.away.includes(name),

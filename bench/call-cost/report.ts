@@ -187,5 +187,23 @@ the route's own work (the body limit, the session table: about 30 µs), the guar
 (Host, peer uid, browser, JSON-only) and about 30 µs more of garbage collection; none of it is
 the SDK's. A 2026-07-28 caller that never passes its handle back is a new agent on every call
 and costs 8–10 ms a call (p50, one client) once the book is full.
+
+A second round on 2026-12-03 (one 2025 session client each, daemon and floor alternating call by
+call, 2,500 calls, the daemon's CPU per call from \`/proc/<pid>/stat\`, load 3.5–4.5): the
+\`log.reconcile\` event on still files was still sent through the event log actor, whose
+parallel chart selected its no-op branch (about 50 µs a call in the profile); \`reconcile()\` now
+reads the same decision off the log's snapshot (the idle scan, the same three context guards and
+then the wiring's own \`filesUnchanged\`) and sends the event only when the log would act on it.
+Daemon p50 over the floor's went from 1.17× to 1.11–1.14×, its CPU per call from 916–948 µs to
+812–876 µs (the floor's 648–688 µs); two full runs of this section after it (load 0.5–3.0) gave
+2025 sessions 1.10–1.15× the floor's p50 and 0.90–0.96× its calls/s with one client, 1.01–1.03×
+and 0.94–0.95× with eight (1.07–1.09×, 0.85–0.88×, 1.16–1.19× and 0.84× before). What a session call still costs beyond the floor's, in a
+profile at 50 µs sampling: the six \`lstat\`s of read-your-writes (\`.pulse/\` and the project
+folder, so a swapped-in symlink is never followed, and the four files; about 20 µs), the guards
+in front of every route (Host, browser, peer uid, JSON-only, pages on loopback, the opening
+wait: about 20 µs of Hono's middleware chain), the route's body read, shape check and session
+table (about 15 µs), the tool's own answer (the replan book, the gate's snapshot, the answer's
+JSON: about 30 µs) and more garbage collection; each is small, none is the SDK's, and none can go
+without a guard or a read-your-writes check going with it.
 `;
 };

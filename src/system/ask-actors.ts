@@ -1,6 +1,8 @@
 import { waitFor } from 'xstate';
 import { type ClientInfo, ONE_SHOT, type PartyKey } from '../../machines/agent-identity.js';
 import type { AckOutcome, Caller, Delivery } from '../../machines/delivery-rules.js';
+import type { EventLogContext } from '../../machines/event-log-context.js';
+import { reconcileAnsweredAsIs } from '../../machines/event-log-decisions.js';
 import type { GateAckAnswer } from '../../machines/gate-context.js';
 import { gateOpen, heldDelivery } from '../../machines/gate-decisions.js';
 import { planSnapshot } from '../../machines/plan-diff.js';
@@ -81,6 +83,16 @@ export const checkIn = async (
   return claim.delivery;
 };
 
+/** The event log's own `filesUnchanged` guard, as the wiring provided it (false when none was). */
+const stillFiles = (log: LogRef, context: EventLogContext): boolean => {
+  // The system hands out refs; the actor behind one keeps the logic it was provided with.
+  const { logic } = log as unknown as { logic?: { implementations?: { guards?: Record<string, unknown> } } };
+  const guard = logic?.implementations?.guards?.filesUnchanged as
+    | ((args: { context: EventLogContext }) => boolean)
+    | undefined;
+  return guard?.({ context }) ?? false;
+};
+
 /**
  * Read-your-writes: asks the event log to reconcile with the files and waits until a scan
  * that started after this request has finished. A write that returned before this call is
@@ -94,6 +106,14 @@ export const reconcile = async (actor: PulseActor): Promise<void> => {
     : current;
   if (ready.matches('failed'))
     throw new PulseUnavailableError(ready.context.lastError ?? 'The event log failed to load.');
+  // What the idle scan would answer at once (still files, nothing pending), read off the snapshot
+  // as it is now, without the event's trip through the actor: the same guards, the stat check last.
+  const now = log.getSnapshot();
+  if (
+    now.matches({ ready: { scan: 'idle' } }) &&
+    reconcileAnsweredAsIs(now.context, () => stillFiles(log, now.context))
+  )
+    return;
   log.send({ type: 'log.reconcile' });
   const { scansRequested: ticket, scansCompleted } = log.getSnapshot().context;
   // Still files answer at once (the log's filesUnchanged guard); otherwise wait for the scan.
