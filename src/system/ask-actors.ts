@@ -1,7 +1,6 @@
 import { waitFor } from 'xstate';
 import { type ClientInfo, ONE_SHOT, type PartyKey } from '../../machines/agent-identity.js';
 import type { AckOutcome, Caller, Delivery } from '../../machines/delivery-rules.js';
-import type { EventLogContext } from '../../machines/event-log-context.js';
 import { reconcileAnsweredAsIs } from '../../machines/event-log-decisions.js';
 import type { GateAckAnswer } from '../../machines/gate-context.js';
 import { gateOpen, heldDelivery } from '../../machines/gate-decisions.js';
@@ -17,6 +16,7 @@ import { MAX_SOURCE_TEST_MS } from '../sources/source-test.js';
 import { formatMicros, systemMicroClock } from '../store/event-id.js';
 import { actorOf, PulseUnavailableError } from './actors.js';
 import { ask, REQUEST_TIMEOUT_MS } from './ask.js';
+import { filesStill } from './still-files.js';
 
 /** The ref of each actor a request asks, by its system id. */
 export type LogRef = PulseSystemActors['log'];
@@ -83,16 +83,6 @@ export const checkIn = async (
   return claim.delivery;
 };
 
-/** The event log's own `filesUnchanged` guard, as the wiring provided it (false when none was). */
-const stillFiles = (log: LogRef, context: EventLogContext): boolean => {
-  // The system hands out refs; the actor behind one keeps the logic it was provided with.
-  const { logic } = log as unknown as { logic?: { implementations?: { guards?: Record<string, unknown> } } };
-  const guard = logic?.implementations?.guards?.filesUnchanged as
-    | ((args: { context: EventLogContext }) => boolean)
-    | undefined;
-  return guard?.({ context }) ?? false;
-};
-
 /**
  * Read-your-writes: asks the event log to reconcile with the files and waits until a scan
  * that started after this request has finished. A write that returned before this call is
@@ -111,7 +101,7 @@ export const reconcile = async (actor: PulseActor): Promise<void> => {
   const now = log.getSnapshot();
   if (
     now.matches({ ready: { scan: 'idle' } }) &&
-    reconcileAnsweredAsIs(now.context, () => stillFiles(log, now.context))
+    reconcileAnsweredAsIs(now.context, () => filesStill(actor, now.context.files))
   )
     return;
   log.send({ type: 'log.reconcile' });

@@ -44,6 +44,7 @@ import { thoughtError } from '../thinkers/thought-error.js';
 import { trustCommand } from '../trust/trust-command.js';
 import { isTrusted } from '../trust/trust-store.js';
 import { drainFromInbox } from './drain-inbox.js';
+import { keepStillFilesCheck } from './still-files.js';
 
 /**
  * The inbox's `offerAllSeen` guard: an offer is answered at once only when each of its items was
@@ -232,6 +233,7 @@ export const createPulseSystem = async (
     },
   });
   const actor = createActor(machine, inspect ? { inspect } : {});
+  keepStillFilesCheck(actor, (files) => filesUnchanged(paths, files));
   return {
     actor,
     secrets,
