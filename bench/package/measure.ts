@@ -6,6 +6,7 @@ import { type InstallRun, install, type PackedTarball, pack } from '../../harnes
 import { BUNDLED, type PulseCommand, UNBUNDLED_CLI } from '../lib/daemon.js';
 import { type GeneratedHistory, writeHistory } from '../lib/generated-history.js';
 import { measureStartup, type StartupSample } from '../lib/startup.js';
+import { buildFloor, captureFloorAnswer, measureFloorStartup } from './floor-startup.js';
 
 /** The package, from dist/bench/package/ where `npm run bench` runs this. */
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -32,6 +33,8 @@ export interface PackageResult {
   startups: Record<Variant, StartupSample[][]>;
   /** spawn → exit of `node -e 0`, once per round: the floor of any Node process. */
   nodeFloorMs: number[];
+  /** spawn → first tool call of the bundled SDK + Hono floor server, once per round (floor-startup.ts). */
+  stackFloorMs: number[];
   /** The first start from each fresh install, on the empty project: no code cache yet. */
   firstStarts: StartupSample[];
 }
@@ -82,13 +85,19 @@ export const measurePackage = async (
       }),
     );
   progress(`first starts: ${firstStarts.map((s) => Math.round(s.firstCallMs)).join(', ')} ms`);
+  const floorLoader = await buildFloor(join(dir, 'floor'));
+  const floorAnswer = await captureFloorAnswer(histories[0]!.project, join(dir, 'floor-answer.json'));
+  // Its first start writes its code cache, as each install's first start does pulse's.
+  await measureFloorStartup(floorLoader, floorAnswer);
   const startups = Object.fromEntries(
     VARIANTS.map((variant) => [variant, histories.map((): StartupSample[] => [])]),
   ) as Record<Variant, StartupSample[][]>;
   const nodeFloorMs: number[] = [];
+  const stackFloorMs: number[] = [];
   const cases = VARIANTS.flatMap((variant) => histories.map((_, size) => ({ variant, size })));
   for (let round = 0; round < plan.startups; round++) {
     nodeFloorMs.push(await nodeFloor());
+    stackFloorMs.push(await measureFloorStartup(floorLoader, floorAnswer));
     // A rotating order, so no way of running pulse always goes first (or right after a 100,000-event start).
     for (let k = 0; k < cases.length; k++) {
       const { variant, size } = cases[(k + round) % cases.length]!;
@@ -97,5 +106,5 @@ export const measurePackage = async (
     }
     progress(`start-ups: round ${round + 1}/${plan.startups} done`);
   }
-  return { tarball, installs, startups, nodeFloorMs, firstStarts };
+  return { tarball, installs, startups, nodeFloorMs, stackFloorMs, firstStarts };
 };
