@@ -33,15 +33,18 @@ export const unloggedReason = (error: string): string =>
   `cannot be appended to (${error}): changes are seen but not logged, and pulse tries again every second; make it a writable regular file with free space on its disk`;
 
 /** Every fault, `.pulse/` first, then the four files in PulseAgent's order, then the log and the state. */
-export const faultList = (faults: LogFaults): FileFault[] => [
-  ...(faults.folder === null ? [] : [{ file: FOLDER_PATH, reason: faults.folder }]),
-  ...PULSE_FILES.flatMap((name) => {
-    const reason = faults.unreadable[name];
-    return reason === undefined ? [] : [{ file: eventPath(name), reason }];
-  }),
-  ...(faults.append === null ? [] : [{ file: EVENTS_PATH, reason: faults.append }]),
-  ...(faults.state === null ? [] : [{ file: STATE_PATH, reason: faults.state }]),
-];
+export const faultList = (faults: LogFaults): FileFault[] => {
+  const unreadable = PULSE_FILES.filter((name) => faults.unreadable[name] !== undefined);
+  // The common case, read by every tool call: nothing to list, nothing more to build.
+  if (faults.folder === null && unreadable.length === 0 && faults.append === null && faults.state === null)
+    return [];
+  return [
+    ...(faults.folder === null ? [] : [{ file: FOLDER_PATH, reason: faults.folder }]),
+    ...unreadable.map((name) => ({ file: eventPath(name), reason: faults.unreadable[name]! })),
+    ...(faults.append === null ? [] : [{ file: EVENTS_PATH, reason: faults.append }]),
+    ...(faults.state === null ? [] : [{ file: STATE_PATH, reason: faults.state }]),
+  ];
+};
 
 /**
  * How long a tracked file may be missing before its absence is logged as `deleted`: an editor's

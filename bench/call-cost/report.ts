@@ -205,5 +205,47 @@ wait: about 20 µs of Hono's middleware chain), the route's body read, shape che
 table (about 15 µs), the tool's own answer (the replan book, the gate's snapshot, the answer's
 JSON: about 30 µs) and more garbage collection; each is small, none is the SDK's, and none can go
 without a guard or a read-your-writes check going with it.
+
+A third round on 2026-12-03 (profiles of 3,000 session calls of the daemon and the floor side by
+side, their CPU per call from \`/proc/<pid>/stat\`, the route's steps timed inside the daemon,
+\`--trace-gc\`). Before it, one session client each alternating call by call gave 1.17–1.20× the
+floor's p50 (load 0.8–1.7), and a full run of this section 1.18× p50 and 0.97× calls/s with one
+client, 1.00× and 1.00× with eight (load 0.6–1.7). Done, each with the same checks in the same
+order:
+1. **The guards as one middleware** (\`src/http/guards.ts\`): six async Hono middlewares (Host,
+   browser, peer uid or token, JSON-only, pages on loopback, the opening wait) are now synchronous
+   checks with the same refusals, run in order by one; the browser guard parses the URL only when a
+   browser header is there, and the Host guard keeps up to 64 headers' verdicts (a property test
+   holds them to the SDK's \`validateHostHeader\`). About a tenth of the p50 (1.17–1.20× →
+   1.07–1.11×), far more than its CPU (about 20 µs): each middleware was an async step in and out.
+2. **The answer as one object literal**: \`pulse_should_interrupt\` spread its answer together
+   from three parts; V8 builds such an object slowly, and the SDK's zod check of the output and
+   \`JSON.stringify\` then ran several times slower on it (about 8 µs against 2 µs an answer in a
+   hot loop). \`wholeAnswer\` lists the fields in the spread's order: the same bytes, a test holds
+   it to them. 1.07–1.11× → 1.03–1.06×.
+3. **Less JavaScript around the six \`lstat\`s**: plain stats for the fingerprints (BigInt ones
+   cost a quarter more; tests show an edit that puts the old times back, and a same-sized file
+   renamed into place, are still caught), the four paths joined once, the folder check naming the
+   folder only in a refusal, an empty fault list built without spreads: about 3 µs → under 1 µs
+   per call in a hot loop.
+4. **No async steps for a still check-in**: \`reconciling()\` and \`checkIn()\` answer from the
+   snapshots when there is nothing to wait for, and the project route and the body read hand on
+   their promises as they are; within the noise.
+
+After them, one client each alternating gave 1.04–1.07× (load 0.8–1.7); two full runs of this
+section gave 2025 sessions 1.09× and 1.04× the floor's p50 and 0.94× and 1.04× its calls/s with
+one client, 1.02× and 1.00× p50 and 0.95× and 0.98× calls/s with eight (load 0.8–2.0); the
+middle half of the rounds is about ±0.04× wide, so eight clients did not move measurably. What a
+session call still costs beyond the floor's: the six \`lstat\`s take 25–45 µs in the daemon, five
+to eight times what they take back to back in a loop, because the first file-system call after a
+request's JavaScript finds the kernel's caches cold (10–13 µs, then about 2 µs each); checking
+the same things in fewer calls would need \`openat2\` or \`fstatat\`, which Node does not offer,
+and the watcher cannot stand in for them (a write just before the call must be in its answer).
+Garbage collection is not in the p50: one scavenge in about 130 calls in both processes (42 µs
+against 38 µs a call on average). The rest is spread thin: the guards' checks (about 10 µs,
+mostly building the request's \`Headers\`, which the SDK then reuses), the caller's marks and
+party, the check-in and the answer (about 5 µs each). Not done: skipping the SDK's zod check of
+pulse's own answer (about 8 µs, the one per-call cost the floor pays that pulse could avoid; it
+would drop a check rather than make one cheaper).
 `;
 };

@@ -11,17 +11,18 @@ import { healthNotices, healthProblems } from '../system/health-problems.js';
 import { owingAgents, systemStatus, watcherWarning } from '../system/read-status.js';
 import type { SessionLimits } from '../system/session-table.js';
 import type { SamplingClients } from '../thinkers/sampling-clients.js';
-import { isPageRoute, loopbackPeersOnly, requireToken, tokenMatcher } from './auth.js';
-import { browserGuard, jsonBodiesOnly } from './browser-guard.js';
+import { isPageRoute, loopbackPeersCheck, requireToken, tokenMatcher } from './auth.js';
+import { browserCheck, jsonBodiesCheck } from './browser-guard.js';
 import type { ConnectionCounts } from './connection-shedding.js';
+import { type GuardCheck, guardMiddleware, guardsInOrder, thenMiddleware } from './guards.js';
 import { createHookRoute } from './hook-route.js';
-import { hostGuard } from './host-guard.js';
+import { hostCheck } from './host-guard.js';
 import type { McpRoute } from './mcp-route.js';
 import { createOpenings } from './opening.js';
 import { projectUrls, resolveProject, servedSentence, type Unresolved } from './project-lookup.js';
 import { type ProjectControl, projectsRoutes } from './projects-route.js';
 import { rpcRefusal } from './refusal.js';
-import { kernelPeerUid, type PeerUidResolver, sameUserOnly } from './same-user.js';
+import { kernelPeerUid, type PeerUidResolver, sameUserCheck } from './same-user.js';
 import { createSourcesTestRoute, sourcesTestLimit } from './sources-test-route.js';
 import { projectsPage, STATUS_PAGE_HEADERS, statusPage } from './status-page/page.js';
 import { createStatusStream } from './status-stream.js';
@@ -29,6 +30,12 @@ import { createSteerRoute, steerLimit } from './steer-route.js';
 
 /** After the first /mcp request, when the bundle's code cache is worth writing (src/package/code-warm.ts). */
 const CODE_WARM_AFTER_MS = 1000;
+
+/** The status page and its stream are served to loopback peers only, token or not. */
+const pagesOnLoopback = (): GuardCheck => {
+  const loopbackOnly = loopbackPeersCheck();
+  return (c) => (c.req.method === 'GET' && isPageRoute(c.req.path) ? loopbackOnly(c) : undefined);
+};
 
 /** One project as the HTTP layer serves it: its id, folder, root actor, and its clients that can sample. */
 export interface AppProject {
@@ -208,13 +215,21 @@ export const createDaemonApp = ({
     ['POST', '/sources/test', (c, s) => s.sourcesTest[1](c)],
     ['POST', '/steer', (c, s) => s.steer.write(c)],
     ['GET', '/steer', (c, s) => s.steer.read(c)],
-    ['ALL', '/mcp', async (c, s) => (await mcpRoute()).handle(c, s.project.id)],
+    // Loaded: straight on, without waiting on the settled load once per call.
+    [
+      'ALL',
+      '/mcp',
+      (c, s) =>
+        mcp === null
+          ? mcpRoute().then((route) => route.handle(c, s.project.id))
+          : mcp.handle(c, s.project.id),
+    ],
   ];
   // A refusal in the form the route's client reads: JSON-RPC for MCP clients, JSON otherwise.
   const refusal = (path: string, c: Context, unresolved: Unresolved) =>
     path === '/mcp' ? rpcRefusal(unresolved.status, unresolved.error) : refuse(c, unresolved);
   const byId = (path: string, handler: Handler) =>
-    async function projectRoute(c: Context) {
+    function projectRoute(c: Context) {
       const surface = surfaces.get(c.req.param('id') ?? '');
       if (surface === undefined) {
         return refusal(path, c, {
@@ -225,27 +240,33 @@ export const createDaemonApp = ({
       return handler(c, surface);
     };
   const unprefixed = (path: string, handler: Handler) =>
-    async function legacyRoute(c: Context) {
+    function legacyRoute(c: Context) {
       const found = resolveProject(list(), c.req.query('project'), origin(c));
       if ('status' in found) return refusal(path, c, found);
       return handler(c, surfaces.get(found.id)!);
     };
 
   const app = new Hono();
-  app.use('*', hostGuard({ extraHosts: allowedHosts }));
-  app.use('*', browserGuard());
-  // The daemon's own user, by the kernel's word; with a token, whoever holds it (a remote agent,
-  // another account given it), and the page's cookie only from the user's own browser.
-  const ownUser = sameUserOnly({ resolve: peerUid });
-  if (token !== undefined) app.use('*', requireToken({ token, pageSecret, pageOwner: ownUser }));
-  else app.use('*', ownUser);
-  app.use('*', jsonBodiesOnly());
-  app.use('*', async function pagesOnLoopback(c, next) {
-    if (c.req.method === 'GET' && isPageRoute(c.req.path)) return loopbackPeersOnly()(c, next);
-    return next();
-  });
-  // Past the guards: only the user's own requests are held while a project opens.
-  app.use('*', openings.untilOpened);
+  // The guards in this order, as one middleware (src/http/guards.ts): Host, browser, who is
+  // calling (the daemon's own user, by the kernel's word; with a token, whoever holds it: a
+  // remote agent, another account given it, and the page's cookie only from the user's own
+  // browser), JSON bodies only, the page to loopback peers only; past them, only the user's own
+  // requests are held while a project opens.
+  const ownUser = sameUserCheck({ resolve: peerUid });
+  const afterCaller = guardsInOrder([jsonBodiesCheck(), pagesOnLoopback()], openings.untilOpened);
+  const browserAndHost = [hostCheck({ extraHosts: allowedHosts }), browserCheck()];
+  app.use(
+    '*',
+    token === undefined
+      ? guardsInOrder([...browserAndHost, ownUser], afterCaller)
+      : guardsInOrder(
+          browserAndHost,
+          thenMiddleware(
+            requireToken({ token, pageSecret, pageOwner: guardMiddleware(ownUser) }),
+            afterCaller,
+          ),
+        ),
+  );
   // Before the per-project routes, whose sources-test body limit would read a /projects body.
   app.route(
     '/projects',

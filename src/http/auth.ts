@@ -3,6 +3,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { getCookie, setCookie } from 'hono/cookie';
+import { type GuardCheck, guardMiddleware } from './guards.js';
 
 /** Shorter tokens are refused: guessable over a LAN. */
 export const MIN_TOKEN_LENGTH = 16;
@@ -42,20 +43,21 @@ export const isLoopbackHost = (host: string): boolean => {
  * The status page and its stream are for the person at this machine: a request from any other
  * address gets 403, token or not (a daemon bound beyond loopback serves MCP and hooks there).
  */
-export const loopbackPeersOnly = (): MiddlewareHandler =>
-  async function loopbackPeersOnlyMiddleware(c, next) {
+export const loopbackPeersCheck = (): GuardCheck =>
+  function loopbackPeersCheck(c) {
     const peer = getConnInfo(c).remote.address;
-    if (peer === undefined || !isLoopbackHost(peer)) {
-      return c.json(
-        {
-          error: `The status page is served to this machine only, not to ${peer ?? 'an unknown address'}.`,
-          fix: 'Open it on the machine running pulse (or through an SSH tunnel to 127.0.0.1); GET /status gives the same as JSON with the token.',
-        },
-        403,
-      );
-    }
-    return next();
+    if (peer !== undefined && isLoopbackHost(peer)) return undefined;
+    return c.json(
+      {
+        error: `The status page is served to this machine only, not to ${peer ?? 'an unknown address'}.`,
+        fix: 'Open it on the machine running pulse (or through an SSH tunnel to 127.0.0.1); GET /status gives the same as JSON with the token.',
+      },
+      403,
+    );
   };
+
+/** `loopbackPeersCheck` as a middleware of its own. */
+export const loopbackPeersOnly = (): MiddlewareHandler => guardMiddleware(loopbackPeersCheck());
 
 /**
  * Refuses a start that would let others in: a non-loopback `host` without a token, or a token

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
+import { type GuardCheck, guardMiddleware } from './guards.js';
 import { refuse } from './refusal.js';
 
 /** The HTML pages a link from elsewhere may open: the daemon's `/` and a project's `/p/<id>/`. */
@@ -14,10 +15,13 @@ const FROM_ANOTHER_SITE = new Set(['cross-site', 'same-site']);
  * (a link may open the page; it cannot act). Browsers send these headers themselves, a page
  * cannot forge them; the CLI, curl and agents send neither.
  */
-export const browserGuard = (): MiddlewareHandler =>
-  async function browserGuardMiddleware(c, next) {
-    const own = new URL(c.req.url).origin;
+export const browserCheck = (): GuardCheck =>
+  function browserGuardCheck(c) {
     const origin = c.req.header('origin');
+    const site = c.req.header('sec-fetch-site');
+    // Neither header: not a browser's request (the CLI, curl, agents), nothing to compare.
+    if (origin === undefined && site === undefined) return undefined;
+    const own = new URL(c.req.url).origin;
     if (origin !== undefined && origin !== own) {
       return refuse(
         c,
@@ -26,7 +30,6 @@ export const browserGuard = (): MiddlewareHandler =>
         { fix: `Open pulse's page at ${own}/ itself.` },
       );
     }
-    const site = c.req.header('sec-fetch-site');
     if (site !== undefined && FROM_ANOTHER_SITE.has(site) && !isNavigationToPage(c.req)) {
       return refuse(
         c,
@@ -35,8 +38,11 @@ export const browserGuard = (): MiddlewareHandler =>
         { fix: `Open pulse's page at ${own}/ itself.` },
       );
     }
-    return next();
+    return undefined;
   };
+
+/** `browserCheck` as a middleware of its own. */
+export const browserGuard = (): MiddlewareHandler => guardMiddleware(browserCheck());
 
 const isNavigationToPage = (req: {
   method: string;
@@ -50,19 +56,24 @@ const isNavigationToPage = (req: {
 
 /** Whether a Content-Type names JSON (`application/json`, any parameters such as `charset`). */
 export const isJsonType = (contentType: string | undefined): boolean =>
+  contentType === 'application/json' ||
   (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/json';
 
 /**
  * Every POST route takes JSON, and only JSON: any other body (a form, `text/plain`, which a page
  * of any origin may send without asking first) is refused with 415 before any route reads it.
  */
-export const jsonBodiesOnly = (): MiddlewareHandler =>
-  async function jsonBodiesOnlyMiddleware(c, next) {
+export const jsonBodiesCheck = (): GuardCheck =>
+  function jsonBodiesOnlyCheck(c) {
+    if (c.req.method !== 'POST') return undefined;
     const type = c.req.header('content-type');
-    if (c.req.method !== 'POST' || isJsonType(type)) return next();
+    if (isJsonType(type)) return undefined;
     return refuse(
       c,
       415,
       `pulse takes JSON here, and this request's Content-Type is ${type === undefined ? 'missing' : `"${type}"`}: send Content-Type: application/json.`,
     );
   };
+
+/** `jsonBodiesCheck` as a middleware of its own. */
+export const jsonBodiesOnly = (): MiddlewareHandler => guardMiddleware(jsonBodiesCheck());

@@ -1,5 +1,6 @@
 import { hostname, networkInterfaces } from 'node:os';
 import type { MiddlewareHandler } from 'hono';
+import { type GuardCheck, guardMiddleware } from './guards.js';
 import { refuse } from './refusal.js';
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
@@ -38,19 +39,34 @@ export const hostNameOf = (host: string): string | null => {
   }
 };
 
+/** How many Host headers' verdicts are kept: a client sends one; past it each is read afresh. */
+const KEPT_VERDICTS = 64;
+
 /**
  * DNS-rebinding guard: a browser page on another site can reach a loopback port, but it
  * cannot make its Host say localhost. Requests naming any other host get 403, with the refusal
- * naming the allowed hosts and `--allowed-host`; the Origin is `browserGuard`'s.
+ * naming the allowed hosts and `--allowed-host`; the Origin is `browserGuard`'s. Each Host
+ * header's verdict is kept (a few of them), so a client's every request does not parse it again.
  */
-export const hostGuard = ({ extraHosts = [] }: { extraHosts?: string[] } = {}): MiddlewareHandler => {
+export const hostCheck = ({ extraHosts = [] }: { extraHosts?: string[] } = {}): GuardCheck => {
   const allowed = [...new Set([...LOOPBACK_NAMES, ...extraHosts.map((h) => h.toLowerCase())])];
-  return async function hostGuardMiddleware(c, next) {
-    const host = c.req.header('host');
-    const name = host === undefined ? null : hostNameOf(host);
-    if (host !== undefined && (name === null || !allowed.includes(name))) {
-      return refuse(c, 403, `Host "${host}" is not allowed: pulse answers only on ${allowed.join(', ')}.`);
+  const verdicts = new Map<string, boolean>();
+  const isAllowed = (host: string): boolean => {
+    let verdict = verdicts.get(host);
+    if (verdict === undefined) {
+      const name = hostNameOf(host);
+      verdict = name !== null && allowed.includes(name);
+      if (verdicts.size < KEPT_VERDICTS) verdicts.set(host, verdict);
     }
-    await next();
+    return verdict;
+  };
+  return function hostGuardCheck(c) {
+    const host = c.req.header('host');
+    if (host === undefined || isAllowed(host)) return undefined;
+    return refuse(c, 403, `Host "${host}" is not allowed: pulse answers only on ${allowed.join(', ')}.`);
   };
 };
+
+/** `hostCheck` as a middleware of its own. */
+export const hostGuard = (options: { extraHosts?: string[] } = {}): MiddlewareHandler =>
+  guardMiddleware(hostCheck(options));

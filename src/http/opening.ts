@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { refuse } from './refusal.js';
 
 /** How long a request waits for a project still opening: as long as `pulse start --detach` gives a start. */
@@ -32,6 +32,23 @@ export const createOpenings = ({
     return servedCount() === 0 ? Promise.race([...pending.values()].map((p) => p.opened)) : undefined;
   };
 
+  const waitThen = async (c: Context, next: Next, opened: Promise<void>) => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      // Unref'd: a daemon that stops while requests wait must not stay up for them.
+      timer = setTimeout(resolve, waitMs, 'late').unref();
+    });
+    const outcome = await Promise.race([opened, late]);
+    clearTimeout(timer);
+    if (outcome === 'late')
+      return refuse(
+        c,
+        503,
+        `pulse is still starting: the project was not served within ${waitMs / 1000} s. Try again in a moment; .pulse/pulse.log says what it is doing.`,
+      );
+    return next();
+  };
+
   return {
     /**
      * Marks project `id` as opening; requests for it wait until it is `opened(id)` or the returned
@@ -57,23 +74,11 @@ export const createOpenings = ({
       pending.delete(id);
     },
     /** Holds a request while what it is for is still opening; 503 past the wait. */
-    untilOpened: async function untilOpened(c, next) {
+    untilOpened: function untilOpened(c, next) {
       const opened = awaited(c.req.path);
+      // Nothing opening: on at once, without a wait's async step.
       if (opened === undefined) return next();
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((resolve) => {
-        // Unref'd: a daemon that stops while requests wait must not stay up for them.
-        timer = setTimeout(resolve, waitMs, 'late').unref();
-      });
-      const outcome = await Promise.race([opened, late]);
-      clearTimeout(timer);
-      if (outcome === 'late')
-        return refuse(
-          c,
-          503,
-          `pulse is still starting: the project was not served within ${waitMs / 1000} s. Try again in a moment; .pulse/pulse.log says what it is doing.`,
-        );
-      return next();
+      return waitThen(c, next, opened);
     } satisfies MiddlewareHandler,
   };
 };

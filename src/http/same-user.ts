@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import type { Context, MiddlewareHandler } from 'hono';
 import { peerUid } from '../os/socket-owner.js';
+import { type GuardCheck, guardMiddleware } from './guards.js';
 import { refuse } from './refusal.js';
 
 /** The ends of a TCP connection as Node's socket reports them. */
@@ -62,7 +63,7 @@ const ownAccount = (): { uid: number; name: string } | null => {
  * is required; where the platform cannot tell (`available` false: macOS, Windows) it lets every
  * request through, which `pulse start` and `pulse doctor` say.
  */
-export const sameUserOnly = ({
+export const sameUserCheck = ({
   resolve = kernelPeerUid,
   owner = ownAccount(),
   available = peerCheckAvailable(),
@@ -70,7 +71,7 @@ export const sameUserOnly = ({
   resolve?: PeerUidResolver;
   owner?: { uid: number; name: string } | null;
   available?: boolean;
-} = {}): MiddlewareHandler => {
+} = {}): GuardCheck => {
   const verdicts = new WeakMap<object, number | null | 'unsupported'>();
   const peerOf = (c: Context): number | null | 'unsupported' => {
     const socket = (c.env as { incoming?: { socket?: ConnectionEnds } } | undefined)?.incoming?.socket;
@@ -82,10 +83,10 @@ export const sameUserOnly = ({
     }
     return verdict;
   };
-  return async function sameUserOnlyMiddleware(c, next) {
-    if (!available || owner === null) return next();
+  return function sameUserGuardCheck(c) {
+    if (!available || owner === null) return undefined;
     const peer = peerOf(c);
-    if (peer === owner.uid) return next();
+    if (peer === owner.uid) return undefined;
     const from =
       peer === 'unsupported'
         ? 'an account pulse cannot name (/proc/net/tcp cannot be read)'
@@ -99,3 +100,7 @@ export const sameUserOnly = ({
     );
   };
 };
+
+/** `sameUserCheck` as a middleware of its own. */
+export const sameUserOnly = (options: Parameters<typeof sameUserCheck>[0] = {}): MiddlewareHandler =>
+  guardMiddleware(sameUserCheck(options));

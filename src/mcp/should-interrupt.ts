@@ -21,7 +21,7 @@ import type { PulseActor } from '../../machines/pulse.js';
 import type { ReplanContext } from '../../machines/replan-context.js';
 import { owedBy } from '../../machines/replan-decisions.js';
 import { isHookAgent } from '../hooks/events.js';
-import { checkIn, hearAgent, logOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
+import { checkIn, hearAgent, logOf, reconciling, replanOf, tieAgents } from '../system/ask-actors.js';
 import { blindReason } from '../system/blind-reason.js';
 import { announcedMarks, mintHandle } from './announced-caller.js';
 import { jsonResult } from './json-result.js';
@@ -207,6 +207,37 @@ export const interruptAnswer = (
   };
 };
 
+/**
+ * The whole answer as one object literal, its fields in the order spreading the three parts gave
+ * (so the same JSON): an object spread together from them made the SDK's zod check of the answer
+ * and its JSON several times slower, each call (bench/call-cost/report.ts).
+ */
+export const wholeAnswer = (
+  decision: Omit<InterruptAnswer, CallerFields>,
+  attention: Pick<InterruptAnswer, AttentionFields>,
+  handle: string | null,
+): InterruptAnswer => ({
+  needs_replan: decision.needs_replan,
+  latest_event_id: decision.latest_event_id,
+  has_new_events: decision.has_new_events,
+  changed_files: decision.changed_files,
+  pending_replan_event_id: decision.pending_replan_event_id,
+  pending_replan_files: decision.pending_replan_files,
+  last_acknowledged_event_id: decision.last_acknowledged_event_id,
+  last_acknowledged_plan_sha256: decision.last_acknowledged_plan_sha256,
+  reason: decision.reason,
+  agent_id: decision.agent_id,
+  last_seen_event_known: decision.last_seen_event_known,
+  new_event_count: decision.new_event_count,
+  changed_files_truncated: decision.changed_files_truncated,
+  unobservable: decision.unobservable,
+  needs_attention: attention.needs_attention,
+  external_events: attention.external_events,
+  delivery_id: attention.delivery_id,
+  lease_expires_at: attention.lease_expires_at,
+  agent_handle: handle,
+});
+
 /** The caller of a tool, as the gate tells a delivery's holder from other agents. */
 export const callerOf = (marks: CallerMarks): Caller => ({
   agent: callerParty(marks, isHookAgent),
@@ -277,24 +308,27 @@ export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): v
       annotations: TOOL_ANNOTATIONS,
     },
     async ({ last_seen_event_id, agent, handle }, ctx) => {
-      await reconcile(actor);
+      // Waits only when it must (a scan, a reflection, an offer): most calls are answered without a wait.
+      const scan = reconciling(actor);
+      if (scan !== null) await scan;
       const given = announcedMarks(actor, 'pulse_should_interrupt', marksOf(ctx, { handle, agent }));
       // A 2026-07-28 caller with no other mark (and no hook that announced it) is known from now on by the handle minted here.
       const marks = needsHandle(given) ? { ...given, handle: mintHandle() } : given;
       const party = replanPartyOf(actor, marks);
       const owes = owedBy(replanOf(actor).getSnapshot().context, party) !== null;
-      const delivery = await checkIn(actor, callerOf(marks), !owes);
-      const answer: InterruptAnswer = {
-        ...interruptAnswer(
+      const checked = checkIn(actor, callerOf(marks), !owes);
+      const delivery = checked instanceof Promise ? await checked : checked;
+      const answer = wholeAnswer(
+        interruptAnswer(
           logOf(actor).getSnapshot().context,
           replanOf(actor).getSnapshot().context,
           last_seen_event_id ?? null,
           party,
         ),
-        ...attentionAnswer(delivery),
+        attentionAnswer(delivery),
         // A caller with a session is known by it; one without gets a handle to be known by from now on.
-        agent_handle: ctx.sessionId !== undefined ? null : (marks.handle ?? mintHandle()),
-      };
+        ctx.sessionId !== undefined ? null : (marks.handle ?? mintHandle()),
+      );
       return jsonResult(answer);
     },
   );

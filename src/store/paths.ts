@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import type { PulseFileName } from '../../machines/pulse-files.js';
+import { PULSE_FILES, type PulseFileName } from '../../machines/pulse-files.js';
 
 /** Where everything of one project lives. */
 export interface PulsePaths {
@@ -19,6 +19,11 @@ export interface PulsePaths {
 export const pulsePaths = (project: string): PulsePaths => {
   const projectRoot = resolve(project);
   const dir = join(projectRoot, '.pulse');
+  // Joined once: every tool call stats the four files.
+  const files = Object.fromEntries(PULSE_FILES.map((name) => [name, join(dir, name)])) as Record<
+    PulseFileName,
+    string
+  >;
   return {
     projectRoot,
     dir,
@@ -28,6 +33,6 @@ export const pulsePaths = (project: string): PulsePaths => {
     deadLetters: join(dir, 'dead-letters.jsonl'),
     sources: join(dir, 'sources.json'),
     seen: join(dir, 'external_seen.jsonl'),
-    file: (name) => join(dir, name),
+    file: (name) => files[name] ?? join(dir, name),
   };
 };

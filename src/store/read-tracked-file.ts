@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type BigIntStats, lstatSync } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { emptyFile, type TrackedFile } from '../../machines/pulse-files.js';
 import { readBounded, UnreadableFileError } from './read-bounded.js';
 import { FolderProblemError } from './real-folder.js';
@@ -18,7 +18,6 @@ const decoder = new TextDecoder('utf-8', { fatal: false });
  * so a file changed within it is hashed again on every scan until it is older.
  */
 export const RACY_WINDOW_MS = 3_000;
-const RACY_WINDOW_NS = BigInt(RACY_WINDOW_MS) * 1_000_000n;
 
 /** A protocol file pulse cannot read now; `reason` completes "<file> …" with what the user must fix. */
 export class TrackedFileError extends Error {
@@ -33,11 +32,18 @@ export class TrackedFileError extends Error {
   }
 }
 
-const fingerprintOf = (s: BigIntStats): string => `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+/**
+ * The stat a file's content is taken to be at. Plain (not BigInt) stats: their times are
+ * milliseconds to a fraction of a microsecond, and a file is fingerprinted only once it is
+ * older than the racy window, so any later change moves its ctime by seconds, and a file put in
+ * its place has a new ctime too (test/effects/files-unchanged.test.ts). A BigInt stat and its
+ * fingerprint cost about a quarter more, four times a tool call.
+ */
+const fingerprintOf = (s: Stats): string => `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
 
-const settledFingerprint = (s: BigIntStats): string => {
-  const settled = BigInt(Date.now()) * 1_000_000n - RACY_WINDOW_NS;
-  return s.mtimeNs < settled && s.ctimeNs < settled ? fingerprintOf(s) : '';
+const settledFingerprint = (s: Stats): string => {
+  const settled = Date.now() - RACY_WINDOW_MS;
+  return s.mtimeMs < settled && s.ctimeMs < settled ? fingerprintOf(s) : '';
 };
 
 const ERRNO_REASONS: Record<string, string> = {
@@ -61,11 +67,11 @@ const reasonOf = (error: unknown): string => {
  * The entry's own stat, a symlink's not its target's (so a link is never taken for the file it
  * replaced), or undefined when it is missing (a missing folder on the way counts too).
  */
-const statOf = (path: string): BigIntStats | undefined => {
+const statOf = (path: string): Stats | undefined => {
   try {
     // Synchronous on purpose: every tool call stats the four files, and a local stat takes
     // microseconds where a trip through the thread pool costs a tool call far more.
-    return lstatSync(path, { bigint: true, throwIfNoEntry: false });
+    return lstatSync(path, { throwIfNoEntry: false });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw error;
@@ -73,7 +79,7 @@ const statOf = (path: string): BigIntStats | undefined => {
 };
 
 /** Whether `stats` shows the file `previous` recorded, with nothing to read again. */
-const unchanged = (stats: BigIntStats | undefined, previous: TrackedFile): boolean => {
+const unchanged = (stats: Stats | undefined, previous: TrackedFile): boolean => {
   if (stats === undefined) return previous.sha256 === null && previous.fingerprint === '';
   return stats.isFile() && previous.fingerprint !== '' && fingerprintOf(stats) === previous.fingerprint;
 };
@@ -98,7 +104,7 @@ export const isUnchanged = (path: string, previous: TrackedFile): boolean => {
  * throws `TrackedFileError` with the reason, and the caller keeps what it knew.
  */
 export const readTrackedFile = async (path: string, previous: TrackedFile): Promise<TrackedFile> => {
-  let stats: BigIntStats | undefined;
+  let stats: Stats | undefined;
   try {
     stats = statOf(path);
   } catch (error) {
@@ -132,7 +138,7 @@ export const readTrackedFile = async (path: string, previous: TrackedFile): Prom
     text: decoder.decode(Buffer.concat(head)),
     truncated: size > INLINE_LIMIT,
     fingerprint,
-    mtimeMs: Number(stats.mtimeNs / 1_000_000n),
+    mtimeMs: Math.floor(stats.mtimeMs),
   };
 };
 

@@ -26,9 +26,9 @@ const linkTarget = (dir: string): string => {
 };
 
 const check = (dir: string): FolderProblemError | null => {
-  const name = `${basename(dir)}/`;
+  // Named only for a refusal: the check runs before every tool call's stats.
   const problem = (fault: FolderFault, reason: string) =>
-    new FolderProblemError(fault, `${name} ${reason}`, reason);
+    new FolderProblemError(fault, `${basename(dir)}/ ${reason}`, reason);
   let entry: import('node:fs').Stats | undefined;
   try {
     // The project folder too: start refuses one that is a symlink, and one swapped in later
@@ -48,13 +48,13 @@ const check = (dir: string): FolderProblemError | null => {
   if (entry === undefined) {
     return problem(
       'missing',
-      `is missing: pulse does not re-create it while it runs; re-create it (mkdir ${name}) or restart pulse`,
+      `is missing: pulse does not re-create it while it runs; re-create it (mkdir ${basename(dir)}/) or restart pulse`,
     );
   }
   if (entry.isSymbolicLink()) {
     return problem(
       'symlink',
-      `is a symlink${linkTarget(dir)}: pulse never follows ${name} through a symlink; make it a real folder again`,
+      `is a symlink${linkTarget(dir)}: pulse never follows ${basename(dir)}/ through a symlink; make it a real folder again`,
     );
   }
   if (!entry.isDirectory()) return problem('not-a-folder', 'is not a folder: remove it and restart pulse');

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor, fromPromise, waitFor } from 'xstate';
@@ -18,6 +19,9 @@ const scan = async (paths: PulsePaths, previous: TrackedFiles = untrackedFiles()
   for (const name of PULSE_FILES) files[name] = await readTrackedFile(paths.file(name), previous[name]);
   return files;
 };
+
+/** Gives `path` the very times of `reference`, to the nanosecond (`touch -r`). */
+const touchLike = (reference: string, path: string) => execFileSync('touch', ['-r', reference, path]);
 
 /** Moves the clock past the racy window, so what was just written counts as settled. */
 const settle = () => vi.setSystemTime(Date.now() + RACY_WINDOW_MS + 1_000);
@@ -70,6 +74,27 @@ describe('filesUnchanged: whether a tool call can skip the scan', () => {
     expect(filesUnchanged(paths, afterDelete)).toBe(true);
     await writeFile(paths.file('plan.md'), '');
     expect(filesUnchanged(paths, afterDelete)).toBe(false);
+  });
+
+  it('is false after an edit that keeps the size and puts the old times back', async () => {
+    settle();
+    const files = await scan(paths);
+    const times = `${paths.dir}/times`;
+    touchLike(paths.file('guidance.md'), times);
+    await writeFile(paths.file('guidance.md'), 'GUIDANCE\n');
+    touchLike(times, paths.file('guidance.md'));
+    // Only the ctime, which no one can set, tells.
+    expect(filesUnchanged(paths, files)).toBe(false);
+  });
+
+  it('is false when another file of the same size and times is put in its place', async () => {
+    settle();
+    const files = await scan(paths);
+    const other = `${paths.file('guidance.md')}.new`;
+    await writeFile(other, 'GUIDANCE\n');
+    touchLike(paths.file('guidance.md'), other);
+    await rename(other, paths.file('guidance.md'));
+    expect(filesUnchanged(paths, files)).toBe(false);
   });
 
   it('is false, not an error, when a protocol file becomes a folder or .pulse/ goes away', async () => {

@@ -1,7 +1,8 @@
 import { validateHostHeader } from '@modelcontextprotocol/server';
 import fc from 'fast-check';
+import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { hostNameOf } from '../../src/http/host-guard.js';
+import { hostGuard, hostNameOf } from '../../src/http/host-guard.js';
 
 const ALLOWED = ['localhost', '127.0.0.1', '[::1]', 'pulse.lan'];
 
@@ -50,5 +51,35 @@ describe("the host guard's reading of a Host header", () => {
     expect(hostNameOf('')).toBeNull();
     expect(hostNameOf('[::1')).toBeNull();
     expect(hostNameOf('local host')).toBeNull();
+  });
+});
+
+describe("the host guard on requests, keeping each Host header's verdict", () => {
+  it("answers every request as the SDK's validateHostHeader, a Host seen before and past the verdicts it keeps", async () => {
+    const app = new Hono().use(hostGuard({ extraHosts: ['pulse.lan'] })).get('*', (c) => c.text('ok'));
+    /** The Host as the request carries it (Headers trims it), or null when no request can carry it. */
+    const carried = (host: string) => {
+      try {
+        return new Headers({ host }).get('host');
+      } catch {
+        return null;
+      }
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(nearHost, fc.string()), { minLength: 1, maxLength: 20 }),
+        async (hosts) => {
+          // Each twice: the second is answered from the kept verdict while there is room for it.
+          for (const host of [...hosts, ...hosts.reverse()]) {
+            const sent = carried(host);
+            if (sent === null) continue;
+            const answer = await app.request('/', { headers: { host: sent } });
+            const expected = validateHostHeader(sent, ALLOWED).ok ? 200 : 403;
+            expect(answer.status, JSON.stringify(sent)).toBe(expected);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
