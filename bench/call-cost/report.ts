@@ -228,9 +228,9 @@ order:
    renamed into place, are still caught), the four paths joined once, the folder check naming the
    folder only in a refusal, an empty fault list built without spreads: about 3 µs → under 1 µs
    per call in a hot loop.
-4. **No async steps for a still check-in**: \`reconciling()\` and \`checkIn()\` answer from the
-   snapshots when there is nothing to wait for, and the project route and the body read hand on
-   their promises as they are; within the noise.
+Tried and taken out again: answering a still check-in with no async steps (\`checkIn()\` and the
+reconcile returning a value or a promise, the route and the body read handing on their promises
+as they are): within the noise, and every caller had to tell a value from a promise.
 
 After them, one client each alternating gave 1.04–1.07× (load 0.8–1.7); two full runs of this
 section gave 2025 sessions 1.09× and 1.04× the floor's p50 and 0.94× and 1.04× its calls/s with

@@ -229,7 +229,7 @@ export const createDaemonApp = ({
   const refusal = (path: string, c: Context, unresolved: Unresolved) =>
     path === '/mcp' ? rpcRefusal(unresolved.status, unresolved.error) : refuse(c, unresolved);
   const byId = (path: string, handler: Handler) =>
-    function projectRoute(c: Context) {
+    async function projectRoute(c: Context) {
       const surface = surfaces.get(c.req.param('id') ?? '');
       if (surface === undefined) {
         return refusal(path, c, {
@@ -240,7 +240,7 @@ export const createDaemonApp = ({
       return handler(c, surface);
     };
   const unprefixed = (path: string, handler: Handler) =>
-    function legacyRoute(c: Context) {
+    async function legacyRoute(c: Context) {
       const found = resolveProject(list(), c.req.query('project'), origin(c));
       if ('status' in found) return refusal(path, c, found);
       return handler(c, surfaces.get(found.id)!);

@@ -38,19 +38,14 @@ interface Session {
   close(): Promise<void>;
 }
 
-const readLimited = (request: Request): Promise<string | null> => {
+const readLimited = async (request: Request): Promise<string | null> => {
   const length = request.headers.get('content-length');
   const declared = Number(length ?? '0');
-  if (declared > MAX_BODY_BYTES) return Promise.resolve(null);
+  if (declared > MAX_BODY_BYTES) return null;
   // With a declared length the HTTP parser stops the body there, so no limit needs counting; and
   // text() lets @hono/node-server read the socket directly, where touching `body` would build a
   // whole web Request and stream first (a third of this route's time per call).
   if (length !== null) return request.text();
-  return readCounted(request);
-};
-
-/** A body of no declared length, read up to the limit: null past it. */
-const readCounted = async (request: Request): Promise<string | null> => {
   if (!request.body) return '';
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -21,7 +21,7 @@ import type { PulseActor } from '../../machines/pulse.js';
 import type { ReplanContext } from '../../machines/replan-context.js';
 import { owedBy } from '../../machines/replan-decisions.js';
 import { isHookAgent } from '../hooks/events.js';
-import { checkIn, hearAgent, logOf, reconciling, replanOf, tieAgents } from '../system/ask-actors.js';
+import { checkIn, hearAgent, logOf, reconcile, replanOf, tieAgents } from '../system/ask-actors.js';
 import { blindReason } from '../system/blind-reason.js';
 import { announcedMarks, mintHandle } from './announced-caller.js';
 import { jsonResult } from './json-result.js';
@@ -308,16 +308,13 @@ export const registerShouldInterrupt = (server: McpServer, actor: PulseActor): v
       annotations: TOOL_ANNOTATIONS,
     },
     async ({ last_seen_event_id, agent, handle }, ctx) => {
-      // Waits only when it must (a scan, a reflection, an offer): most calls are answered without a wait.
-      const scan = reconciling(actor);
-      if (scan !== null) await scan;
+      await reconcile(actor);
       const given = announcedMarks(actor, 'pulse_should_interrupt', marksOf(ctx, { handle, agent }));
       // A 2026-07-28 caller with no other mark (and no hook that announced it) is known from now on by the handle minted here.
       const marks = needsHandle(given) ? { ...given, handle: mintHandle() } : given;
       const party = replanPartyOf(actor, marks);
       const owes = owedBy(replanOf(actor).getSnapshot().context, party) !== null;
-      const checked = checkIn(actor, callerOf(marks), !owes);
-      const delivery = checked instanceof Promise ? await checked : checked;
+      const delivery = await checkIn(actor, callerOf(marks), !owes);
       const answer = wholeAnswer(
         interruptAnswer(
           logOf(actor).getSnapshot().context,

@@ -62,42 +62,25 @@ const nothingToReflectOn = (gate: GateRef, inbox: InboxRef): boolean => {
  * agent at a time: another agent's check-in gets none until it is acknowledged or expires, and
  * an agent that owes a replan ack gets none until it has replanned.
  */
-export const checkIn = (
+export const checkIn = async (
   actor: PulseActor,
   caller: Caller,
   /** False while this agent owes its own replan ack: it takes no delivery until it has replanned. */
   mayClaim = true,
-): Delivery | null | Promise<Delivery | null> => {
-  const gate = gateOf(actor);
-  // Most check-ins find nothing to reflect on and no offer: answered now, with no wait.
-  if (nothingToReflectOn(gate, inboxOf(actor))) return claim(gate, caller, mayClaim);
-  return reflectThenClaim(gate, caller, mayClaim);
-};
-
-const reflectThenClaim = async (
-  gate: GateRef,
-  caller: Caller,
-  mayClaim: boolean,
 ): Promise<Delivery | null> => {
-  gate.send({ type: 'gate.reflect', reason: 'checkin' });
-  await waitFor(gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), {
-    timeout: CHECKIN_TIMEOUT_MS,
-  }).catch(() => undefined);
-  return claim(gate, caller, mayClaim);
-};
-
-const claim = (
-  gate: GateRef,
-  caller: Caller,
-  mayClaim: boolean,
-): Delivery | null | Promise<Delivery | null> => {
+  const gate = gateOf(actor);
+  if (!nothingToReflectOn(gate, inboxOf(actor))) {
+    gate.send({ type: 'gate.reflect', reason: 'checkin' });
+    await waitFor(gate, (s) => !s.matches('reflecting') && !s.matches('thinking'), {
+      timeout: CHECKIN_TIMEOUT_MS,
+    }).catch(() => undefined);
+  }
   if (!mayClaim) return null;
   const before = gate.getSnapshot();
   // Only an offered delivery changes on a claim; in any other state the answer is a read of the snapshot, as the gate would give it.
   if (!before.matches('offered')) return heldDelivery(before.context, caller.agent);
-  return ask(gate, (asking) => ({ type: 'gate.claim', ...asking, ...caller, now: Date.now() })).then(
-    (claimed) => claimed.delivery,
-  );
+  const claim = await ask(gate, (asking) => ({ type: 'gate.claim', ...asking, ...caller, now: Date.now() }));
+  return claim.delivery;
 };
 
 /**
@@ -113,30 +96,14 @@ export const reconcile = async (actor: PulseActor): Promise<void> => {
     : current;
   if (ready.matches('failed'))
     throw new PulseUnavailableError(ready.context.lastError ?? 'The event log failed to load.');
-  if (!answeredAsIs(actor, log.getSnapshot())) await scanned(log);
-};
-
-/**
- * `reconcile`, with no wait when none is needed: null when the log's snapshot already answers it
- * (loaded, still files, nothing pending), else the wait.
- */
-export const reconciling = (actor: PulseActor): Promise<void> | null => {
-  const log = logOf(actor);
+  // What the idle scan would answer at once (still files, nothing pending), read off the snapshot
+  // as it is now, without the event's trip through the actor: the same guards, the stat check last.
   const now = log.getSnapshot();
-  if (now.matches('loading') || now.matches('failed')) return reconcile(actor);
-  return answeredAsIs(actor, now) ? null : scanned(log);
-};
-
-/**
- * What the idle scan would answer at once (still files, nothing pending), read off the snapshot
- * as it is now, without the event's trip through the actor: the same guards, the stat check last.
- */
-const answeredAsIs = (actor: PulseActor, now: ReturnType<LogRef['getSnapshot']>): boolean =>
-  now.matches({ ready: { scan: 'idle' } }) &&
-  reconcileAnsweredAsIs(now.context, () => filesStill(actor, now.context.files));
-
-/** Asks the log for a scan and waits until one that started after the ask has finished. */
-const scanned = async (log: LogRef): Promise<void> => {
+  if (
+    now.matches({ ready: { scan: 'idle' } }) &&
+    reconcileAnsweredAsIs(now.context, () => filesStill(actor, now.context.files))
+  )
+    return;
   log.send({ type: 'log.reconcile' });
   const { scansRequested: ticket, scansCompleted } = log.getSnapshot().context;
   // Still files answer at once (the log's filesUnchanged guard); otherwise wait for the scan.
