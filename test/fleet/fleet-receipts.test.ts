@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FleetContext } from '../../machines/fleet-context.js';
 import { callTool, connectClient, runCli, waitUntil } from '../support/daemon.js';
-import { trackStarted } from '../support/started.js';
-import { converged, fleetStateOf, KEY, logged, type Member, startFleetOfThree } from './members.js';
-import { type NatsServer, natsOrSkip } from './nats-server.js';
+import { converged, fleetStateOf, KEY, logged, type Member, useFleetOfThree } from './members.js';
+import { natsOrSkip } from './nats-server.js';
 
 /*
  * Receipts across members: three daemons (own HOME, own clone) on a real nats-server, real MCP
@@ -27,21 +26,12 @@ const ackOwn = async (agent: Awaited<ReturnType<typeof connectClient>>) => {
 };
 
 describe.runIf(natsOrSkip())('receipts across the fleet', () => {
-  const started = trackStarted();
-  let nats: NatsServer;
-  let members: Member[];
-
-  beforeAll(async () => {
-    ({ nats, members } = await startFleetOfThree(started));
-  }, 60_000);
-  afterAll(async () => {
-    await started.cleanUp();
-    await nats?.close();
-  });
+  const three = useFleetOfThree();
+  const { started } = three;
 
   it('waits on member 1 for every agent on all three members, naming machine and agent, and exits 0 only once all acked', async () => {
     const agents = await Promise.all(
-      members.map(async (member, i) => {
+      three.members.map(async (member, i) => {
         const client = await connectClient(member.daemon.url, { name: 'claude-code', version: `2.1.${i}` });
         started.clients.push(client);
         await callTool(client, 'pulse_should_interrupt');
@@ -50,25 +40,36 @@ describe.runIf(natsOrSkip())('receipts across the fleet', () => {
     );
     // Every member has said it holds an agent, so member 1 knows whom to wait for.
     await waitUntil(
-      async () => (await fleetOf(members[0]!)).members.filter((m) => m.agents.length === 1).length === 3,
+      async () =>
+        (await fleetOf(three.members[0]!)).members.filter((m) => m.agents.length === 1).length === 3,
       { timeoutMs: 15_000, describe: () => 'three members with an agent each' },
     );
     let ended = false;
     const waiting = runCli(
-      ['guide', 'Receipts from every machine.', '-p', members[0]!.project, '--wait', '--timeout', '60s'],
+      [
+        'guide',
+        'Receipts from every machine.',
+        '-p',
+        three.members[0]!.project,
+        '--wait',
+        '--timeout',
+        '60s',
+      ],
       {
-        env: members[0]!.env,
+        env: three.members[0]!.env,
         timeoutMs: 90_000,
       },
     ).finally(() => {
       ended = true;
     });
-    await converged(members);
-    const machines = await Promise.all(members.map(async (m) => (await fleetOf(m)).machine));
+    await converged(three.members);
+    const machines = await Promise.all(three.members.map(async (m) => (await fleetOf(m)).machine));
     // Every agent is held on its own member, and a receipt from another never frees it.
     await ackOwn(agents[0]!);
     await ackOwn(agents[1]!);
-    await waitUntil(async () => (await fleetOf(members[0]!)).receipts.length >= 2, { timeoutMs: 15_000 });
+    await waitUntil(async () => (await fleetOf(three.members[0]!)).receipts.length >= 2, {
+      timeoutMs: 15_000,
+    });
     expect((await callTool<Decision>(agents[2]!, 'pulse_should_interrupt')).needs_replan).toBe(true);
     // Member 1's own agent and member 2's have acknowledged: member 3's still owes, so --wait waits.
     expect(ended).toBe(false);
@@ -79,7 +80,7 @@ describe.runIf(natsOrSkip())('receipts across the fleet', () => {
     expect(stdout).toMatch(/Claude Code 2\.1\.0 \(session [^)]+\) acknowledged/);
     expect(stdout).toContain('Every agent on every member has acknowledged');
     // Each member keeps both remote receipts and its own, tied to the one fleet change.
-    for (const member of members) {
+    for (const member of three.members) {
       const fleet = await waitUntil(
         async () => {
           const f = await fleetOf(member);
@@ -91,7 +92,7 @@ describe.runIf(natsOrSkip())('receipts across the fleet', () => {
       expect(fleet.receipts.map((r) => r.machine).sort()).toEqual([...machines].sort());
     }
     // The page lists the members with their agents, and the history shows the other members' receipts under the change.
-    const page = await (await fetch(new URL('/', members[0]!.daemon.url))).text();
+    const page = await (await fetch(new URL('/', three.members[0]!.daemon.url))).text();
     const history = page.slice(page.indexOf('id="history-list"'), page.indexOf('id="fleet"'));
     for (const i of [1, 2]) expect(history).toContain(`${machines[i]}: Claude Code 2.1.${i} (session `);
     const fleetCard = page.slice(
@@ -100,44 +101,46 @@ describe.runIf(natsOrSkip())('receipts across the fleet', () => {
     );
     for (const machine of machines) expect(fleetCard).toContain(machine);
     expect(fleetCard.match(/acknowledged all/g)).toHaveLength(3);
-    const status = await runCli(['status', '-p', members[0]!.project, '--fleet'], { env: members[0]!.env });
+    const status = await runCli(['status', '-p', three.members[0]!.project, '--fleet'], {
+      env: three.members[0]!.env,
+    });
     expect(
       status.stdout.match(/^ {2}agent: {3}Claude Code 2\.1\.\d \(session [^)]+\), acknowledged all$/gm),
     ).toHaveLength(3);
   });
 
   it('sends a receipt made while NATS is down once it is back, exactly once', async () => {
-    const agent = await connectClient(members[1]!.daemon.url, { name: 'codex', version: '9.9.9' });
+    const agent = await connectClient(three.members[1]!.daemon.url, { name: 'codex', version: '9.9.9' });
     started.clients.push(agent);
     await callTool(agent, 'pulse_should_interrupt');
-    const guide = await runCli(['guide', 'A steer before the outage.', '-p', members[0]!.project], {
-      env: members[0]!.env,
+    const guide = await runCli(['guide', 'A steer before the outage.', '-p', three.members[0]!.project], {
+      env: three.members[0]!.env,
     });
     expect(guide.code, guide.stderr).toBe(0);
-    await converged(members);
-    await nats.kill9();
-    await logged(members[1]!, /fleet: disconnected/);
-    const before = (await fleetOf(members[0]!)).receipts.length;
+    await converged(three.members);
+    await three.nats.kill9();
+    await logged(three.members[1]!, /fleet: disconnected/);
+    const before = (await fleetOf(three.members[0]!)).receipts.length;
     await ackOwn(agent);
-    await waitUntil(() => fleetStateOf(members[1]!).outbox.some((o) => o.kind === 'receipt'), {
+    await waitUntil(() => fleetStateOf(three.members[1]!).outbox.some((o) => o.kind === 'receipt'), {
       timeoutMs: 10_000,
     });
-    await nats.restart();
+    await three.nats.restart();
     const fleet = await waitUntil(
       async () => {
-        const f = await fleetOf(members[0]!);
+        const f = await fleetOf(three.members[0]!);
         return f.receipts.length > before && f;
       },
       { timeoutMs: 40_000, describe: () => 'the kept receipt on member 1' },
     );
-    expect(fleetStateOf(members[1]!).outbox).toEqual([]);
+    expect(fleetStateOf(three.members[1]!).outbox).toEqual([]);
     const codex = fleet.receipts.filter((r) => r.label.startsWith('Codex'));
     expect(codex).toHaveLength(1);
     // The stream stored it once.
     const { connect } = await import('@nats-io/transport-node');
     const { jetstreamManager } = await import('@nats-io/jetstream');
     const { projectSubjects, FLEET_STREAM } = await import('../../src/fleet/fleet-messages.js');
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect({ servers: three.nats.url });
     const info = await (await jetstreamManager(nc)).streams.info(FLEET_STREAM, {
       subjects_filter: projectSubjects(KEY).acks,
     });
@@ -148,10 +151,10 @@ describe.runIf(natsOrSkip())('receipts across the fleet', () => {
   });
 
   it('names who still owes on every member when --wait times out, and exits 3', async () => {
-    const machines = await Promise.all(members.map(async (m) => (await fleetOf(m)).machine));
+    const machines = await Promise.all(three.members.map(async (m) => (await fleetOf(m)).machine));
     const { code, stdout } = await runCli(
-      ['guide', 'Nobody will answer this one.', '-p', members[0]!.project, '--wait', '--timeout', '5s'],
-      { env: members[0]!.env, timeoutMs: 60_000 },
+      ['guide', 'Nobody will answer this one.', '-p', three.members[0]!.project, '--wait', '--timeout', '5s'],
+      { env: three.members[0]!.env, timeoutMs: 60_000 },
     );
     expect(code, stdout).toBe(3);
     const owing = stdout.slice(stdout.indexOf('Timed out after'));

@@ -1,20 +1,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { callTool, readEvents } from '../support/daemon.js';
-import { trackStarted } from '../support/started.js';
 import {
   agentOn,
   converged,
   fleetStateOf,
   guideOn,
   logged,
-  type Member,
   pulseLog,
-  startFleetOfThree,
   storedSteers,
+  useFleetOfThree,
 } from './members.js';
-import { type NatsServer, natsOrSkip } from './nats-server.js';
+import { natsOrSkip } from './nats-server.js';
 
 /*
  * Three machines (three daemons, each with its own HOME and its own clone of one repository, the
@@ -27,23 +25,14 @@ interface Decision {
 }
 
 describe.runIf(natsOrSkip())('the fleet', () => {
-  const started = trackStarted();
-  let nats: NatsServer;
-  let members: Member[];
-
-  beforeAll(async () => {
-    ({ nats, members } = await startFleetOfThree(started));
-  }, 60_000);
-  afterAll(async () => {
-    await started.cleanUp();
-    await nats?.close();
-  });
+  const three = useFleetOfThree();
+  const { started } = three;
 
   it('holds every agent on every member for a steer on one, each freed only by its own ack, with no echo', async () => {
-    const agents = await Promise.all(members.map((member) => agentOn(started, member)));
-    const guide = await guideOn(members[0]!, 'Use the new parser everywhere.');
+    const agents = await Promise.all(three.members.map((member) => agentOn(started, member)));
+    const guide = await guideOn(three.members[0]!, 'Use the new parser everywhere.');
     expect(guide.code, guide.stderr).toBe(0);
-    const { text, steerId } = await converged(members);
+    const { text, steerId } = await converged(three.members);
     expect(text).toBe('Use the new parser everywhere.\n');
     expect(steerId).toMatch(/^fst_/);
     const decisions = await Promise.all(
@@ -56,10 +45,10 @@ describe.runIf(natsOrSkip())('the fleet', () => {
     expect((await callTool<Decision>(agents[0]!, 'pulse_should_interrupt')).needs_replan).toBe(true);
     expect((await callTool<Decision>(agents[2]!, 'pulse_should_interrupt')).needs_replan).toBe(true);
     // Applying a steer from the fleet publishes nothing back: the stream holds the one steer.
-    expect(await storedSteers(nats.url)).toBe(1);
+    expect(await storedSteers(three.nats.url)).toBe(1);
     // Each member logged the write with the machine it came from.
-    const origin = fleetStateOf(members[0]!).applied.guidance!.machine;
-    for (const member of members.slice(1))
+    const origin = fleetStateOf(three.members[0]!).applied.guidance!.machine;
+    for (const member of three.members.slice(1))
       expect(readFileSync(join(member.project, '.pulse', 'pulse.log'), 'utf8')).toContain(
         `the fleet (from ${origin})`,
       );
@@ -67,7 +56,8 @@ describe.runIf(natsOrSkip())('the fleet', () => {
 
   it('shows the fleet project key and its members in pulse status, and each member with --fleet', async () => {
     const { runCli, waitUntil } = await import('../support/daemon.js');
-    const status = () => runCli(['status', '-p', members[0]!.project, '--fleet'], { env: members[0]!.env });
+    const status = () =>
+      runCli(['status', '-p', three.members[0]!.project, '--fleet'], { env: three.members[0]!.env });
     const shown = await waitUntil(
       async () => {
         const { stdout } = await status();
@@ -82,29 +72,29 @@ describe.runIf(natsOrSkip())('the fleet', () => {
   });
 
   it('converges two members steering at once on the same bytes and the same last steer, the stream’s last', async () => {
-    const before = await storedSteers(nats.url);
+    const before = await storedSteers(three.nats.url);
     const [one, two] = await Promise.all([
-      guideOn(members[0]!, 'Member one says: stop after the parser.'),
-      guideOn(members[1]!, 'Member two says: write the tests first.'),
+      guideOn(three.members[0]!, 'Member one says: stop after the parser.'),
+      guideOn(three.members[1]!, 'Member two says: write the tests first.'),
     ]);
     expect([one.code, two.code]).toEqual([0, 0]);
     await waitForStored(before + 2);
-    const { text } = await converged(members);
+    const { text } = await converged(three.members);
     expect([
       'Member one says: stop after the parser.\n',
       'Member two says: write the tests first.\n',
     ]).toContain(text);
-    expect(await storedSteers(nats.url)).toBe(before + 2);
+    expect(await storedSteers(three.nats.url)).toBe(before + 2);
   });
 
   const waitForStored = async (count: number) => {
     const { waitUntil } = await import('../support/daemon.js');
-    await waitUntil(async () => (await storedSteers(nats.url)) >= count, { timeoutMs: 15_000 });
+    await waitUntil(async () => (await storedSteers(three.nats.url)) >= count, { timeoutMs: 15_000 });
   };
 
   it('applies a redelivered steer once: a member restarted is handed the last steer again and logs no new event', async () => {
-    const third = members[2]!;
-    const { steerId } = await converged(members);
+    const third = three.members[2]!;
+    const { steerId } = await converged(three.members);
     const events = (await readEvents(third.project)).length;
     await third.daemon.stop();
     await third.restart();
@@ -114,11 +104,11 @@ describe.runIf(natsOrSkip())('the fleet', () => {
   });
 
   it('publishes a hand edit of guidance.md made while a member was down once it starts again', async () => {
-    const second = members[1]!;
+    const second = three.members[1]!;
     await second.daemon.stop();
     writeFileSync(join(second.project, '.pulse', 'guidance.md'), 'Edited by hand while pulse was down.\n');
     await second.restart();
-    const { text } = await converged(members);
+    const { text } = await converged(three.members);
     expect(text).toBe('Edited by hand while pulse was down.\n');
     expect(pulseLog(second)).toMatch(/fleet: steer published/);
   });

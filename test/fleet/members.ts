@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { afterAll, beforeAll } from 'vitest';
 import { FLEET_STREAM, projectSubjects } from '../../src/fleet/fleet-messages.js';
 import type { FleetState } from '../../src/fleet/fleet-state.js';
 import {
@@ -15,8 +16,8 @@ import {
   tempProject,
   waitUntil,
 } from '../support/daemon.js';
-import type { trackStarted } from '../support/started.js';
-import { startNats } from './nats-server.js';
+import { trackStarted } from '../support/started.js';
+import { type NatsServer, startNats } from './nats-server.js';
 
 /** The one repository every member clones, under the three spellings of its remote a user may have. */
 export const ORIGINS = [
@@ -156,4 +157,33 @@ export const startFleetOfThree = async (started: ReturnType<typeof trackStarted>
   const members = await Promise.all(ORIGINS.map((origin) => startMember(started, nats.url, origin)));
   await Promise.all(members.map((member) => logged(member, /fleet: following steers/)));
   return { nats, members };
+};
+
+/**
+ * The fleet of three for one describe block: started before its tests and stopped after them,
+ * what it started first, the nats-server last.
+ */
+export const useFleetOfThree = () => {
+  const started = trackStarted();
+  let fleet: { nats: NatsServer; members: Member[] } | undefined;
+  const running = () => {
+    if (fleet === undefined) throw new Error('The fleet of three has not started: use it inside a test.');
+    return fleet;
+  };
+  beforeAll(async () => {
+    fleet = await startFleetOfThree(started);
+  }, 60_000);
+  afterAll(async () => {
+    await started.cleanUp();
+    await fleet?.nats.close();
+  });
+  return {
+    started,
+    get nats() {
+      return running().nats;
+    },
+    get members() {
+      return running().members;
+    },
+  };
 };
