@@ -74,7 +74,12 @@ const count = (list: () => readonly unknown[], atLeast: number, what: string) =>
     describe: () => `${atLeast} ${what} (got ${list().length})`,
   });
 
-const lastEventId = async (project: string) => (await readEvents(project)).at(-1)!.id;
+/** The newest event's id once events.jsonl holds one: the push can come before the line is on disk. */
+const lastEventId = (project: string) =>
+  waitUntil(async () => (await readEvents(project)).at(-1)?.id, {
+    timeoutMs: 10_000,
+    describe: () => `an event in ${project}/.pulse/events.jsonl`,
+  });
 
 describe('push to session clients', () => {
   it('tells a subscribed session within a second of a guidance edit, warns every session of the replan, and stops after unsubscribe', async () => {
