@@ -22,6 +22,8 @@ export class ClientPool {
   #options: ClientPoolOptions;
   #connections = new Map<string, ServerConnection>();
   #closing = new Set<Promise<void>>();
+  /** Worn connections still waiting for an answer, closed once it is in (or by `close`). */
+  #retiring = new Map<ServerConnection, string>();
   #closed = false;
 
   constructor(servers: Record<string, ServerConfig>, options: ClientPoolOptions = {}) {
@@ -44,12 +46,22 @@ export class ClientPool {
     const { ServerConnection } = await loadConnectionModule();
     const connection = this.#connectionFor(server, ServerConnection);
     try {
-      return await request(connection);
+      const result = await request(connection);
+      if (connection.worn) this.#retire(server, connection);
+      return result;
     } catch (error) {
       const failure = error as SourceCallError;
       if (failure.reason !== 'call') this.#drop(server, connection, failure.reason !== 'closed');
+      else if (connection.worn) this.#retire(server, connection);
       throw failure;
     }
+  }
+
+  /** A worn connection takes no new request and closes once its last answer is in; the next call connects afresh. */
+  #retire(server: string, connection: ServerConnection): void {
+    if (this.#connections.get(server) === connection) this.#connections.delete(server);
+    if (connection.idle) void this.#drop(server, connection, false);
+    else this.#retiring.set(connection, server);
   }
 
   /** Takes a new set of servers: clients whose config changed or went away are closed, the others kept. */
@@ -71,6 +83,7 @@ export class ClientPool {
     // Signalled at once: the SDK waits 2 s after closing stdin before it signals, and the daemon's
     // whole shutdown gets 2 s, so a busy child would outlive it.
     for (const [name, connection] of this.#connections) this.#drop(name, connection, true);
+    for (const [connection, name] of this.#retiring) this.#drop(name, connection, true);
     await Promise.allSettled([...this.#closing]);
   }
 
@@ -104,6 +117,7 @@ export class ClientPool {
 
   #drop(server: string, connection: ServerConnection, force: boolean): Promise<void> {
     if (this.#connections.get(server) === connection) this.#connections.delete(server);
+    this.#retiring.delete(connection);
     const closing = connection.shutdown(force, this.#options.onLog);
     this.#closing.add(closing);
     void closing.finally(() => this.#closing.delete(closing));

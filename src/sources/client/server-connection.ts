@@ -19,6 +19,14 @@ export interface ConnectionOptions {
 /** At most this many pages of `tools/list` are read (a page is usually every tool). */
 const MAX_TOOL_PAGES = 50;
 
+/**
+ * Requests a 2026-07-28 HTTP connection serves before the pool replaces it. The SDK joins each such
+ * request's signal to the transport's with `AbortSignal.any`, and Node keeps about 50 bytes of every
+ * join on the transport's signal for as long as it lives (nodejs/node#55351, unfixed on Node 20):
+ * a source polled each second would grow the daemon by megabytes a day.
+ */
+export const MODERN_HTTP_REQUESTS = 1000;
+
 /** A tool as the server lists it: whether it is there, its annotations, and the names listed (for an error). */
 export interface ListedTool {
   listed: boolean;
@@ -36,6 +44,9 @@ export class ServerConnection {
   #lastStderr = '';
   /** The server's tools by name, with their annotations: read once, again after it says the list changed. */
   #tools: Promise<Map<string, unknown>> | null = null;
+  /** Requests sent on this connection, and those not answered yet. */
+  #sent = 0;
+  #inFlight = 0;
 
   constructor(
     readonly name: string,
@@ -108,6 +119,20 @@ export class ServerConnection {
     }
   }
 
+  /** Whether the pool should replace this connection (`MODERN_HTTP_REQUESTS`): a 2025-era or stdio one is never worn. */
+  get worn(): boolean {
+    return (
+      this.#sent >= MODERN_HTTP_REQUESTS &&
+      this.config.kind === 'http' &&
+      this.client.getProtocolEra() === 'modern'
+    );
+  }
+
+  /** Whether no request is waiting for its answer. */
+  get idle(): boolean {
+    return this.#inFlight === 0;
+  }
+
   /** Calls a tool; a failure is a SourceCallError whose reason says whether the connection is still good. */
   callTool(tool: string, args: Record<string, unknown>): Promise<unknown> {
     return this.#request(tool, (client, options) =>
@@ -147,17 +172,23 @@ export class ServerConnection {
     send: (client: Client, options: { timeout: number; signal: AbortSignal }) => Promise<T>,
   ): Promise<T> {
     const { name, config } = this;
-    const client = await this.ready;
-    const controller = new AbortController();
-    // Our own controller, cleared after the answer: the SDK keeps listening to the signal, and an
-    // abort after the answer would still send the server a cancellation.
-    const timer = setTimeout(() => controller.abort(), config.timeoutMs);
+    this.#sent++;
+    this.#inFlight++;
     try {
-      return await send(client, { timeout: config.timeoutMs, signal: controller.signal });
-    } catch (error) {
-      throw callFailure(name, config, what, error, { aborted: controller.signal.aborted });
+      const client = await this.ready;
+      const controller = new AbortController();
+      // Our own controller, cleared after the answer: the SDK keeps listening to the signal, and an
+      // abort after the answer would still send the server a cancellation.
+      const timer = setTimeout(() => controller.abort(), config.timeoutMs);
+      try {
+        return await send(client, { timeout: config.timeoutMs, signal: controller.signal });
+      } catch (error) {
+        throw callFailure(name, config, what, error, { aborted: controller.signal.aborted });
+      } finally {
+        clearTimeout(timer);
+      }
     } finally {
-      clearTimeout(timer);
+      this.#inFlight--;
     }
   }
 
