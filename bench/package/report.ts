@@ -333,7 +333,11 @@ starts, within the noise, and its cost on the per-call path not measured); V8 he
 the installed bin could pass only on its \`#!\` line (paired, 9–11 starts each with its own code
 cache, load about 2: a 4 or 16 MB young generation 15 ms slower, a 64 MB initial old generation
 or heap 2–8 ms slower, \`--single-threaded-gc\` 10 ms faster once, which depends on the cores a
-machine has free).
+machine has free). A V8 startup snapshot cannot be built on Node 20 either: \`node --snapshot-blob
+snap.blob --build-snapshot entry.js\` with an entry that only requires \`node:http\` fails on
+20.20.2 with \`methods.toSorted is not a function\` (Node warns that \`node:http\` is not yet
+supported in snapshot builder scripts), and the SDK, Hono and undici all need it, besides the
+\`--snapshot-blob\` flag the bin cannot pass (by hand, 2026-12-03).
 
 At 100,000 events the log is read once as latin1 text, each line as pulse writes it checked by
 one regular expression and kept unparsed (ids and paths are read from it without parsing; an
