@@ -135,12 +135,15 @@ export const hear = (
 /**
  * The only agent heard only through hooks and the only one heard only over MCP are one agent, unless
  * the MCP client named another known product: a single agent in a project is tied at once, whatever
- * its host's hooks show of pulse's tools.
+ * its host's hooks show of pulse's tools. Never one a restart took over: its other half died with
+ * the old process, and whoever came since may be another agent (evidence ties it: the answer in a
+ * hook's input, the `agent` argument its held calls ask for, a hook-announced call).
  */
 const tieLonePair = (book: AgentBook): AgentBook => {
   const hooksOnly: string[] = [];
   const mcpOnly: string[] = [];
   for (const [id, agent] of Object.entries(book)) {
+    if (agent.restored) continue;
     const keys = Object.keys(agent.parties);
     if (keys.every(isHookParty)) hooksOnly.push(id);
     else if (!keys.some(isHookParty)) mcpOnly.push(id);

@@ -1,4 +1,4 @@
-import type { ClientInfo } from '../../machines/agent-identity.js';
+import { type ClientInfo, outlivesRestart } from '../../machines/agent-identity.js';
 import type { AckRecord, PulseFileName } from '../../machines/pulse-files.js';
 import { ACK_HISTORY, type ReplanAck } from '../../machines/replan-acks.js';
 import type { SavedAgent, TieWay } from '../../machines/replan-agents.js';
@@ -217,15 +217,18 @@ export class StateFile {
 
   /**
    * Writes the last ack (PulseAgent's fields) and the agents beside it, always the whole file (so
-   * a write that lands clears a failed one); a lone agent needs no record (a restart owes it what
-   * the log owes), so a one-agent state.json keeps PulseAgent's keys and the acks only.
+   * a write that lands clears a failed one). A lone agent known only by MCP sessions needs no
+   * record (a restart owes it what the log owes), so its state.json keeps PulseAgent's keys and
+   * the acks only; one with a party that outlives a restart (a hook session, a handle, a name) is
+   * recorded, or an agent that came first after a restart and acknowledged would free it.
    */
   setReplan(
     ack: AckRecord | null,
     agents: readonly SavedAgent[],
     acks: readonly ReplanAck[] = [],
   ): Promise<void> {
-    const keepAgents = agents.length > 1 || 'agents' in this.#raw;
+    const lasting = agents.some((agent) => agent.parties.some(outlivesRestart));
+    const keepAgents = agents.length > 1 || lasting || 'agents' in this.#raw;
     return this.update({
       ...(acks.length > 0 || 'acks' in this.#raw ? { acks } : {}),
       ...(ack === null

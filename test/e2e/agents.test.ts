@@ -201,6 +201,27 @@ describe('each agent acknowledges a change itself', () => {
     expect(await b2.touch('b3')).toBeNull();
   });
 
+  it("keeps a lone agent's hook held across a restart though a newcomer acknowledges first", async () => {
+    const first = await start();
+    const a = await claudeAgent(first, 'session-a');
+    await a.pulse('pulse_should_interrupt');
+    await changeGuidance(first, 'Change before the restart.');
+    const { pending_replan_event_id: event } = await a.pulse('pulse_should_interrupt');
+    expect(await first.stop('SIGTERM')).toBe(0);
+
+    const second = await startDaemon(first.project);
+    started.daemons.push(second);
+    // A new agent comes first after the restart, owes the change as a newcomer, and acknowledges it.
+    const b = await claudeAgent(second, 'session-b');
+    expect((await b.replan('B, new after the restart.')).accepted).toBe(true);
+    expect(await b.touch('b1')).toBeNull();
+    // A never replanned: its hook session still holds its tool calls.
+    const a2 = await claudeAgent(second, 'session-a');
+    expect(await a2.touch('a1')).toContain(event!);
+    expect((await a2.replan('A after the restart.')).accepted).toBe(true);
+    expect(await a2.touch('a2')).toBeNull();
+  });
+
   it('answers one agent exactly as PulseAgent does: the ack frees it, a second ack has nothing pending', async () => {
     const daemon = await start();
     const a = await claudeAgent(daemon, 'solo');

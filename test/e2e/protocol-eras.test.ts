@@ -252,6 +252,40 @@ describe('MCP 2026-07-28 and 2025-11-25 clients on one endpoint', () => {
     expect(parties.find((p) => p.includes('hook:copilot:copilot-b'))).toEqual(['hook:copilot:copilot-b']);
   });
 
+  it('keeps a 2026 client owing a change across a daemon restart, and frees it by its ack with the same handle', async () => {
+    const daemon = await serve();
+    const before = await modernClient(daemon.url);
+    const handle = (await call(before, 'pulse_should_interrupt')).answer.agent_handle as string;
+    await editGuidance(daemon, 'Use tabs.');
+    const eventId = await pendingEvent(before, handle);
+    expect(await daemon.stop('SIGTERM')).toBe(0);
+
+    const again = await startDaemon(daemon.project);
+    started.daemons.push(again);
+    // Another agent acks first: that frees it only, not the agent the handle names.
+    const legacy = await connectClient(again.url, { name: 'codex-mcp-client', version: '0.171.0' });
+    started.clients.push(legacy);
+    await legacy.callTool({ name: 'pulse_should_interrupt', arguments: {} });
+    const legacyAck = (await legacy.callTool({
+      name: 'pulse_ack_replan',
+      arguments: { event_id: eventId },
+    })) as Json;
+    expect((legacyAck.structuredContent as Json).accepted).toBe(true);
+    const after = await modernClient(again.url);
+    const held = (await call(after, 'pulse_should_interrupt', { handle })).answer;
+    expect(held).toMatchObject({
+      needs_replan: true,
+      pending_replan_event_id: eventId,
+      agent_handle: handle,
+    });
+    // A 2026 client the daemon never heard of may be that agent reconnected: it owes the change too.
+    const stranger = await modernClient(again.url, { name: 'other', version: '1.0.0' });
+    expect((await call(stranger, 'pulse_should_interrupt')).answer.needs_replan).toBe(true);
+
+    expect((await call(after, 'pulse_ack_replan', { event_id: eventId, handle })).answer.accepted).toBe(true);
+    expect((await call(after, 'pulse_should_interrupt', { handle })).answer.needs_replan).toBe(false);
+  });
+
   it('tells a subscriptions/listen stream that the context changed, and never lets the context or a decision be cached', async () => {
     const daemon = await serve();
     const client = await modernClient(daemon.url);
