@@ -260,6 +260,15 @@ export const savedAgents = (book: AgentBook): SavedAgent[] =>
   }));
 
 /**
+ * Whether state.json must record these agents: two or more, or one with a party that outlives a
+ * restart (a hook session, a handle, a name). A lone agent known only by MCP sessions needs no
+ * record, since a restart owes it what the log owes; any other would be freed by the ack of an
+ * agent that came first after the restart.
+ */
+export const recordsAgents = (agents: readonly SavedAgent[]): boolean =>
+  agents.length > 1 || agents.some((agent) => agent.parties.some(outlivesRestart));
+
+/**
  * The agents a restarted daemon takes over: MCP sessions died with the old process, so an agent
  * keeps only its hook sessions and names; one that was only sessions and still owes stays until
  * idle, so that the change stays owed for newcomers, never freed by the restart. One that owes is

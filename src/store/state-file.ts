@@ -1,7 +1,7 @@
-import { type ClientInfo, outlivesRestart } from '../../machines/agent-identity.js';
+import type { ClientInfo } from '../../machines/agent-identity.js';
 import type { AckRecord, PulseFileName } from '../../machines/pulse-files.js';
 import { ACK_HISTORY, type ReplanAck } from '../../machines/replan-acks.js';
-import type { SavedAgent, TieWay } from '../../machines/replan-agents.js';
+import { recordsAgents, type SavedAgent, type TieWay } from '../../machines/replan-agents.js';
 import { formatMicros, systemMicroClock } from './event-id.js';
 import { readJournal } from './read-bounded.js';
 import { replaceFile } from './replace-file.js';
@@ -217,18 +217,15 @@ export class StateFile {
 
   /**
    * Writes the last ack (PulseAgent's fields) and the agents beside it, always the whole file (so
-   * a write that lands clears a failed one). A lone agent known only by MCP sessions needs no
-   * record (a restart owes it what the log owes), so its state.json keeps PulseAgent's keys and
-   * the acks only; one with a party that outlives a restart (a hook session, a handle, a name) is
-   * recorded, or an agent that came first after a restart and acknowledged would free it.
+   * a write that lands clears a failed one). The agents go in once `recordsAgents` says so, and
+   * stay; until then a state.json keeps PulseAgent's keys and the acks only.
    */
   setReplan(
     ack: AckRecord | null,
     agents: readonly SavedAgent[],
     acks: readonly ReplanAck[] = [],
   ): Promise<void> {
-    const lasting = agents.some((agent) => agent.parties.some(outlivesRestart));
-    const keepAgents = agents.length > 1 || lasting || 'agents' in this.#raw;
+    const keepAgents = recordsAgents(agents) || 'agents' in this.#raw;
     return this.update({
       ...(acks.length > 0 || 'acks' in this.#raw ? { acks } : {}),
       ...(ack === null
