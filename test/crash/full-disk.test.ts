@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFile, cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -66,6 +66,21 @@ const fill = async (path: string) => {
   }
 };
 
+/**
+ * Rewrites a file on the full disk in place, padded with spaces to its old length: writing over
+ * its own page frees nothing. A truncating write would free that page for a moment, and a scan of
+ * the emptied file on a loaded machine may take it for the event it logs, leaving none for the write.
+ */
+const rewrite = async (path: string, text: string) => {
+  const { size } = await stat(path);
+  const handle = await open(path, 'r+');
+  try {
+    await handle.write(Buffer.from(text.padEnd(size, ' ')), 0, undefined, 0);
+  } finally {
+    await handle.close();
+  }
+};
+
 /** Bytes an append to `events.jsonl` can still use without a new page (tmpfs hands out 4 KiB pages). */
 const slack = async (path: string) => {
   const { size } = await stat(path);
@@ -102,7 +117,7 @@ describe.skipIf(!mountable)('a full disk under .pulse/ (a real 1 MiB tmpfs)', ()
     }
     await fill(file('fill'));
 
-    await writeFile(file('guidance.md'), '# Guidance\n\nChanged on a full disk.\n');
+    await rewrite(file('guidance.md'), '# Guidance\n\nChanged on a full disk.\n');
     const first = await interrupt(daemon);
     expect(first.needs_replan).toBe(true);
     expect(first.pending_replan_event_id).not.toBeNull();
@@ -173,7 +188,7 @@ describe.skipIf(!mountable)('a full disk under .pulse/ (a real 1 MiB tmpfs)', ()
     // Use up events.jsonl's last page, edit by edit, until an append fails.
     let refused: Decision | undefined;
     for (let n = 0; n < 40 && refused === undefined; n++) {
-      await writeFile(file('task.md'), `# Task\n\nEdit ${n}.\n`);
+      await rewrite(file('task.md'), `# Task\n\nEdit ${n}.\n`);
       const answer = await interrupt(daemon);
       if (answer.unobservable.some((f) => f.file === '.pulse/events.jsonl')) refused = answer;
     }
@@ -184,7 +199,7 @@ describe.skipIf(!mountable)('a full disk under .pulse/ (a real 1 MiB tmpfs)', ()
       'no torn line left by the failed append',
     ).not.toThrow();
 
-    await writeFile(file('guidance.md'), '# Guidance\n\nChanged while nothing can be logged.\n');
+    await rewrite(file('guidance.md'), '# Guidance\n\nChanged while nothing can be logged.\n');
     for (let again = 0; again < 5; again++) {
       const answer = await interrupt(daemon);
       expect(answer.needs_replan, 'fail closed: the change cannot be logged').toBe(true);
