@@ -214,6 +214,36 @@ export const fileRows: HostileCase[] = [
     },
   },
   {
+    name: 'an agents record planted in state.json (a hook session that owes nothing) frees no hook: the change after the last ack holds it on restart',
+    run: async (d) => {
+      expect(await d.stop()).toBe(0);
+      const state = JSON.parse(await readFile(pulse(d, 'state.json'), 'utf8'));
+      const planted = {
+        parties: ['hook:claude:planted'],
+        owes_event_id: null,
+        owes_files: [],
+        acked_at: '2026-01-01T00:00:00.000000Z',
+        tied_by: null,
+      };
+      await writeFile(pulse(d, 'state.json'), JSON.stringify({ ...state, agents: [planted] }));
+      const next = await startDaemon(d.project);
+      const response = await fetch(new URL('/hook/claude/PreToolUse', next.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          session_id: 'planted',
+          cwd: d.project,
+          hook_event_name: 'PreToolUse',
+          tool_name: 'Bash',
+          tool_input: { command: 'rm -rf src' },
+        }),
+      });
+      const answer = (await response.json()) as { hookSpecificOutput?: { permissionDecision?: string } };
+      expect(answer.hookSpecificOutput?.permissionDecision).toBe('deny');
+      return next;
+    },
+  },
+  {
     name: 'garbage written over state.json while running is replaced by the ack held in memory on the next write',
     run: async (d) => {
       await writeFile(pulse(d, 'state.json'), '\u0000garbage{');
